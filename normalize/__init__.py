@@ -1,0 +1,1 @@
+"""Pure normalization logic: no Scrapy, no SQLite. Reused by pipelines and re-run commands."""

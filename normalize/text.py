@@ -1,0 +1,167 @@
+"""Text utilities shared by every parser: decoding, folding, cleaning, HTML to text.
+
+Pure functions; no Scrapy or SQLite imports.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import html
+import re
+import unicodedata
+
+__all__ = [
+    "DecodeError",
+    "decode_bytes",
+    "fold",
+    "clean_line",
+    "clean_text",
+    "split_lines",
+    "html_to_text",
+    "sha256_hex",
+]
+
+
+class DecodeError(ValueError):
+    """The bytes are not text we can read; ``str(err)`` is a short reason for humans."""
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),  # must precede UTF-16 LE: it starts with the same two bytes
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# C0 controls except \t \n \r, DEL, and C1 controls: never part of real postings.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_BINARY_SAMPLE = 8192
+
+
+def decode_bytes(data: bytes) -> tuple[str, str]:
+    """Decode an input file: returns ``(text, encoding)`` or raises :class:`DecodeError`.
+
+    Accepted: UTF-8 with or without BOM, UTF-16/32 with BOM, GB18030 (which covers GBK and GB2312).
+    Rejected with a reason: empty input, binary data (NUL bytes or many control characters),
+    a file mixing UTF-8 with another encoding, and bytes no accepted encoding can read.
+    """
+    if not data:
+        raise DecodeError("empty file (0 bytes)")
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(encoding)
+            except UnicodeDecodeError as err:
+                raise DecodeError(f"invalid {encoding} after its byte-order mark at byte {err.start + len(bom)}") from None
+            return _check_not_binary(text, encoding), encoding + ("-sig" if encoding == "utf-8" else "")
+    if b"\x00" in data[:_BINARY_SAMPLE]:
+        raise DecodeError("binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)")
+    try:
+        return _check_not_binary(data.decode("utf-8"), "utf-8"), "utf-8"
+    except UnicodeDecodeError as err:
+        utf8_error = err
+    if _has_utf8_multibyte(data):
+        raise DecodeError(
+            f"mixed encoding: valid UTF-8 text plus bytes that are not UTF-8 (first at byte {utf8_error.start})"
+        )
+    try:
+        text = data.decode("gb18030")
+    except UnicodeDecodeError as err:
+        raise DecodeError(f"unknown encoding: neither UTF-8 nor GB18030 (bad byte at {err.start})") from None
+    return _check_not_binary(text, "gb18030"), "gb18030"
+
+
+def _has_utf8_multibyte(data: bytes) -> bool:
+    """True when some line holds well-formed multi-byte UTF-8 (so a failed UTF-8 decode means mixing)."""
+    for line in data.splitlines():
+        if max(line, default=0) < 0x80:
+            continue
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return True
+    return False
+
+
+def _check_not_binary(text: str, encoding: str) -> str:
+    sample = text[:_BINARY_SAMPLE]
+    if not sample:
+        raise DecodeError("empty file (only a byte-order mark)")
+    controls = len(_CONTROL_RE.findall(sample))
+    replacement = sample.count("\ufffd")
+    if controls + replacement > max(8, len(sample) // 20):
+        raise DecodeError(f"binary file ({controls + replacement} control characters in the first {len(sample)} as {encoding})")
+    return text
+
+
+def fold(text: str) -> str:
+    """Unicode-fold for matching: NFKC (full-width to half-width, compatibility forms) and casefold."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+_SPACE_RE = re.compile(r"[ \t\u00a0\u3000\u2000-\u200b\u202f\u205f\ufeff]+")
+
+
+def clean_line(text: str) -> str:
+    """One line as a value: control characters removed, runs of spaces collapsed, ends trimmed.
+
+    Width and case are kept as written (``Cuda`` stays ``Cuda``); use :func:`fold` for matching.
+    """
+    return _SPACE_RE.sub(" ", _CONTROL_RE.sub("", text)).strip()
+
+
+def clean_text(text: str) -> str:
+    """Multi-line text: every line cleaned, blank runs collapsed to one blank line."""
+    lines = [clean_line(line) for line in split_lines(text)]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on LF, CRLF, CR and the Unicode line separators."""
+    return text.splitlines()
+
+
+_BLOCK_TAGS = re.compile(
+    r"<\s*(/?)\s*(p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|header|footer|blockquote|pre|dt|dd)\b[^>]*>",
+    re.I,
+)
+_DROP_TAGS = re.compile(r"<\s*(script|style|template|noscript)\b[^>]*>.*?<\s*/\s*\1\s*>", re.I | re.S)
+_ANY_TAG = re.compile(r"<[^>]+>")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def html_to_text(markup: str) -> str:
+    """HTML fragment to plain text: one line per block element, ``- `` before list items, entities unescaped.
+
+    Scripts and styles are dropped with their content. Entity-escaped HTML (``&lt;p&gt;``, as
+    Greenhouse sends it) is unescaped first.
+    """
+    if "&lt;" in markup and "<" not in markup:
+        markup = html.unescape(markup)
+    markup = _COMMENT.sub("", markup)
+    markup = _DROP_TAGS.sub("", markup)
+
+    def block(match: re.Match[str]) -> str:
+        closing, tag = match.group(1), match.group(2).lower()
+        if tag == "li" and not closing:
+            return "\n- "
+        return "\n"
+
+    markup = _BLOCK_TAGS.sub(block, markup)
+    markup = _ANY_TAG.sub("", markup)
+    return clean_text(html.unescape(markup))
+
+
+def sha256_hex(data: bytes | str) -> str:
+    """Hex SHA-256 of bytes, or of a string encoded as UTF-8."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
