@@ -49,7 +49,7 @@ def section_key(heading: str) -> str | None:
     return HEADINGS.get(heading_text(heading))
 
 
-_BULLET = re.compile(r"^\s*(?:[-•·*●▪◦–—]|\d{1,2}\s*[.、)）]|[(（]\d{1,2}[)）]|[①-⑳])\s*")
+_BULLET = re.compile(r"^\s*(?:[-•·*●▪◦–—]|\d{1,2}\s*(?:[、)）]|\.(?!\d))|[(（]\d{1,2}[)）]|[①-⑳])\s*")
 
 
 def clean_bullet(line: str) -> str:
