@@ -1,0 +1,268 @@
+"""Salary text → :class:`normalize.models.Salary`: Chinese board forms (``15-25k·13薪``, ``8千-1.2万``,
+``150-200元/天``, ``20-50万/年``) and English ones (``$120,000 - $150,000 a year``, ``€60k–80k``).
+
+Rules (the contract the tests pin down):
+
+- Amounts are in currency units: ``k``/``千`` × 1,000, ``万``/``w`` × 10,000, ``百万`` × 1,000,000, and
+  ``m``/``million`` × 1,000,000 for currencies other than CNY.
+  In a range written with one unit (``15-25k``, ``1.2-2万``) the unit applies to both bounds.
+- Currency: the symbol or code written (``$`` → USD, ``€`` → EUR, ``£`` → GBP, ``¥``/``元``/``RMB`` → CNY,
+  ISO codes as written); price-parser finds the symbol. Without one, Chinese amount words (元 万 千 薪)
+  mean CNY, anything else ``default_currency``.
+- Period: written (``/月``, ``/年``, ``万/年``, ``年薪``, ``元/天``, ``/时``, ``a year``, ``per annum``, ``/hour`` …).
+  Unwritten: CNY with a unit (k/万/千) or amounts ≥ 1,000 → month (what Chinese boards mean);
+  other currencies with amounts ≥ 1,000 → year (US/EU postings quote yearly pay). Smaller amounts with no
+  period are ambiguous (day rate? thousands?) and reported ``unparseable``.
+- Monthly base pay: month × 1; year ÷ 12; week × 52 ÷ 12; day × 21.75 (the statutory average of working
+  days per month in China, 劳社部发〔2008〕3号); hour × 174 (8 h × 21.75). Annual = monthly × months
+  (``·13薪`` → 13, default 12), except a yearly figure, which is the annual figure as written.
+  Derived figures are rounded to cents.
+- ``implausible`` when max/min > 10 (or min is 0): figures kept as written, only flagged.
+- Anything else — more than two amounts, a lower bound above the upper one, an unknown currency
+  symbol, text over 200 characters — is ``unparseable`` with the raw text kept. Never raises.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from price_parser import Price
+
+from .models import Salary, SalaryEstimate
+from .text import clean_line
+
+__all__ = ["parse_salary", "parse_salary_estimate", "parse_salary_compare", "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
+
+MAX_SALARY_TEXT = 200
+"""Longer text is not a salary field: reported unparseable without being searched."""
+
+DAYS_PER_MONTH = Decimal("21.75")
+"""Statutory average working days per month in China (劳社部发〔2008〕3号)."""
+HOURS_PER_DAY = Decimal(8)
+_MAX_AMOUNT = Decimal(10) ** 12
+
+_TO_MONTHLY: dict[str, Decimal] = {
+    "hour": HOURS_PER_DAY * DAYS_PER_MONTH,  # 174
+    "day": DAYS_PER_MONTH,
+    "week": Decimal(52) / Decimal(12),
+    "month": Decimal(1),
+    "year": Decimal(1) / Decimal(12),
+}
+
+_UNIT_FACTOR = {"k": 1000, "千": 1000, "thousand": 1000, "w": 10_000, "万": 10_000,
+                "m": 1_000_000, "mn": 1_000_000, "million": 1_000_000, "百万": 1_000_000}
+
+# Dash-like separators and range words, all rewritten to "-" before matching.
+_RANGE_SEP = re.compile(r"[\u2010-\u2015\u2212\ufe58\ufe63~\u301c]|至|到|(?<![a-z])to(?![a-z])")
+# 1.234,56 (decimal comma) | 120,000 / 60 000 / 1'000.5 | 1.5 / 1,5
+_NUMBER = r"\d{1,3}(?:[.' ]\d{3})+,\d{1,2}|\d{1,3}(?:[,' ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
+_AMOUNT = re.compile(
+    rf"(?<![\d.,])(?P<num>{_NUMBER})(?![\d]|[.,]\d)(?:\s?(?P<unit>百万|万|千|thousand|million|mn|k|w|m)(?![a-z]))?"
+)
+_MILLION = {"m", "mn", "million"}
+_MONTHS = re.compile(r"[·・•.*x×,，/]?\s*(?P<n>\d{1,2})\s*薪")
+_BETWEEN_OK = re.compile(r"(?:[a-z]{3}|元)?-(?:[a-z]{3})?")
+_CNY_WORDS = re.compile(r"元|万|千|薪|人民币|rmb|cny")
+
+_PERIODS: dict[str, re.Pattern[str]] = {
+    period: re.compile(pattern)
+    for period, pattern in {
+        "hour": r"/\s*(?:小时|时|hour|hr|h)(?![a-z])|每小时|时薪|(?<![a-z])(?:per\s+hour|an?\s+hour|hourly)",
+        "day": r"/\s*(?:天|日|day|d)(?![a-z])|每天|每日|日薪|(?<![a-z])(?:per\s+day|a\s+day|daily)",
+        "week": r"/\s*(?:周|星期|week|wk)(?![a-z])|每周|周薪|(?<![a-z])(?:per\s+week|a\s+week|weekly)",
+        "month": r"/\s*(?:月|month|mo|mth)(?![a-z])|每月|月薪|(?<![a-z])(?:per\s+month|a\s+month|monthly)",
+        "year": r"/\s*(?:年|year|yr|annum)(?![a-z])|每年|年薪"
+                r"|(?<![a-z])(?:per\s+(?:year|annum)|a\s+year|annually|annual|yearly|p\.\s?a\.?)(?![a-z])",
+    }.items()
+}
+_ESTIMATED = re.compile(r"估算|估计|预估|(?<![a-z])est(?:imated?|\.)")
+_NEGOTIABLE = re.compile(r"面议|面谈|面洽|negotiable|(?<![a-z])doe(?![a-z])|depending on experience")
+_UNDISCLOSED = re.compile(r"未披露|保密|不公开|undisclosed|not disclosed|confidential")
+
+# Currency symbols price-parser reports → ISO 4217. ``¥`` is CNY here: Chinese boards write it for yuan,
+# Japanese postings write 円 or JPY. Three-letter codes price-parser reports are taken as they are.
+_SYMBOLS = {
+    "$": "USD", "us$": "USD", "€": "EUR", "£": "GBP", "¥": "CNY", "￥": "CNY", "rmb": "CNY", "元": "CNY",
+    "hk$": "HKD", "s$": "SGD", "nt$": "TWD", "a$": "AUD", "au$": "AUD", "c$": "CAD", "ca$": "CAD",
+    "nz$": "NZD", "r$": "BRL", "₹": "INR", "₩": "KRW", "円": "JPY", "zł": "PLN",
+}
+
+
+def _prepare(text: str) -> str:
+    """NFKC (full-width digits, ``Ｋ``, ``～``), controls removed, spaces collapsed, casefolded, ranges as ``-``."""
+    return _RANGE_SEP.sub("-", clean_line(unicodedata.normalize("NFKC", text)).casefold())
+
+
+def _currency(text: str, folded: str, default: str) -> str | None:
+    """ISO code of the currency written in ``text``; None for a symbol we cannot name."""
+    symbol = Price.fromstring(unicodedata.normalize("NFKC", text)).currency
+    if not symbol:
+        return "CNY" if _CNY_WORDS.search(folded) else default
+    return _SYMBOLS.get(symbol.casefold()) or (symbol if re.fullmatch(r"[A-Z]{3}", symbol) else None)
+
+
+def _number(token: str, cny: bool) -> Decimal | None:
+    """One amount as written, None past 12 digits (not money). Chinese text never uses ``.`` for
+    thousands (``1,5`` is a decimal comma, ``15,000`` a thousands one); elsewhere price-parser decides."""
+    if cny:
+        if re.fullmatch(r"\d+,\d{1,2}", token):
+            token = token.replace(",", ".")
+        try:
+            number = Decimal(re.sub(r"[,' ]", "", token))
+        except InvalidOperation:
+            return None
+    else:
+        number = Price.fromstring(token).amount
+    return number if number is not None and number < _MAX_AMOUNT else None
+
+
+def _period(folded: str) -> str | None | bool:
+    """The period written in the text, None when none is, False when several disagree."""
+    found = {period for period, pattern in _PERIODS.items() if pattern.search(folded)}
+    if len(found) > 1:
+        return False
+    return found.pop() if found else None
+
+
+def _money(value: Decimal) -> float:
+    return float(value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def parse_salary(text: str | None, *, default_currency: str = "CNY") -> Salary:
+    """Parse a salary as written into a :class:`Salary`; never raises (see the module rules).
+
+    A number instead of text (a JSON export's ``15000``) is read as its decimal string."""
+    if text is not None and not isinstance(text, str):
+        text = str(text)
+    if text is None or not text.strip():
+        return Salary(raw=text, status="missing")
+    unparseable = Salary(raw=text, status="unparseable")
+    if len(text) > MAX_SALARY_TEXT:
+        return unparseable
+    folded = _prepare(text)
+    estimated = bool(_ESTIMATED.search(folded))
+
+    months = 12
+    months_match = _MONTHS.search(folded)
+    if months_match:
+        months = int(months_match["n"])
+        if not 12 <= months <= 24:
+            return unparseable
+        folded = folded[: months_match.start()] + " " + folded[months_match.end():]
+
+    amounts = list(_AMOUNT.finditer(folded))
+    if not amounts:
+        for status, pattern in (("negotiable", _NEGOTIABLE), ("undisclosed", _UNDISCLOSED)):
+            if pattern.search(folded):
+                return Salary(raw=text, status=status, months=months, estimated=estimated)
+        return unparseable
+    if len(amounts) > 2:
+        return unparseable
+    if len(amounts) == 2:
+        between = re.sub(r"[^\w-]", "", folded[amounts[0].end(): amounts[1].start()])
+        if not _BETWEEN_OK.fullmatch(between):
+            return unparseable
+
+    currency = _currency(text, folded, default_currency)
+    if currency is None:
+        return unparseable
+    cny = currency == "CNY"
+    units = [m["unit"] for m in amounts]
+    if cny and _MILLION.intersection(units):  # Chinese text writes 百万; a Latin m here is not money
+        return unparseable
+    shared_unit = units[-1] or units[0]
+    values: list[Decimal] = []
+    for match, unit in zip(amounts, units):
+        number = _number(match["num"], cny)
+        if number is None:
+            return unparseable
+        values.append(number * _UNIT_FACTOR.get(unit or shared_unit or "", 1))
+    low, high = values[0], values[-1]
+    if low > high:
+        return unparseable
+
+    period = _period(folded)
+    if period is False:
+        return unparseable
+    if period is None:
+        if cny and (shared_unit or low >= 1000):
+            period = "month"
+        elif not cny and low >= 1000:
+            period = "year"
+        else:
+            return unparseable
+
+    factor = _TO_MONTHLY[period]
+    monthly = [v * factor for v in (low, high)]
+    annual = [low, high] if period == "year" else [m * months for m in monthly]
+    return Salary(
+        raw=text,
+        status="parsed",
+        min=_money(low),
+        max=_money(high),
+        currency=currency,
+        period=period,
+        months=months,
+        monthly_min=_money(monthly[0]),
+        monthly_max=_money(monthly[1]),
+        annual_min=_money(annual[0]),
+        annual_max=_money(annual[1]),
+        estimated=estimated,
+        implausible=low <= 0 or high / low > 10,
+    )
+
+
+_LABEL_SPLIT = re.compile(r"^(?P<label>[^(]*?)\s*\((?P<inner>.*)\)\s*$")
+_AMOUNT_START = re.compile(r"[\d$€£¥]")
+
+
+def parse_salary_estimate(text: str | None) -> SalaryEstimate:
+    """The app's salary signal: a label, then a range in brackets (``市场水准 (35K-50K/月)``,
+    ``未披露（AI估算：2.5千–4.5万/月）``). ``estimated`` when the text says 估算/估计/预估/estimated."""
+    if text is None or not text.strip() or len(text) > MAX_SALARY_TEXT:
+        return SalaryEstimate(raw=text)
+    cleaned = clean_line(unicodedata.normalize("NFKC", text))
+    split = _LABEL_SPLIT.match(cleaned)
+    if split and not _AMOUNT_START.search(split["label"]):
+        label, inner = split["label"], split["inner"]
+    else:
+        start = _AMOUNT_START.search(cleaned)
+        label, inner = (cleaned[: start.start()], cleaned[start.start():]) if start else (cleaned, "")
+    salary = parse_salary(inner) if inner else Salary(status="missing")
+    parsed = salary.status == "parsed"
+    return SalaryEstimate(
+        raw=text,
+        label=label.strip(" :") or None,
+        min=salary.min,
+        max=salary.max,
+        currency=salary.currency if parsed else None,
+        period=salary.period if parsed else None,
+        estimated=bool(_ESTIMATED.search(_prepare(cleaned))),
+        implausible=salary.implausible,
+    )
+
+
+_DIRECTIONS = {"低": "below", "高": "above", "持平": "equal", "相当": "equal", "接近": "equal", "一致": "equal",
+               "等于": "equal"}
+_COMPARE = (
+    # 比人工智能中位数低 / 比人工智能的中位数略高
+    re.compile(r"比(?P<scope>.+?)(?:的)?中位数(?:水平)?(?:略|偏|稍)?(?P<dir>低|高|持平|相当|接近)"),
+    # 低于人工智能中位数 / 与人工智能中位数持平
+    re.compile(r"(?:略|偏|稍)?(?P<dir>低|高|等)于(?P<scope>.+?)(?:的)?中位数"),
+    re.compile(r"[与和跟](?P<scope>.+?)(?:的)?中位数(?:水平)?(?:基本)?(?P<dir>持平|相当|接近|一致)"),
+)
+
+
+def parse_salary_compare(text: str | None) -> tuple[str | None, str | None]:
+    """``比人工智能中位数低`` → ``("below", "人工智能")``; 高 → above; 持平/相当/接近 → equal; else ``(None, None)``."""
+    if not text or len(text) > MAX_SALARY_TEXT:
+        return None, None
+    cleaned = clean_line(unicodedata.normalize("NFKC", text))
+    for pattern in _COMPARE:
+        match = pattern.search(cleaned)
+        if match:
+            direction = match["dir"]
+            return _DIRECTIONS["等于" if direction == "等" else direction], match["scope"].strip() or None
+    return None, None
