@@ -51,6 +51,10 @@ class RawInput(_Model):
     fetched_at: str = Field(description="When the input was read (UTC).")
     as_of: str = Field(description="Anchor for relative times in this input (file mtime or --as-of), UTC.")
     error: str | None = Field(None, description="Why the input as a whole could not be parsed, if it could not.")
+    status: Literal["parsed", "partial", "quarantined"] = Field(
+        "parsed", description="parsed; partial (some postings quarantined); quarantined (nothing usable)."
+    )
+    postings: int = Field(0, description="Postings parsed from the input.")
 
 
 class RawSection(_Model):

@@ -24,7 +24,11 @@ __all__ = [
 
 
 class DecodeError(ValueError):
-    """The bytes are not text we can read; ``str(err)`` is a short reason for humans."""
+    """The bytes are not text we can read; ``reason`` is a code, ``str(err)`` one line for humans."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason = reason
 
 
 _BOMS = (
@@ -47,28 +51,35 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     a file mixing UTF-8 with another encoding, and bytes no accepted encoding can read.
     """
     if not data:
-        raise DecodeError("empty file (0 bytes)")
+        raise DecodeError("empty", "empty file (0 bytes)")
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
                 text = data[len(bom):].decode(encoding)
             except UnicodeDecodeError as err:
-                raise DecodeError(f"invalid {encoding} after its byte-order mark at byte {err.start + len(bom)}") from None
+                raise DecodeError("bad_encoding", f"invalid {encoding} after its byte-order mark at byte {err.start + len(bom)}") from None
             return _check_not_binary(text, encoding), encoding + ("-sig" if encoding == "utf-8" else "")
     if b"\x00" in data[:_BINARY_SAMPLE]:
-        raise DecodeError("binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)")
+        raise DecodeError("binary", "binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)")
     try:
         return _check_not_binary(data.decode("utf-8"), "utf-8"), "utf-8"
     except UnicodeDecodeError as err:
         utf8_error = err
+    if utf8_error.reason == "unexpected end of data" and utf8_error.end == len(data):
+        # Cut inside the last character (a truncated file): keep what is whole.
+        try:
+            return _check_not_binary(data[: utf8_error.start].decode("utf-8"), "utf-8"), "utf-8"
+        except UnicodeDecodeError as err:
+            utf8_error = err
     if _has_utf8_multibyte(data):
         raise DecodeError(
+            "mixed_encoding",
             f"mixed encoding: valid UTF-8 text plus bytes that are not UTF-8 (first at byte {utf8_error.start})"
         )
     try:
         text = data.decode("gb18030")
     except UnicodeDecodeError as err:
-        raise DecodeError(f"unknown encoding: neither UTF-8 nor GB18030 (bad byte at {err.start})") from None
+        raise DecodeError("bad_encoding", f"unknown encoding: neither UTF-8 nor GB18030 (bad byte at {err.start})") from None
     return _check_not_binary(text, "gb18030"), "gb18030"
 
 
@@ -85,11 +96,11 @@ def _has_utf8_multibyte(data: bytes) -> bool:
 def _check_not_binary(text: str, encoding: str) -> str:
     sample = text[:_BINARY_SAMPLE]
     if not sample:
-        raise DecodeError("empty file (only a byte-order mark)")
+        raise DecodeError("empty", "empty file (only a byte-order mark)")
     controls = len(_CONTROL_RE.findall(sample))
     replacement = sample.count("\ufffd")
     if controls + replacement > max(8, len(sample) // 20):
-        raise DecodeError(f"binary file ({controls + replacement} control characters in the first {len(sample)} as {encoding})")
+        raise DecodeError("binary", f"binary file ({controls + replacement} control characters in the first {len(sample)} as {encoding})")
     return text
 
 

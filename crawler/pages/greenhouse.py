@@ -125,12 +125,19 @@ class GreenhouseJob(Entry):
             return None
         return ", ".join(n for n in (text_of(v.get("name")) for v in values if isinstance(v, dict)) if n) or None
 
+    def salary_ranges(self) -> list[tuple[str | None, str]]:
+        """``(title, salary text)`` per pay range: ``pay_input_ranges`` as ``USD 50000-75000`` (cents → units;
+        the API gives no period), else the ranges rendered in ``content`` as written (``$108,400—$129,600 USD``)."""
+        ranges = [(text_of(r.get("title")), salary_text(text_of(r.get("currency_type")), _cents(r.get("min_cents")),
+                                                         _cents(r.get("max_cents"))))
+                  for r in self.pay_ranges()]
+        found = [(title, text) for title, text in ranges if text]
+        return found or [(title, text) for title, text, _ in self._content[1]]
+
     def salary(self) -> str | None:
-        """``pay_input_ranges`` as ``USD 50000-75000`` (cents → units; no period is given), several joined by ``; ``;
-        else the range rendered in ``content`` as written (``$108,400—$129,600 USD``)."""
-        texts = [salary_text(text_of(r.get("currency_type")), _cents(r.get("min_cents")), _cents(r.get("max_cents")))
-                 for r in self.pay_ranges()]
-        return "; ".join(t for t in texts if t) or "; ".join(p[1] for p in self._content[1]) or None
+        """The first pay range (all of them are in ``extra["salary_ranges"]`` when there are several)."""
+        ranges = self.salary_ranges()
+        return ranges[0][1] if ranges else None
 
     def description(self) -> str | None:
         return self._described[0]
@@ -148,12 +155,13 @@ class GreenhouseJob(Entry):
         for field in metadata if isinstance(metadata, list) else []:
             if isinstance(field, dict) and text_of(field.get("name")):
                 extra[f"metadata.{text_of(field['name'])}"] = extra_text(field.get("value"))
-        ranges, rendered = self.pay_ranges(), self._content[1]
-        if ranges:
-            extra["salary_json"] = json_text(ranges)
-            extra["salary_titles"] = "; ".join(t for t in (text_of(r.get("title")) for r in ranges) if t)
-            extra["salary_description"] = "; ".join(b for b in (text_of(r.get("blurb")) for r in ranges) if b)
-        elif rendered:
-            extra["salary_titles"] = "; ".join(p[0] for p in rendered if p[0])
-            extra["salary_description"] = "; ".join(p[2] for p in rendered if p[2])
+        salary_ranges = self.salary_ranges()
+        extra["salary_titles"] = "; ".join(title for title, _ in salary_ranges if title)
+        if len(salary_ranges) > 1:
+            extra["salary_ranges"] = "; ".join(f"{title}: {text}" if title else text for title, text in salary_ranges)
+        if self.pay_ranges():
+            extra["salary_json"] = json_text(self.pay_ranges())
+            extra["salary_description"] = "; ".join(b for b in (text_of(r.get("blurb")) for r in self.pay_ranges()) if b)
+        else:
+            extra["salary_description"] = "; ".join(blurb for _, _, blurb in self._content[1] if blurb)
         return {k: v for k, v in extra.items() if v}

@@ -68,8 +68,7 @@ def loads_lenient(raw: str) -> Any:
         return json.loads(text, strict=False)
     except json.JSONDecodeError as err:
         first = err
-    relaxed = _relax(text)
-    for candidate in (relaxed, html.unescape(relaxed)):
+    for candidate in (_relax(text), _relax(html.unescape(text))):
         try:
             return json.loads(candidate, strict=False)
         except json.JSONDecodeError:
@@ -315,8 +314,9 @@ class JsonLdPosting(Entry):
         return salary_text(currency, low, high, text_of(holder.get("unitText")), estimated=estimated)
 
     def salary_of(self, key: str, estimated: bool) -> str | None:
+        """The first readable amount of a salary property (all of them stay in ``extra``'s JSON)."""
         texts = [self.monetary(v, estimated) for v in _as_list(self.data.get(key))]
-        return "; ".join(t for t in texts if t) or None
+        return next((t for t in texts if t), None)
 
     @cached_property
     def _described(self) -> tuple[str | None, list[RawSection]]:
@@ -333,14 +333,18 @@ class JsonLdPosting(Entry):
         if value:
             host = urlsplit(self.page.canonical_url).hostname or ""
             return f"{host}#{value}"
-        own_url = self.text("url")
+        own_url = self.url_property()
         if own_url:
-            return urljoin(self.page.url, own_url)
+            return own_url
         return self.page.canonical_url if self.alone else f"{self.page.canonical_url}#{self.position}"
 
-    def url(self) -> str | None:
+    def url_property(self) -> str | None:
+        """The posting's own ``url``, resolved against the canonical page URL."""
         own_url = self.text("url")
-        return urljoin(self.page.url, own_url) if own_url else self.page.canonical_url
+        return urljoin(self.page.canonical_url, own_url) if own_url else None
+
+    def url(self) -> str | None:
+        return self.url_property() or self.page.canonical_url
 
     def company(self) -> str | None:
         names = [self.thing_text(org) for org in _as_list(self.data.get("hiringOrganization"))]

@@ -1,0 +1,78 @@
+"""Generate realistic app-export postings by varying the two real seeds (for benchmarks and tests).
+
+Varied: company, title, salary, city, post time, and the order and subset of the JD bullets.
+Everything else keeps the seeds' real layout, so the parser does its real work.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_FILES = sorted((ROOT / "seeds").glob("*.txt"))
+
+COMPANIES = ["吉利汽车", "初速度", "地平线", "小鹏汽车", "理想汽车", "蔚来", "百度", "阿里云", "腾讯", "字节跳动",
+             "商汤科技", "旷视科技", "华为", "寒武纪", "摩尔线程", "壁仞科技", "燧原科技", "智谱", "月之暗面", "MiniMax"]
+TITLES = ["AI算子开发工程师", "模型训练优化开发工程师", "大模型推理优化工程师", "CUDA高性能计算工程师", "AI编译器工程师",
+          "自动驾驶感知算法工程师", "深度学习框架开发工程师", "GPU性能优化工程师", "端侧模型部署工程师", "分布式训练工程师"]
+CITIES = ["北京", "上海", "杭州", "深圳", "苏州", "广州", "南京", "成都", "武汉", "西安"]
+SALARIES = ["43K", "3.5万", "30-50K", "25-40K·14薪", "4-6万", "35K-60K/月", "面议", "2.8万", "50-80K·16薪", "18-30K"]
+AGES = ["发布于 大约 4 小时前", "发布于 2 小时前", "发布于 1 天前", "发布于 大约 3 天前", "发布于 30 分钟前"]
+
+
+def _seed_texts() -> list[str]:
+    return [p.read_text(encoding="utf-8") for p in SEED_FILES]
+
+
+def _block(lines: list[str], start: str, ends: tuple[str, ...]) -> tuple[int, int]:
+    i = lines.index(start) + 1
+    j = i
+    while j < len(lines) and lines[j] not in ends:
+        j += 1
+    return i, j
+
+
+def variant(text: str, rng: random.Random, serial: int) -> str:
+    """One posting derived from a seed page (without its footer line)."""
+    lines = text.strip().split("\n")
+    if lines[-1] == "Watch Jobs":
+        lines = lines[:-1]
+    company = f"{rng.choice(COMPANIES)}{serial % 97}"
+    title = rng.choice(TITLES)
+    city = rng.choice(CITIES)
+    lines[0], lines[1], lines[2] = company, title, title
+    lines[3] = rng.choice(AGES) + lines[3].split("前", 1)[1]
+    k = lines.index("薪资怎么样") + 1
+    lines[k] = rng.choice(SALARIES)
+    m = lines.index("市场机会") + 2
+    parts = lines[m].split(" · ")
+    lines[m] = " · ".join([city, *parts[1:-1], f"约 {rng.randint(5, 500)} 个在招"])
+    for heading in ("最低要求", "工作职责"):
+        if heading in lines:
+            i, j = _block(lines, heading, ("工作职责", "优先资格", "AI 洞察"))
+            bullets = lines[i:j]
+            rng.shuffle(bullets)
+            keep = bullets[: max(2, len(bullets) - rng.randint(0, 2))]
+            keep.append(f"参与第{serial}号项目的研发与交付，编号{serial * 7919 % 100000}")
+            lines[i:j] = keep
+    return "\n".join(lines)
+
+
+def postings(n: int, seed: int = 7) -> list[str]:
+    """``n`` distinct posting pages (without footers)."""
+    rng = random.Random(seed)
+    texts = _seed_texts()
+    return [variant(texts[i % len(texts)], rng, i) for i in range(n)]
+
+
+def write_dumps(folder: Path, n: int, per_file: int = 100, seed: int = 7) -> list[Path]:
+    """Write ``n`` postings as dump files of ``per_file`` pages each; returns the files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = postings(n, seed)
+    files = []
+    for f in range(0, n, per_file):
+        path = folder / f"dump_{f // per_file:05d}.txt"
+        path.write_text("\nWatch Jobs\n".join(pages[f : f + per_file]) + "\nWatch Jobs\n", encoding="utf-8")
+        files.append(path)
+    return files

@@ -1,0 +1,129 @@
+"""Reading postings back: export records (JSONL/CSV), shared by ``jobcrawl export`` and tests.
+
+An export record has the shape of :class:`normalize.models.Posting` (nested salary, sections,
+insights, source evaluation) plus ``evaluation`` (ours) once the scoring step has run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from typing import Any, Iterator
+
+import sqlite_utils
+
+from normalize.models import DIMENSIONS
+
+from .schema import unflatten_posting
+
+BATCH = 500
+
+
+def _evaluation(row: dict[str, Any], signals: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"scorer": row["scorer"], "overall": row["overall"]}
+    for dim in DIMENSIONS:
+        out[dim] = row[dim]
+    out["levels"] = {d: row[f"{d}_level"] for d in DIMENSIONS if row[f"{d}_level"]}
+    out["summary"] = row["summary"]
+    out["notes"] = json.loads(row["notes"] or "[]")
+    out["explanations"] = json.loads(row["explanations"] or "{}")
+    grouped: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for s in signals:
+        grouped[s["dimension"]].append({"key": s["key"], "value": s["value"]})
+    out["signals"] = {d: grouped[d] for d in (*DIMENSIONS, *sorted(set(grouped) - set(DIMENSIONS))) if d in grouped}
+    out["evidence"] = json.loads(row["evidence"] or "{}")
+    out["problems"] = json.loads(row["problems"] or "[]")
+    return out
+
+
+def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Assemble export records for a batch of postings rows (children fetched in one query each)."""
+    if not rows:
+        return []
+    ids = [r["id"] for r in rows]
+    q = ",".join("?" * len(ids))
+    children: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for table, order in (("sections", "seq"), ("insights", "seq"), ("signals", "scorer, dimension, position"),
+                         ("evaluations", "scorer")):
+        grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for child in db.query(f"SELECT * FROM {table} WHERE posting_id IN ({q}) ORDER BY posting_id, {order}", ids):
+            grouped[child["posting_id"]].append(child)
+        children[table] = grouped
+
+    out = []
+    for row in rows:
+        pid = row["id"]
+        rec = unflatten_posting(row)
+        sections: dict[str, list[str]] = {}
+        headings: dict[str, str] = {}
+        for s in children["sections"][pid]:
+            sections.setdefault(s["key"], []).append(s["text"])
+            headings.setdefault(s["key"], s["heading"] or "")
+        insights: dict[str, list[str]] = {}
+        for s in children["insights"][pid]:
+            insights.setdefault(s["key"], []).append(s["text"])
+        rec["sections"] = sections
+        rec["section_headings"] = headings
+        rec["insights"] = insights
+        signals_by_scorer: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for s in children["signals"][pid]:
+            signals_by_scorer[s["scorer"]].append(s)
+        evaluations = {e["scorer"]: _evaluation(e, signals_by_scorer[e["scorer"]]) for e in children["evaluations"][pid]}
+        rec["source_evaluation"] = evaluations.pop("source", None)
+        ours = sorted(k for k in evaluations if k.startswith("jobcrawl-"))
+        rec["evaluation"] = evaluations[ours[-1]] if ours else None
+        fits = {k.split(":", 1)[1]: v for k, v in evaluations.items() if k.startswith("fit:")}
+        if fits:
+            rec["fit"] = fits
+        rec["version"] = row.get("version")
+        out.append(rec)
+    return out
+
+
+def export_record(db: sqlite_utils.Database, posting_id: int) -> dict[str, Any]:
+    """The export record of one posting."""
+    rows = list(db.query("SELECT * FROM postings WHERE id = ?", [posting_id]))
+    records = _records(db, rows)
+    return records[0] if records else {}
+
+
+def iter_export(db: sqlite_utils.Database, *, where: str | None = None, params: list | None = None) -> Iterator[dict[str, Any]]:
+    """Every posting as an export record, in id order, read in batches of 500."""
+    last = 0
+    cond = f" AND ({where})" if where else ""
+    while True:
+        rows = list(db.query(f"SELECT * FROM postings WHERE id > ?{cond} ORDER BY id LIMIT {BATCH}", [last, *(params or [])]))
+        if not rows:
+            return
+        yield from _records(db, rows)
+        last = rows[-1]["id"]
+
+
+_TERM = re.compile(r'"([^"]+)"|(\S+)')
+
+
+def search(db: sqlite_utils.Database, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
+    """Postings matching every term of ``query`` in title, company or section text.
+
+    Terms of three or more characters use the trigram FTS index; shorter ones (``算子``, ``Go``) are
+    matched with LIKE on the same FTS table's text, since trigrams cannot match them.
+    """
+    terms = [a or b for a, b in _TERM.findall(query)]
+    if not terms:
+        return []
+    clauses, params = [], []
+    long_terms = [t for t in terms if len(t) >= 3]
+    if long_terms:
+        clauses.append("postings_fts MATCH ?")
+        params.append(" AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms))
+    for t in terms:
+        if len(t) < 3:
+            like = "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            clauses.append("(f.title LIKE ? ESCAPE '\\' OR f.company LIKE ? ESCAPE '\\' OR f.body LIKE ? ESCAPE '\\')")
+            params.extend([like, like, like])
+    sql = (
+        "SELECT p.id, p.company, p.title, p.city FROM postings_fts f JOIN postings p ON p.id = f.rowid "
+        f"WHERE {' AND '.join(clauses)} ORDER BY p.id LIMIT ?"
+    )
+    return list(db.query(sql, [*params, limit]))

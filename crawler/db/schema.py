@@ -1,0 +1,275 @@
+"""SQLite schema: created and changed only through sqlite-utils ``Migrations``.
+
+The ``postings`` columns are the flattening of :class:`normalize.models.Posting` (nested models
+become prefixed columns: ``salary.min`` → ``salary_min``), so the pydantic field descriptions are
+the one documentation of every column (:func:`column_descriptions`, used by Datasette's metadata).
+Sections, insights and evaluations live in child tables.
+
+Migrations that add model fields call :func:`sync_columns`, which adds whatever column the model
+has and the table lacks; on a fresh database the first migration already creates them all, so
+later ones are no-ops there.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlite_utils
+from pydantic import BaseModel
+from sqlite_utils.migrations import Migrations
+
+from normalize.models import Posting
+
+# Posting fields that live in child tables, not in postings columns.
+CHILD_FIELDS = {"sections", "section_headings", "insights", "source_evaluation"}
+
+migrations = Migrations("jobcrawl")
+
+
+# --------------------------------------------------------------------------- model ↔ columns
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` → X."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _sql_type(annotation: Any) -> type:
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    if annotation is bool or annotation is int:
+        return int
+    if annotation is float:
+        return float
+    if origin in (list, dict) or annotation in (list, dict):
+        return str  # JSON text
+    return str
+
+
+def model_columns(model: type[BaseModel], prefix: str = "", skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, tuple[str, ...], type, str]]:
+    """Yield ``(column, path, python_type, description)`` for every flattened field of ``model``."""
+    for name, info in model.model_fields.items():
+        if name in skip:
+            continue
+        annotation = _unwrap(info.annotation)
+        path = (name,)
+        if _is_model(annotation):
+            for column, sub, typ, desc in model_columns(annotation, prefix + name + "_"):
+                yield column, path + sub, typ, desc
+        else:
+            yield prefix + name, path, _sql_type(info.annotation), info.description or ""
+
+
+POSTING_COLUMNS = list(model_columns(Posting, skip=frozenset(CHILD_FIELDS)))
+
+
+def _leaf(path: tuple[str, ...]) -> Any:
+    """The annotation of the field a flattened column path ends at."""
+    model: type[BaseModel] = Posting
+    annotation: Any = None
+    for part in path:
+        annotation = _unwrap(model.model_fields[part].annotation)
+        if _is_model(annotation):
+            model = annotation
+    return annotation
+
+
+JSON_COLUMNS = {c for c, path, _, _ in POSTING_COLUMNS if typing.get_origin(_leaf(path)) in (list, dict)}
+BOOL_COLUMNS = {c for c, path, _, _ in POSTING_COLUMNS if _leaf(path) is bool}
+
+
+def flatten_posting(posting: Posting) -> dict[str, Any]:
+    """A :class:`Posting` as one ``postings`` row (JSON text for lists and dicts)."""
+    data = posting.model_dump(exclude=CHILD_FIELDS)
+    row: dict[str, Any] = {}
+    for column, path, _, _ in POSTING_COLUMNS:
+        value: Any = data
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if column in JSON_COLUMNS:
+            value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, bool):
+            value = int(value)
+        row[column] = value
+    return row
+
+
+def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``postings`` row back into the nested shape of :class:`Posting` (child fields not filled)."""
+    out: dict[str, Any] = {}
+    for column, path, _, _ in POSTING_COLUMNS:
+        value = row.get(column)
+        if column in JSON_COLUMNS and isinstance(value, str):
+            value = json.loads(value)
+        elif column in BOOL_COLUMNS and value is not None:
+            value = bool(value)
+        target = out
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        target[path[-1]] = value
+    return out
+
+
+def column_descriptions() -> dict[str, dict[str, str]]:
+    """Table → column → description, from the pydantic models (for Datasette metadata)."""
+    posting = {column: desc for column, _, _, desc in POSTING_COLUMNS}
+    posting.update({"raw_input_id": "Raw input this version was parsed from.", "version": "Version number, 1 for the first."})
+    return {"postings": posting, **CHILD_TABLE_DOCS}
+
+
+CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
+    "raw_inputs": {
+        "id": "Row id.", "source": "Spider that read the input.", "locator": "Path relative to the ingest root, or URL.",
+        "sha256": "SHA-256 of the input bytes.", "size": "Bytes.", "encoding": "Encoding it was decoded with.",
+        "text": "The input verbatim, decoded.", "body": "The bytes, kept only when undecodable.",
+        "fetched_at": "When it was read (UTC).", "as_of": "Anchor for relative times (UTC).",
+        "status": "parsed, partial (some postings quarantined) or quarantined.", "error": "Why it was quarantined.",
+        "postings": "Postings parsed from it.", "run_id": "Run that first stored it.",
+    },
+    "sections": {
+        "posting_id": "Posting.", "seq": "Order of the bullet in the posting.",
+        "key": "Canonical section key (about, requirements, responsibilities, preferred, benefits) or the heading as written.",
+        "heading": "Heading as written.", "position": "Order of the bullet within its section.", "text": "Bullet text.",
+    },
+    "insights": {
+        "posting_id": "Posting.", "seq": "Order of the item in the posting.",
+        "key": "pros, cons, role, strategy, interview, or the heading as written.",
+        "heading": "Heading as written.", "position": "Order within its list.", "text": "Item text.",
+    },
+    "evaluations": {
+        "posting_id": "Posting.", "scorer": "`source` (the app's own) or ours (`jobcrawl-vN`, `fit:<profile>`).",
+        "overall": "综合评分 0–100.", "pay": "薪资福利 0–100.", "growth": "成长发展 0–100.",
+        "worklife": "工作生活 0–100.", "mission": "使命价值 0–100.",
+        "overall_level": "Level of the overall score.", "pay_level": "较低 (<60), 中等 (60–79), 较高 (≥80).",
+        "growth_level": "Level of growth.", "worklife_level": "Level of work-life.", "mission_level": "Level of mission.",
+        "summary": "One-line verdict.", "notes": "Further summary lines (JSON list).",
+        "explanations": "Explanation per dimension (JSON).", "evidence": "Rule evidence per dimension (JSON).",
+        "problems": "Inconsistencies found in the source (JSON list).", "computed_at": "When it was stored (UTC).",
+    },
+    "signals": {
+        "posting_id": "Posting.", "scorer": "Evaluation it belongs to.", "dimension": "pay, growth, worklife or mission.",
+        "position": "Order within the dimension.", "key": "Signal key (薪资信号, 技术栈 …).", "value": "Signal value.",
+    },
+    "posting_versions": {
+        "id": "Row id.", "posting_id": "Posting.", "version": "Version number of the snapshot.",
+        "content_hash": "Content hash of that version.", "superseded_at": "When a newer version replaced it (UTC).",
+        "snapshot": "The whole exported record of that version (JSON).",
+    },
+    "quarantine": {
+        "id": "Row id.", "raw_input_id": "Raw input the problem is in.", "source": "Spider.",
+        "locator": "Input path or URL.", "position": "Posting index in the input; -1 for the whole input.",
+        "input_sha256": "SHA-256 of the input.", "reason": "Reason code (empty, binary, truncated, no_posting …).",
+        "detail": "The problem in one line.", "text": "The offending text.", "at": "When it was quarantined (UTC).",
+        "run_id": "Run that found it.",
+    },
+    "runs": {
+        "id": "Row id.", "kind": "ingest, crawl, score, dedupe, retag.", "started": "Start (UTC).", "finished": "End (UTC).",
+        "status": "running, ok, partial (some input quarantined), interrupted, failed.", "args": "Arguments (JSON).",
+        "files": "Inputs read.", "found": "Postings found.", "new": "New postings.", "updated": "Postings with a new version.",
+        "unchanged": "Postings seen again unchanged.", "quarantined": "Inputs or postings quarantined.",
+        "closed": "Postings marked closed.", "stats": "All counters of the run (JSON).",
+    },
+}
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+def sync_columns(db: sqlite_utils.Database) -> None:
+    """Add every model column the postings table lacks."""
+    table = db["postings"]
+    have = set(table.columns_dict)
+    for column, _, typ, _ in POSTING_COLUMNS:
+        if column not in have:
+            table.add_column(column, typ)
+
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db["runs"].create(
+        {"id": int, "kind": str, "started": str, "finished": str, "status": str, "args": str,
+         "files": int, "found": int, "new": int, "updated": int, "unchanged": int, "quarantined": int,
+         "closed": int, "stats": str},
+        pk="id",
+    )
+    db["raw_inputs"].create(
+        {"id": int, "source": str, "locator": str, "sha256": str, "size": int, "encoding": str, "text": str,
+         "body": bytes, "fetched_at": str, "as_of": str, "status": str, "error": str, "postings": int, "run_id": int},
+        pk="id", foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["raw_inputs"].create_index(["source", "locator", "sha256"], unique=True)
+
+    columns: dict[str, Any] = {"id": int, "key": str}
+    columns.update({c: typ for c, _, typ, _ in POSTING_COLUMNS if c not in columns})
+    columns.update({"raw_input_id": int, "version": int})
+    db["postings"].create(columns, pk="id", foreign_keys=[("raw_input_id", "raw_inputs", "id")])
+    db["postings"].create_index(["key"], unique=True)
+    for cols in (["company"], ["city"], ["category"], ["posted_at"], ["last_seen"], ["salary_monthly_max"]):
+        db["postings"].create_index(cols)
+
+    for name in ("sections", "insights"):
+        db[name].create(
+            {"posting_id": int, "seq": int, "key": str, "heading": str, "position": int, "text": str},
+            pk=("posting_id", "seq"), foreign_keys=[("posting_id", "postings", "id")],
+        )
+        db[name].create_index(["key"])
+
+    db["evaluations"].create(
+        {"posting_id": int, "scorer": str, "overall": int, "pay": int, "growth": int, "worklife": int, "mission": int,
+         "overall_level": str, "pay_level": str, "growth_level": str, "worklife_level": str, "mission_level": str,
+         "summary": str, "notes": str, "explanations": str, "evidence": str, "problems": str, "computed_at": str},
+        pk=("posting_id", "scorer"), foreign_keys=[("posting_id", "postings", "id")],
+    )
+    db["evaluations"].create_index(["scorer", "overall"])
+    db["signals"].create(
+        {"posting_id": int, "scorer": str, "dimension": str, "position": int, "key": str, "value": str},
+        pk=("posting_id", "scorer", "dimension", "position"), foreign_keys=[("posting_id", "postings", "id")],
+    )
+    db["posting_versions"].create(
+        {"id": int, "posting_id": int, "version": int, "content_hash": str, "superseded_at": str, "snapshot": str},
+        pk="id", foreign_keys=[("posting_id", "postings", "id")],
+    )
+    db["posting_versions"].create_index(["posting_id", "version"], unique=True)
+    db["quarantine"].create(
+        {"id": int, "raw_input_id": int, "source": str, "locator": str, "position": int, "input_sha256": str,
+         "reason": str, "detail": str, "text": str, "at": str, "run_id": int},
+        pk="id", foreign_keys=[("raw_input_id", "raw_inputs", "id"), ("run_id", "runs", "id")],
+    )
+    db["quarantine"].create_index(["source", "locator", "input_sha256", "position"], unique=True)
+    # Trigram FTS over title, company and section text; rowid = postings.id. Filled in batches by
+    # the writer (per-row triggers cost 2.5× on bulk ingest). Trigram needs ≥ 3 characters per term:
+    # crawler.db.read.search() covers shorter terms.
+    db.execute(
+        "CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, body, tokenize='trigram')"
+    )
+
+
+def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Database:
+    """Open (creating if needed) a jobcrawl database: WAL mode, 16 KB pages, migrations applied."""
+    path = Path(path)
+    fresh = not path.exists() or path.stat().st_size == 0
+    if readonly:
+        import sqlite3
+
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        return sqlite_utils.Database(conn)
+    db = sqlite_utils.Database(path)
+    if fresh:
+        db.execute("PRAGMA page_size = 16384")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA busy_timeout = 10000")
+    migrations.apply(db)
+    return db

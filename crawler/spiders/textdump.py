@@ -1,0 +1,117 @@
+"""``textdump``: ingest text dumps exported from the job app (file:// requests through the engine).
+
+Arguments (``-a`` on the command line, keywords from Python):
+- ``paths``: files, folders (recursive) or globs, separated by ``os.pathsep`` on the command line;
+- ``as_of``: ISO date-time anchoring relative times (default: each file's modification time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import scrapy
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from crawler.inputs import InputFile, resolve_inputs
+from crawler.pages.appexport import parse_dump
+from normalize.models import Quarantined, RawInput
+
+
+class TextdumpArgs(BaseModel):
+    """Validated spider arguments."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inputs: list[InputFile] = Field(description="Resolved input files.")
+    as_of: datetime | None = Field(None, description="Anchor for relative times; default each file's mtime.")
+    max_bytes: int = Field(64 * 2**20, description="Larger files are quarantined unread.")
+
+    @field_validator("as_of")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.astimezone()  # naive means the machine's local time
+        return value.astimezone(timezone.utc) if value else None
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).replace(microsecond=0).isoformat()
+
+
+class TextdumpSpider(scrapy.Spider):
+    name = "textdump"
+    # Local files are not someone else's server: no throttling, no robots.txt, many at once.
+    custom_settings = {
+        "AUTOTHROTTLE_ENABLED": False,
+        "DOWNLOAD_DELAY": 0,
+        "CONCURRENT_REQUESTS": 8,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        "ROBOTSTXT_OBEY": False,
+        "RETRY_ENABLED": False,
+        "DOWNLOAD_WARNSIZE": 0,
+        "DOWNLOAD_MAXSIZE": 0,
+    }
+
+    def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
+                 inputs: list[InputFile] | None = None, **kwargs):
+        super().__init__(**kwargs)
+        if inputs is None:
+            if isinstance(paths, str):
+                paths = paths.split(os.pathsep)
+            inputs = resolve_inputs(list(paths or []))
+        self.args = TextdumpArgs(inputs=inputs, as_of=as_of)
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.args.max_bytes = int(crawler.settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
+        return spider
+
+    async def start(self):
+        for inp in self.args.inputs:
+            stat = inp.path.stat()
+            as_of = self.args.as_of or datetime.fromtimestamp(stat.st_mtime, timezone.utc)
+            meta = {"input": inp, "as_of": _iso(as_of), "size": stat.st_size}
+            if stat.st_size > self.args.max_bytes:
+                for item in self._too_large(inp, stat.st_size, meta["as_of"]):
+                    yield item
+                continue
+            yield scrapy.Request(inp.path.as_uri(), callback=self.parse, errback=self.failed,
+                                 meta=meta, dont_filter=True)
+
+    def parse(self, response):
+        inp: InputFile = response.meta["input"]
+        fetched = _iso(datetime.now(timezone.utc))
+        found = 0
+        for item in parse_dump(response.body, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"]):
+            if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
+                found += 1
+            yield item
+        self.crawler.stats.inc_value("jobcrawl/postings_found", found)
+        self.crawler.stats.inc_value("jobcrawl/files")
+
+    def failed(self, failure):
+        inp: InputFile = failure.request.meta["input"]
+        now = _iso(datetime.now(timezone.utc))
+        self.crawler.stats.inc_value("jobcrawl/files")
+        detail = f"unreadable: {failure.getErrorMessage()}"
+        yield Quarantined(source=self.name, locator=inp.locator, reason="unreadable", detail=detail, fetched_at=now)
+
+    def _too_large(self, inp: InputFile, size: int, as_of: str):
+        now = _iso(datetime.now(timezone.utc))
+        digest = hashlib.sha256()
+        with inp.path.open("rb") as fh:
+            head = fh.read(65536)
+            digest.update(head)
+            for block in iter(lambda: fh.read(2**20), b""):
+                digest.update(block)
+        sha = digest.hexdigest()
+        detail = f"too large: {size / 2**20:.1f} MB exceeds JOBCRAWL_MAX_FILE_MB; first 64 KB kept"
+        self.crawler.stats.inc_value("jobcrawl/files")
+        yield RawInput(source=self.name, locator=inp.locator, sha256=sha, size=size, body=head, fetched_at=now,
+                       as_of=as_of, status="quarantined", error=detail)
+        yield Quarantined(source=self.name, locator=inp.locator, input_sha256=sha, reason="too_large",
+                          detail=detail, fetched_at=now)

@@ -1,0 +1,223 @@
+"""RawPosting → Posting: the one normalization every spider's items go through.
+
+Pure: takes a raw item (strings as written), returns the normalized posting with each value's
+raw twin. Re-runnable over stored raw items when the parsers improve.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+
+from .counts import parse_company_activity, parse_market
+from .dates import parse_posted, parse_published
+from .models import (
+    DIMENSION_LABELS,
+    Evaluation,
+    Posting,
+    RawEvaluation,
+    RawPosting,
+    RawSection,
+    Signal,
+)
+from .salary import parse_salary, parse_salary_compare, parse_salary_estimate
+from .sections import clean_bullet, section_key
+from .text import clean_line, clean_text, sha256_hex
+
+INSIGHT_HEADINGS = {
+    "优点": "pros",
+    "缺点": "cons",
+    "缺点 / 挑战": "cons",
+    "缺点/挑战": "cons",
+    "挑战": "cons",
+    "角色解读": "role",
+    "申请策略": "strategy",
+    "面试指南": "interview",
+}
+DIMENSION_KEYS = {label: key for key, label in DIMENSION_LABELS.items()}
+_LEVEL = re.compile(r"(较低|中等|较高)")
+_SCORE = re.compile(r"\d{1,3}")
+_REMOTE = re.compile(r"远程|居家|remote|telecommute", re.I)
+_HYBRID = re.compile(r"混合|hybrid", re.I)
+_ONSITE = re.compile(r"现场|坐班|on-?site|in-?office", re.I)
+
+# Fields of RawPosting that are about where and when it was read, not what it says.
+_PROVENANCE = {"source", "source_id", "locator", "position", "input_sha256", "url", "fetched_at", "as_of", "complete_listing"}
+
+
+def posting_key(source: str, source_id: str) -> str:
+    """Stable identity of a source record: first 16 hex digits of SHA-256(source, source_id)."""
+    return sha256_hex(f"{source}\x1f{source_id}")[:16]
+
+
+def content_hash(raw: RawPosting) -> str:
+    """SHA-256 over what the posting says (not where or when it was read)."""
+    payload = raw.model_dump(exclude=_PROVENANCE)
+    payload["url"] = raw.url
+    return sha256_hex(json.dumps(payload, ensure_ascii=False, sort_keys=True))
+
+
+def level_for(score: int | None) -> str | None:
+    """较低 < 60 ≤ 中等 < 80 ≤ 较高 (the app's own thresholds)."""
+    if score is None:
+        return None
+    return "较低" if score < 60 else "中等" if score < 80 else "较高"
+
+
+def normalize_sections(raw_sections: list[RawSection], description: str | None) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Sections keyed canonically, bullets cleaned; free description text split when there are no sections."""
+    sections: dict[str, list[str]] = {}
+    headings: dict[str, str] = {}
+    for block in raw_sections:
+        key = section_key(block.heading) if block.heading else "about"
+        key = key or clean_line(block.heading)
+        bullets = [b for b in (clean_bullet(line) for line in block.lines) if b]
+        if not bullets and key in sections:
+            continue
+        sections.setdefault(key, []).extend(bullets)
+        headings.setdefault(key, clean_line(block.heading))
+    if description and not sections:
+        from .sections import sections_dict  # TODO(lead): top-level import once the splitter lands
+
+        for key, bullets in sections_dict(description).items():
+            sections.setdefault(key, []).extend(bullets)
+            headings.setdefault(key, "")
+    return sections, headings
+
+
+def normalize_insights(raw_insights: list[RawSection]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for block in raw_insights:
+        heading = clean_line(block.heading)
+        key = INSIGHT_HEADINGS.get(heading) or INSIGHT_HEADINGS.get(heading.replace(" ", "")) or heading or "other"
+        out.setdefault(key, []).extend(b for b in (clean_bullet(line) for line in block.lines) if b)
+    return out
+
+
+def normalize_evaluation(raw: RawEvaluation | None) -> Evaluation | None:
+    """The source's own evaluation: scores as numbers, levels, explanations and signals per dimension."""
+    if raw is None:
+        return None
+    ev = Evaluation(scorer="source")
+    overall = [int(m.group()) for line in raw.overall_raw if (m := _SCORE.search(line))]
+    if overall:
+        ev.overall = overall[-1]
+        if len(set(overall)) > 1:
+            ev.problems.append(f"overall score stated differently: {', '.join(raw.overall_raw)}")
+    if raw.summary:
+        ev.summary = clean_line(raw.summary[0])
+        ev.notes = [clean_line(line) for line in raw.summary[1:]]
+    for dim in raw.dimensions:
+        key = DIMENSION_KEYS.get(dim.name)
+        if key is None:
+            ev.problems.append(f"unknown dimension {dim.name!r}")
+            continue
+        score_match = _SCORE.search(dim.score_raw or "")
+        score = int(score_match.group()) if score_match else None
+        compact = int(dim.compact_raw) if dim.compact_raw else None
+        if score is not None and compact is not None and score != compact:
+            ev.problems.append(f"{dim.name} stated as {compact} and {score}")
+        score = score if score is not None else compact
+        setattr(ev, key, score)
+        level = _LEVEL.search(dim.score_raw or "")
+        if level:
+            ev.levels[key] = level.group()
+        if dim.explanation:
+            ev.explanations[key] = "".join(clean_line(line) for line in dim.explanation)
+        if dim.signals:
+            ev.signals[key] = [Signal(key=s.key, value=clean_line(s.value)) for s in dim.signals]
+    return ev
+
+
+def remote_flag(work_mode: str | None) -> bool | None:
+    """True for remote or hybrid work, False for on-site only, None when the text does not say."""
+    if not work_mode:
+        return None
+    if _REMOTE.search(work_mode) or _HYBRID.search(work_mode):
+        return True
+    if _ONSITE.search(work_mode):
+        return False
+    return None
+
+
+def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting:
+    """Normalize one raw item. ``seen_at`` (default: ``raw.as_of``) sets first_seen/last_seen."""
+    as_of = datetime.fromisoformat(raw.as_of)
+    seen = seen_at or raw.as_of
+    problems: list[str] = []
+
+    posted = parse_posted(raw.posted, as_of) if raw.posted else None
+    published = parse_published(raw.published) if raw.published else None
+    valid = parse_posted(raw.valid_through, as_of) if raw.valid_through else None
+
+    salary = parse_salary(raw.salary)
+    if raw.salary_compare:
+        salary.compare_raw = clean_line(raw.salary_compare)
+        salary.vs_median, salary.compare_scope = parse_salary_compare(raw.salary_compare)
+    source_eval = normalize_evaluation(raw.evaluation)
+    if source_eval:
+        signal = next((s.value for s in source_eval.signals.get("pay", []) if s.key == "薪资信号"), None)
+        if signal:
+            salary.signal = parse_salary_estimate(signal)
+    if raw.salary and salary.status == "unparseable":
+        problems.append(f"salary not understood: {raw.salary!r}")
+
+    company_activity = parse_company_activity(raw.company_activity)
+    market = parse_market(raw.market)
+    city = market.city
+    district = None
+    if raw.location:
+        from .fields import parse_location
+
+        loc = parse_location(raw.location)
+        city = loc.get("city") or city
+        district = loc.get("district")
+    category = clean_line(raw.category) if raw.category else market.category
+
+    sections, headings = normalize_sections(raw.sections, raw.description)
+    work_mode = clean_line(raw.work_mode) if raw.work_mode else None
+
+    return Posting(
+        key=posting_key(raw.source, raw.source_id),
+        source=raw.source,
+        source_id=raw.source_id,
+        locator=raw.locator,
+        position=raw.position,
+        url=raw.url,
+        company=clean_line(raw.company) if raw.company else None,
+        title=clean_line(raw.title) if raw.title else None,
+        city=city,
+        district=district,
+        location_raw=raw.location,
+        category=category,
+        seniority=clean_line(raw.seniority) if raw.seniority else None,
+        employment_type=clean_line(raw.employment_type) if raw.employment_type else None,
+        work_mode=work_mode,
+        remote=remote_flag(work_mode),
+        experience=raw.experience,
+        education=raw.education,
+        posted_raw=raw.posted,
+        posted_at=posted.at if posted else None,
+        posted_approx=bool(posted and posted.approx),
+        is_new=published.is_new if published else None,
+        published_label=published.label if published else None,
+        valid_through=valid.at if valid else None,
+        tags=[t for t in (clean_line(tag) for tag in raw.tags) if t],
+        salary=salary,
+        company_activity=company_activity,
+        market=market,
+        description=clean_text(raw.description) if raw.description else None,
+        sections=sections,
+        section_headings=headings,
+        insights=normalize_insights(raw.insights),
+        source_evaluation=source_eval,
+        extra=raw.extra,
+        problems=problems + (source_eval.problems if source_eval else []),
+        content_hash=content_hash(raw),
+        input_sha256=raw.input_sha256,
+        as_of=raw.as_of,
+        first_seen=seen,
+        last_seen=seen,
+        complete_listing=raw.complete_listing,
+    )
