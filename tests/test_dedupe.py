@@ -1,0 +1,375 @@
+"""normalize.dedupe: URL canonicalization, fingerprints, MinHash signatures, clustering of seed families,
+and the accuracy targets on the committed labeled set (fixtures/dedupe)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from datasketch import MinHash
+
+from normalize.dedupe import (
+    NUM_PERM,
+    SEED,
+    Assignment,
+    Clusterer,
+    Record,
+    canonical_url,
+    choose_canonical,
+    completeness,
+    fingerprint,
+    jaccard,
+    jd_text,
+    normalize_city,
+    normalize_company,
+    normalize_title,
+    same_record,
+    shingle_hashes,
+    shingles,
+    signature,
+    signature_from_bytes,
+    signature_to_bytes,
+    titles_agree,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = sorted((ROOT / "seeds").glob("*.txt"))
+
+
+def _load_accuracy_module():
+    spec = importlib.util.spec_from_file_location("dedupe_accuracy", ROOT / "bench" / "dedupe_accuracy.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve string annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------- level (a)
+
+URLS = [
+    pytest.param("HTTP://WWW.Zhipin.COM:80/job_detail/abc.html/?ka=search_list_1&lid=x&securityId=y#top",
+                 "https://www.zhipin.com/job_detail/abc.html", id="boss-tracking-case-port-slash-fragment"),
+    pytest.param("https://example.com/jobs/1?b=2&utm_source=wx&a=1&utm_medium=share",
+                 "https://example.com/jobs/1?a=1&b=2", id="utm-dropped-rest-sorted"),
+    pytest.param("https://boards.greenhouse.io/acme/jobs/123?gh_jid=123&gh_src=abc",
+                 "https://boards.greenhouse.io/acme/jobs/123?gh_jid=123", id="greenhouse-keeps-job-id"),
+    pytest.param("https://jobs.lever.co/acme/uuid-1/?lever-origin=applied&lever-source=LinkedIn",
+                 "https://jobs.lever.co/acme/uuid-1", id="lever-attribution"),
+    pytest.param("https://jobs.51job.com/beijing/123.html?s=sou_sou_soulb&t=0_0",
+                 "https://jobs.51job.com/beijing/123.html", id="51job-host-params"),
+    pytest.param("https://example.com/search?s=java&t=1", "https://example.com/search?s=java&t=1",
+                 id="single-letters-kept-elsewhere"),
+    pytest.param("https://example.com:8443/a?fbclid=1&gclid=2&spm=a.b&from=timeline&id=9",
+                 "https://example.com:8443/a?id=9", id="click-ids-and-other-port"),
+    pytest.param("www.liepin.com/job/1.shtml", "https://www.liepin.com/job/1.shtml", id="no-scheme"),
+    pytest.param("https://EXAMPLE.com/", "https://example.com", id="root-slash"),
+    pytest.param("https://example.com/a/../jobs/%e6%b1%82", "https://example.com/jobs/%E6%B1%82", id="dots-and-percent-case"),
+    pytest.param("", "", id="empty"),
+]
+
+
+@pytest.mark.parametrize("url,expected", URLS)
+def test_canonical_url(url, expected):
+    assert canonical_url(url) == expected
+
+
+SAME_RECORD = [
+    pytest.param({"source": "lever", "source_id": "1"}, {"source": "lever", "source_id": "1"}, True, id="source-id"),
+    pytest.param({"source": "lever", "source_id": "1"}, {"source": "ashby", "source_id": "1"}, False, id="other-source"),
+    pytest.param({"url": "https://a.com/j/1?utm_source=x"}, {"url": "http://A.com/j/1/"}, True, id="canonical-url"),
+    pytest.param({"url": "https://a.com/j/1"}, {"url": "https://a.com/j/2"}, False, id="other-url"),
+    pytest.param({"url": None}, {"url": None}, False, id="no-identity"),
+]
+
+
+@pytest.mark.parametrize("a,b,expected", SAME_RECORD)
+def test_same_record(a, b, expected):
+    assert same_record(a, b) is expected
+
+
+# --------------------------------------------------------------------------- level (b)
+
+COMPANIES = [
+    pytest.param("北京字节跳动科技有限公司", "字节跳动", id="city-prefix-and-legal-form"),
+    pytest.param("浙江吉利控股集团有限公司", "吉利", id="province-group-holding"),
+    pytest.param("华为技术有限公司（北京）", "华为", id="bracketed-branch"),
+    pytest.param("Acme Robotics, Inc.", "acmerobotics", id="english-inc"),
+    pytest.param("ACME ROBOTICS LTD", "acmerobotics", id="english-ltd-case"),
+    pytest.param("初速度", "初速度", id="plain"),
+    pytest.param("科技有限公司", "科技", id="never-stripped-below-two"),
+    pytest.param(None, "", id="missing"),
+]
+
+
+@pytest.mark.parametrize("name,expected", COMPANIES)
+def test_normalize_company(name, expected):
+    assert normalize_company(name) == expected
+
+
+TITLES = [
+    pytest.param("AI算子开发工程师（急招）-北京", "ai算子开发工程师", id="bracket-and-city"),
+    pytest.param("Java开发工程师 急聘", "java开发工程师", id="urgency-word"),
+    pytest.param("【上海】C++开发工程师", "c++开发工程师", id="leading-bracket-keeps-plus"),
+    pytest.param("Ｊａｖａ开发工程师", "java开发工程师", id="full-width"),
+    pytest.param("Senior Software Engineer, Backend", "seniorsoftwareengineerbackend", id="english"),
+]
+
+
+@pytest.mark.parametrize("title,expected", TITLES)
+def test_normalize_title(title, expected):
+    assert normalize_title(title) == expected
+
+
+@pytest.mark.parametrize("city,expected", [
+    pytest.param("北京·海淀区", "北京", id="district"),
+    pytest.param("杭州市", "杭州", id="shi"),
+    pytest.param("Remote, US", "remote", id="english"),
+])
+def test_normalize_city(city, expected):
+    assert normalize_city(city) == expected
+
+
+@pytest.mark.parametrize("a,b,expected", [
+    pytest.param("java开发工程师", "高级java开发工程师", True, id="contained"),
+    pytest.param("前端开发工程师", "后端开发工程师", False, id="differs-inside"),
+    pytest.param("算法工程师", "", True, id="unknown"),
+])
+def test_titles_agree(a, b, expected):
+    assert titles_agree(a, b) is expected
+
+
+REQ = ["本科及以上学历，计算机相关专业", "熟悉C++与CUDA编程", "有大模型推理优化经验者优先"]
+RESP = ["负责推理引擎算子开发", "参与性能分析与调优"]
+
+
+def test_fingerprint_ignores_order_markers_width_and_section():
+    base = fingerprint("吉利汽车", "AI算子开发工程师", "杭州", REQ, RESP)
+    assert len(base) == 32
+    assert fingerprint("吉利汽车有限公司", "AI算子开发工程师（急招）", "杭州市",
+                       [f"{i}、{b}" for i, b in enumerate(reversed(REQ), 1)], RESP) == base
+    assert fingerprint("吉利汽车", "AI算子开发工程师", "杭州", [REQ[0].replace("，", ", "), "熟悉Ｃ++与ＣＵＤＡ编程", REQ[2]], RESP) == base
+    assert fingerprint("吉利汽车", "AI算子开发工程师", "杭州", REQ + RESP, []) == base
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param({"company": "初速度"}, id="company"),
+    pytest.param({"title": "AI编译器工程师"}, id="title"),
+    pytest.param({"city": "上海"}, id="city"),
+    pytest.param({"requirements": REQ[:2]}, id="bullet-removed"),
+])
+def test_fingerprint_changes(change):
+    args = {"company": "吉利汽车", "title": "AI算子开发工程师", "city": "杭州", "requirements": REQ, "responsibilities": RESP}
+    assert fingerprint(**{**args, **change}) != fingerprint(**args)
+
+
+def test_fingerprint_without_content():
+    assert fingerprint("吉利汽车", "AI算子开发工程师", "杭州") == ""
+    assert fingerprint("a", "b", "c", text="负责推理引擎算子开发\n参与性能分析与调优") == fingerprint("a", "b", "c", [], RESP)
+
+
+# --------------------------------------------------------------------------- level (c) signatures
+
+
+def test_shingles_are_per_line_and_marker_free():
+    assert shingles("1、C++\n- 熟悉Go语言\n五险一金保险") == {"c++", "熟悉go语", "悉go语言", "五险一金保", "险一金保险"}
+    assert shingles("熟悉Go语言\n五险一金保险") == shingles("五险一金保险\n2. 熟悉Ｇｏ 语言。")
+    assert shingles("") == set()
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=[p.stem for p in SEEDS])
+def test_shingle_hashes_count_matches_shingles(path):
+    text = path.read_text(encoding="utf-8")
+    assert len(shingle_hashes(text)) == len(shingles(text))
+
+
+def test_signature_is_datasketch_minhash():
+    text = SEEDS[0].read_text(encoding="utf-8")
+    reference = MinHash(num_perm=NUM_PERM, seed=SEED, scheme="affine32", hashfunc=lambda v: v)
+    for value in shingle_hashes(text).tolist():
+        reference.update(value)
+    np.testing.assert_array_equal(signature(text), reference.hashvalues)
+
+
+def test_signature_bytes_round_trip_and_pinned_prefix():
+    sig = signature("熟悉C++与CUDA编程\n负责推理引擎算子开发")
+    data = signature_to_bytes(sig)
+    assert len(data) == 525
+    np.testing.assert_array_equal(signature_from_bytes(data), sig)
+    # Pinned: stored signatures must stay valid across processes and releases.
+    assert sig[:4].tolist() == PINNED_PREFIX
+
+
+PINNED_PREFIX = [141247870, 1006439890, 135685150, 463018253]
+
+
+def test_signature_from_bytes_rejects_other_parameters():
+    other = MinHash(num_perm=64, seed=SEED, scheme="affine32")
+    other.update(b"x")
+    from datasketch import LeanMinHash
+
+    lean = LeanMinHash(other)
+    buf = bytearray(lean.bytesize("<"))
+    lean.serialize(buf, "<")
+    with pytest.raises(ValueError, match="other parameters"):
+        signature_from_bytes(bytes(buf))
+
+
+def test_jaccard_of_empty_is_zero():
+    empty = signature("")
+    assert jaccard(empty, empty) == 0.0
+    text = "熟悉C++与CUDA编程\n负责推理引擎算子开发"
+    assert jaccard(signature(text), signature(text)) == 1.0
+
+
+def test_jd_text_prefers_bullets():
+    assert jd_text({"text": "公司介绍", "requirements": ["a1"], "responsibilities": ["b1"]}) == "a1\nb1"
+    assert jd_text({"text": "公司介绍"}) == "公司介绍"
+
+
+# --------------------------------------------------------------------------- seed families
+
+
+def _seed_record(path: Path, key: str, **changes) -> Record:
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+
+    def block(start: str) -> list[str]:
+        i, out = lines.index(start) + 1, []
+        while lines[i] not in ("最低要求", "工作职责", "优先资格", "AI 洞察"):
+            out.append(lines[i])
+            i += 1
+        return out
+
+    city = next(line.split(" · ")[0] for line in lines if re.match(r"^\S+ · .+ · ", line))
+    fields = {"key": key, "company": lines[0], "title": lines[1], "city": city,
+              "requirements": block("最低要求"), "responsibilities": block("工作职责"), "first_seen": "2026-11-29"}
+    fields.update(changes)
+    return Record(**fields)
+
+
+GEELY, MOMENTA = SEEDS  # 000: 吉利汽车 AI算子开发工程师 杭州; 003: 初速度 模型训练优化开发工程师 苏州
+
+
+def _reworded(lines: list[str]) -> list[str]:
+    out = [line.replace("负责", "承担", 1).replace("熟悉", "了解", 1) for line in lines]
+    out[0] = out[0].replace("，", ", ")
+    return out
+
+
+def test_seed_family_clusters():
+    c = Clusterer()
+    base = _seed_record(GEELY, "geely")
+    geely_req = base.requirements
+    results = [
+        c.add(base),
+        c.add(_seed_record(GEELY, "geely-repost", first_seen="2026-12-03")),
+        c.add(_seed_record(GEELY, "geely-reordered", requirements=list(reversed(geely_req)))),
+        c.add(_seed_record(GEELY, "geely-reworded", requirements=_reworded(geely_req)[:-1])),
+        c.add(_seed_record(GEELY, "geely-shanghai", city="上海")),
+        c.add(_seed_record(GEELY, "geely-agency", company="汇才人力资源服务有限公司")),
+        c.add(_seed_record(MOMENTA, "geely-other-title", company="吉利汽车", city="杭州")),
+        c.add(_seed_record(MOMENTA, "momenta")),
+    ]
+    assert [(r.key, r.cluster_id, r.reason, r.matched_key, r.cross_company, r.different_city) for r in results] == [
+        ("geely", 1, "new", None, False, False),
+        ("geely-repost", 1, "b", "geely", False, False),
+        ("geely-reordered", 1, "b", "geely", False, False),
+        ("geely-reworded", 1, "c", "geely", False, False),
+        ("geely-shanghai", 1, "c", "geely", False, True),
+        ("geely-agency", 1, "c", "geely", True, False),
+        ("geely-other-title", 2, "new", None, False, False),
+        ("momenta", 2, "c", "geely-other-title", True, True),
+    ]
+    assert results[1].similarity == 1.0
+    assert results[3].similarity == pytest.approx(REWORDED_SIMILARITY)
+    assert results[4].similarity == 1.0
+    assert c.members(1) == ["geely", "geely-repost", "geely-reordered", "geely-reworded", "geely-shanghai", "geely-agency"]
+    assert c.clusters() == {1: c.members(1), 2: ["geely-other-title", "momenta"]}
+
+
+# Estimated Jaccard of the reworded Geely requirements (two synonym swaps, punctuation, last bullet dropped):
+# exact Jaccard of the shingle sets is 0.8679; the 128-permutation estimate pinned here.
+REWORDED_SIMILARITY = 0.90625
+
+
+def test_reworded_similarity_is_close_to_exact_jaccard():
+    base = _seed_record(GEELY, "geely")
+    a, b = shingles(jd_text(base)), shingles(jd_text(_seed_record(GEELY, "x", requirements=_reworded(base.requirements)[:-1])))
+    exact = len(a & b) / len(a | b)
+    assert round(exact, 4) == 0.8679
+    assert abs(REWORDED_SIMILARITY - exact) < 0.05  # within the estimator's error for 128 permutations
+
+
+def test_another_title_same_company_different_requirements_is_new_cluster():
+    c = Clusterer()
+    c.add(_seed_record(GEELY, "geely"))
+    other = c.add(_seed_record(GEELY, "geely-compiler", title="AI编译器工程师",
+                               requirements=_seed_record(MOMENTA, "m").requirements))
+    assert (other.cluster_id, other.reason) == (2, "new")
+
+
+def test_same_text_other_title_is_new_cluster():
+    c = Clusterer()
+    c.add(_seed_record(GEELY, "geely"))
+    assert c.add(_seed_record(GEELY, "geely-retitled", title="后端开发工程师")).reason == "new"
+
+
+def test_empty_record_never_matches():
+    c = Clusterer()
+    assert c.add({"key": "e1", "company": "x"}).reason == "new"
+    assert c.add({"key": "e2", "company": "x"}).cluster_id == 2
+
+
+def test_duplicate_key_rejected():
+    c = Clusterer()
+    c.add(_seed_record(GEELY, "geely"))
+    with pytest.raises(ValueError, match="already added"):
+        c.add(_seed_record(GEELY, "geely"))
+
+
+def test_from_signatures_restores_clusters_and_keeps_matching():
+    first = Clusterer()
+    for record in (_seed_record(GEELY, "geely"), _seed_record(GEELY, "geely-sh", city="上海"), _seed_record(MOMENTA, "momenta")):
+        first.add(record)
+    stored = [(k, first.signature_bytes(k), first.meta(k)) for k in ("geely", "geely-sh", "momenta")]
+    rebuilt = Clusterer.from_signatures(stored)
+    assert rebuilt.clusters() == first.clusters() == {1: ["geely", "geely-sh"], 2: ["momenta"]}
+    late = rebuilt.add(_seed_record(GEELY, "geely-late", requirements=_reworded(_seed_record(GEELY, "g").requirements)))
+    assert (late.cluster_id, late.reason, late.matched_key) == (1, "c", "geely")
+    assert rebuilt.add(_seed_record(MOMENTA, "momenta-repost")) == Assignment("momenta-repost", 2, "b", 1.0, "momenta")
+    assert rebuilt.add(_seed_record(MOMENTA, "new-one", title="测试工程师", requirements=["熟悉自动化测试"])).cluster_id == 3
+
+
+# --------------------------------------------------------------------------- canonical member
+
+
+def test_choose_canonical():
+    full = {"key": "b", "company": "x", "title": "t", "city": "c", "requirements": ["1", "2"], "first_seen": "2026-11-02"}
+    early = {**full, "key": "c", "first_seen": "2026-11-01"}
+    sparse = {"key": "a", "company": "x", "title": "t", "first_seen": "2026-10-01"}
+    undated = {**full, "key": "a", "first_seen": None}
+    assert completeness(full) == 5
+    assert choose_canonical([full, sparse])["key"] == "b"
+    assert choose_canonical([full, early, sparse])["key"] == "c"
+    assert choose_canonical([undated, full])["key"] == "b"
+    assert choose_canonical([{**full, "key": "z"}, full])["key"] == "b"
+    with pytest.raises(ValueError):
+        choose_canonical([])
+
+
+# --------------------------------------------------------------------------- accuracy on the labeled set
+
+
+def test_accuracy_targets_on_committed_set():
+    acc = _load_accuracy_module()
+    data = acc.build_labeled_set(acc.load_bases())
+    assert len(data.pairs) >= 1000
+    for mode in ("pairwise", "corpus"):
+        report = acc.evaluate(data, mode)
+        assert report.precision >= 0.98, (mode, report.precision, report.misses[:10])
+        assert report.recall >= 0.95, (mode, report.recall, report.misses[:10])
+        assert report.flags_ok == report.flags_total
+        assert set(report.totals) == {*acc.POSITIVE, *acc.NEGATIVE}
