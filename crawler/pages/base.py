@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
-from pydantic import ValidationError
 from w3lib.encoding import html_to_unicode
 
 from normalize.models import Quarantined, RawPosting, RawSection
@@ -147,11 +146,6 @@ class WebPage:
                 items.append(entry.to_item())
             except EntryError as err:
                 self.problems.append(self.quarantine(err, entry.position, entry.raw_text()))
-            except ValidationError as err:
-                first = err.errors()[0]
-                where = ".".join(str(part) for part in first["loc"])
-                detail = f"entry {entry.position}: field {where}: {first['msg']}"
-                self.problems.append(self.quarantine(EntryError("bad_entry", detail), entry.position, entry.raw_text()))
         complete = self.complete_listing() and not self.problems
         for item in items:
             item.complete_listing = complete
@@ -328,7 +322,7 @@ def load_json(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise PageError("bad_json", f"invalid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+        raise PageError("bad_json", f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
 
 
 def shape_error(data: Any, expected: str, api: str) -> PageError:
@@ -433,7 +427,7 @@ _MARKUP = re.compile(r"<[a-zA-Z!/][^>]*>|&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
 def unescape_markup(markup: str) -> str:
     """Entity-escaped HTML (``&lt;p&gt;``, as Greenhouse sends it, sometimes twice) back to HTML."""
     for _ in range(2):
-        if "<" in markup or "&lt;" not in markup:
+        if "<" in markup or ("&lt;" not in markup and "&amp;lt;" not in markup):
             break
         markup = html.unescape(markup)
     return markup

@@ -161,7 +161,7 @@ class GreenhouseJob(Entry):
             extra["salary_ranges"] = "; ".join(f"{title}: {text}" if title else text for title, text in salary_ranges)
         if self.pay_ranges():
             extra["salary_json"] = json_text(self.pay_ranges())
-            extra["salary_description"] = "; ".join(b for b in (text_of(r.get("blurb")) for r in self.pay_ranges()) if b)
+            extra["salary_description"] = "\n".join(b for b in (text_of(r.get("blurb")) for r in self.pay_ranges()) if b)
         else:
-            extra["salary_description"] = "; ".join(blurb for _, _, blurb in self._content[1] if blurb)
+            extra["salary_description"] = "\n".join(blurb for _, _, blurb in self._content[1] if blurb)
         return {k: v for k, v in extra.items() if v}

@@ -213,7 +213,7 @@ class JsonLdPage(WebPage):
             try:
                 data = loads_lenient(raw)
             except json.JSONDecodeError as err:
-                detail = f"JSON-LD block {number}: {err.msg} at line {err.lineno} column {err.colno}"
+                detail = f"JSON-LD block {number}: {err.msg} (line {err.lineno}, column {err.colno})"
                 self.problems.append(self.quarantine(PageError("bad_jsonld", detail), text=raw))
                 continue
             refs = _id_index(data)
