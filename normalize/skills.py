@@ -1,0 +1,443 @@
+"""Skill taxonomy and tagger: canonical skills from a posting's tags and JD sections, with evidence.
+
+The taxonomy is the hand-curated ``normalize/data/skills.toml`` (its header documents categories,
+guards and the matching rules). Matching is one Aho-Corasick automaton over the folded aliases
+(``text.fold``: NFKC + casefold), built once per taxonomy, then:
+
+- Latin boundaries: an alias that starts (ends) with an ASCII letter or digit matches only when the
+  character before (after) it is not one; a CJK character or punctuation is a boundary. A digit
+  right after a letter-final alias is a version (``Python3``, ``Qt5``) unless the alias is guarded.
+- Guards: ambiguous aliases (``C``, ``R``, ``Go``, ``Spark``, ``量化`` …) carry a named guard from the
+  file that checks the case as written and the text around the hit.
+- Longest match wins: of overlapping accepted hits the leftmost-longest is kept, so ``Nsight Compute``
+  never also yields a bare ``Nsight``, ``C++`` never a ``C``, ``大模型推理`` only ``LLM inference``.
+  Broader skills come back through ``parent``.
+
+Pure functions; no Scrapy or SQLite imports.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import ahocorasick
+
+from .text import fold
+
+__all__ = [
+    "CATEGORIES",
+    "Skill",
+    "SkillHit",
+    "Taxonomy",
+    "TaxonomyError",
+    "load_taxonomy",
+    "tag",
+    "skills_in_order",
+]
+
+CATEGORIES = (
+    "language", "framework", "gpu", "compiler", "tool", "model",
+    "technique", "infra", "data", "domain", "soft",
+)
+"""Allowed categories; the file header maps them to the issue's names."""
+
+TAGS_SECTION = "tags"
+SNIPPET_RADIUS = 20
+_WINDOW = 32  # characters of context a guard sees on each side of a hit (within the line)
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_DIGITS = frozenset("0123456789")
+
+
+class TaxonomyError(ValueError):
+    """The taxonomy file is malformed; the message names the skill or guard at fault."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """One canonical skill of the taxonomy."""
+
+    name: str
+    category: str
+    parent: str | None
+    aliases: tuple[str, ...]  # as written in the file (English, Chinese, guarded), without the name
+    frontier: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SkillHit:
+    """One skill found in one section, with the evidence of its first occurrence."""
+
+    skill: str
+    category: str
+    section: str
+    count: int
+    first_offset: int  # in the section text: its lines joined with "\n"
+    matched: str  # the text as written
+    snippet: str  # ~40 characters around the first hit, on one line
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u2e80" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff"
+
+
+def _nearest_letter(text: str, backwards: bool) -> str:
+    for ch in reversed(text) if backwards else text:
+        if ch.isalpha():
+            return ch
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """Accepted spellings as written: a fixed set, or the rule ``capitalized`` / ``upper``."""
+
+    rule: str | frozenset[str]
+
+    def accepts(self, written: str) -> bool:
+        if self.rule == "capitalized":
+            return written[:1].isupper()
+        if self.rule == "upper":
+            return written.isupper()
+        return written in self.rule
+
+
+def _case(name: str, value: object) -> _Case | None:
+    if value is None:
+        return None
+    if value in ("capitalized", "upper"):
+        return _Case(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return _Case(frozenset(value))
+    raise TaxonomyError(f"guard {name!r}: a case rule is a list of spellings, 'capitalized' or 'upper'")
+
+
+@dataclass(frozen=True, slots=True)
+class _Guard:
+    """Context rule for ambiguous aliases; see the ``[guards]`` documentation in the taxonomy file."""
+
+    name: str
+    latin: str  # "accept" | "context": in Latin text (nearest letters on both sides are not CJK)
+    cjk: str  # "accept" | "context": next to CJK text
+    latin_case: _Case | None  # spellings accepted in Latin text, as written
+    case: _Case | None  # spellings accepted everywhere, as written
+    left: tuple[re.Pattern[str], ...]
+    right: tuple[re.Pattern[str], ...]
+    reject_left: tuple[re.Pattern[str], ...]
+    reject_right: tuple[re.Pattern[str], ...]
+    reject_around: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]
+    trailing_digit: bool
+
+    def accepts(self, line: str, start: int, end: int, written: str) -> bool:
+        left = line[max(0, start - _WINDOW):start]
+        right = line[end:end + _WINDOW]
+        if any(p.search(left) for p in self.reject_left) or any(p.match(right) for p in self.reject_right):
+            return False
+        if any(lp.search(left) and rp.match(right) for lp, rp in self.reject_around):
+            return False
+        if self.case is not None and not self.case.accepts(written):
+            return False
+        before, after = _nearest_letter(left, True), _nearest_letter(right, False)
+        cjk = _is_cjk(before) or _is_cjk(after)
+        if not cjk and self.latin_case is not None and not self.latin_case.accepts(written):
+            return False
+        if (self.cjk if cjk else self.latin) == "accept":
+            return True
+        return any(p.search(left) for p in self.left) or any(p.match(right) for p in self.right)
+
+
+_GUARD_KEYS = {"doc", "latin", "cjk", "latin_case", "case", "left", "right", "reject_left", "reject_right",
+               "reject_around", "trailing_digit"}
+_SKILL_KEYS = {"name", "en", "zh", "guarded", "guard", "parent", "frontier"}
+
+
+def _compile_guard(name: str, spec: Mapping) -> _Guard:
+    unknown = set(spec) - _GUARD_KEYS
+    if unknown:
+        raise TaxonomyError(f"guard {name!r}: unknown keys {sorted(unknown)}")
+    if not spec.get("doc"):
+        raise TaxonomyError(f"guard {name!r}: needs a `doc` line stating the rule")
+    modes = {}
+    for key in ("latin", "cjk"):
+        modes[key] = spec.get(key, "context")
+        if modes[key] not in ("accept", "context"):
+            raise TaxonomyError(f"guard {name!r}: {key} must be 'accept' or 'context'")
+
+    def pats(key: str, suffix: bool) -> tuple[re.Pattern[str], ...]:
+        try:
+            return tuple(re.compile(f"(?:{p})\\Z" if suffix else p) for p in spec.get(key, ()))
+        except re.error as err:
+            raise TaxonomyError(f"guard {name!r}: bad regex in {key}: {err}") from None
+
+    around = spec.get("reject_around", ())
+    if any(len(pair) != 2 for pair in around):
+        raise TaxonomyError(f"guard {name!r}: reject_around holds [left, right] pairs")
+    return _Guard(
+        name=name,
+        latin=modes["latin"],
+        cjk=modes["cjk"],
+        latin_case=_case(name, spec.get("latin_case")),
+        case=_case(name, spec.get("case")),
+        left=pats("left", True),
+        right=pats("right", False),
+        reject_left=pats("reject_left", True),
+        reject_right=pats("reject_right", False),
+        reject_around=tuple((re.compile(f"(?:{lp})\\Z"), re.compile(rp)) for lp, rp in around),
+        trailing_digit=bool(spec.get("trailing_digit", False)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Alias:
+    skill: int  # index into Taxonomy.skills
+    length: int
+    check_left: bool
+    check_right: bool
+    trailing_digit: bool
+    guard: _Guard | None
+
+
+_SEPARATED = re.compile(r"(?<=[a-z0-9])[ -](?=[a-z0-9])")
+
+
+def _variants(folded: str) -> list[str]:
+    """``flash attention`` → also ``flash-attention`` and ``flashattention`` (and the same from hyphens)."""
+    if not _SEPARATED.search(folded):
+        return []
+    return [v for v in (_SEPARATED.sub(" ", folded), _SEPARATED.sub("-", folded), _SEPARATED.sub("", folded))
+            if v != folded]
+
+
+class Taxonomy:
+    """The parsed taxonomy: ``skills`` in file order, ``version`` (content hash), and the matcher."""
+
+    def __init__(self, data: bytes, origin: str = "<bytes>") -> None:
+        self.version = hashlib.sha256(data).hexdigest()[:16]
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+            raise TaxonomyError(f"{origin}: {err}") from None
+        guards = {name: _compile_guard(name, spec) for name, spec in doc.get("guards", {}).items()}
+        self.skills: list[Skill] = []
+        self._index: dict[str, int] = {}
+        self._aliases: dict[str, _Alias] = {}
+        used_guards: set[str] = set()
+        skills_doc = doc.get("skills", {})
+        unknown_cats = set(skills_doc) - set(CATEGORIES)
+        if unknown_cats:
+            raise TaxonomyError(f"unknown categories {sorted(unknown_cats)}; allowed: {', '.join(CATEGORIES)}")
+        variants: list[tuple[str, _Alias]] = []
+        for category in CATEGORIES:
+            for entry in skills_doc.get(category, ()):
+                self._add_skill(category, entry, guards, used_guards, variants)
+        for folded, alias in variants:
+            self._aliases.setdefault(folded, alias)
+        self._check_parents()
+        unused = set(guards) - used_guards
+        if unused:
+            raise TaxonomyError(f"guards never used: {sorted(unused)}")
+        self._automaton = ahocorasick.Automaton()
+        for folded, alias in self._aliases.items():
+            self._automaton.add_word(folded, alias)
+        self._automaton.make_automaton()
+
+    def _add_skill(self, category: str, entry: Mapping, guards: Mapping[str, _Guard],
+                   used_guards: set[str], variants: list[tuple[str, _Alias]]) -> None:
+        name = entry.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise TaxonomyError(f"{category}: a skill without a name: {entry!r}")
+        unknown = set(entry) - _SKILL_KEYS
+        if unknown:
+            raise TaxonomyError(f"skill {name!r}: unknown keys {sorted(unknown)}")
+        if name in self._index:
+            raise TaxonomyError(f"skill {name!r} is defined twice")
+        guard = None
+        if "guard" in entry:
+            guard = guards.get(entry["guard"])
+            if guard is None:
+                raise TaxonomyError(f"skill {name!r}: unknown guard {entry['guard']!r}")
+            used_guards.add(guard.name)
+        guarded = list(entry.get("guarded", ()))
+        if guarded and guard is None:
+            raise TaxonomyError(f"skill {name!r}: `guarded` aliases need a `guard`")
+        if guard is not None and not guarded:
+            raise TaxonomyError(f"skill {name!r}: `guard` without `guarded` aliases")
+        plain = list(entry.get("en", ())) + list(entry.get("zh", ()))
+        idx = len(self.skills)
+        self.skills.append(Skill(name=name, category=category, parent=entry.get("parent"),
+                                 aliases=tuple(plain + guarded), frontier=bool(entry.get("frontier", False))))
+        self._index[name] = idx
+        folded_guarded = {fold(a).strip() for a in guarded}
+        written = ([] if fold(name).strip() in folded_guarded else [name]) + plain
+        for text in written:
+            folded = fold(text).strip()
+            self._register(name, folded, self._alias(idx, folded, None))
+            for variant in _variants(folded):
+                variants.append((variant, self._alias(idx, variant, None)))
+        for folded in folded_guarded:
+            self._register(name, folded, self._alias(idx, folded, guard))
+
+    @staticmethod
+    def _alias(idx: int, folded: str, guard: _Guard | None) -> _Alias:
+        return _Alias(
+            skill=idx,
+            length=len(folded),
+            check_left=folded[0] in _WORD,
+            check_right=folded[-1] in _WORD,
+            trailing_digit=folded[-1].isalpha() and (guard.trailing_digit if guard else True),
+            guard=guard,
+        )
+
+    def _register(self, name: str, folded: str, alias: _Alias) -> None:
+        if not folded:
+            raise TaxonomyError(f"skill {name!r}: empty alias")
+        other = self._aliases.get(folded)
+        if other is not None and self.skills[other.skill].name != name:
+            owner = self.skills[other.skill].name
+            raise TaxonomyError(f"alias {folded!r} of {name!r} is already an alias of {owner!r}")
+        self._aliases[folded] = alias
+
+    def _check_parents(self) -> None:
+        for skill in self.skills:
+            seen = {skill.name}
+            parent = skill.parent
+            while parent is not None:
+                if parent not in self._index:
+                    raise TaxonomyError(f"skill {skill.name!r}: parent {parent!r} is not a skill")
+                if parent in seen:
+                    raise TaxonomyError(f"skill {skill.name!r}: parent cycle through {parent!r}")
+                seen.add(parent)
+                parent = self.skills[self._index[parent]].parent
+
+    # ------------------------------------------------------------------ lookups
+
+    def skill(self, name: str) -> Skill:
+        """The skill of that canonical name (KeyError when absent)."""
+        return self.skills[self._index[name]]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def lineage(self, name: str) -> list[str]:
+        """The skill and its ancestors, nearest first: ``FlashAttention`` → ``attention optimization`` → …"""
+        out = [name]
+        while (parent := self.skill(out[-1]).parent) is not None:
+            out.append(parent)
+        return out
+
+    def rows(self) -> list[dict]:
+        """One dict per skill for storage: name, category, parent, aliases (list), frontier."""
+        return [
+            {"name": s.name, "category": s.category, "parent": s.parent,
+             "aliases": list(s.aliases), "frontier": s.frontier}
+            for s in self.skills
+        ]
+
+    # ------------------------------------------------------------------ matching
+
+    def scan_line(self, line: str) -> list[tuple[int, int, int]]:
+        """Accepted, non-overlapping hits in one line: ``(start, end, skill index)``, offsets in ``line``."""
+        folded = fold(line)
+        if len(folded) == len(line):
+            offsets = None
+        else:  # some character changed length when folded (…, ß, ㎏): fold one by one and keep a map
+            pieces = [fold(ch) for ch in line]
+            folded = "".join(pieces)
+            offsets = [i for i, piece in enumerate(pieces) for _ in piece]
+            offsets.append(len(line))
+        n = len(folded)
+        found: list[tuple[int, int, int]] = []
+        for last, alias in self._automaton.iter(folded):
+            end = last + 1
+            start = end - alias.length
+            if alias.check_left and start > 0 and folded[start - 1] in _WORD:
+                continue
+            if alias.check_right and end < n:
+                nxt = folded[end]
+                if nxt in _WORD and not (alias.trailing_digit and nxt in _DIGITS):
+                    continue
+            if alias.guard is not None:
+                if offsets is None:
+                    written = line[start:end]
+                else:
+                    written = line[offsets[start]:offsets[end]]
+                if not alias.guard.accepts(folded, start, end, written):
+                    continue
+            found.append((start, -end, alias.skill))
+        if not found:
+            return []
+        found.sort()
+        kept: list[tuple[int, int, int]] = []
+        reach = -1
+        for start, neg_end, skill in found:
+            if start >= reach:
+                kept.append((start, -neg_end, skill))
+                reach = -neg_end
+        if offsets is not None:
+            kept = [(offsets[s], offsets[e], k) for s, e, k in kept]
+        return kept
+
+    def tag(self, sections: Mapping[str, Sequence[str]], tags: Sequence[str] = ()) -> list[SkillHit]:
+        """See :func:`tag`."""
+        hits: list[SkillHit] = []
+        blocks = [(TAGS_SECTION, tags)] if tags else []
+        blocks += [(key, [lines] if isinstance(lines, str) else lines) for key, lines in sections.items()]
+        for section, lines in blocks:
+            first: dict[int, list] = {}
+            base = 0
+            for line in lines:
+                for start, end, skill in self.scan_line(line):
+                    entry = first.get(skill)
+                    if entry is None:
+                        lo, hi = max(0, start - SNIPPET_RADIUS), end + SNIPPET_RADIUS
+                        snippet = " ".join(line[lo:hi].split())
+                        first[skill] = [base + start, line[start:end], snippet, 1]
+                    else:
+                        entry[3] += 1
+                base += len(line) + 1
+            for skill, (offset, matched, snippet, count) in sorted(first.items(), key=lambda kv: kv[1][0]):
+                s = self.skills[skill]
+                hits.append(SkillHit(s.name, s.category, section, count, offset, matched, snippet))
+        return hits
+
+
+_PACKAGED = "data/skills.toml"
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str | None) -> Taxonomy:
+    if path is None:
+        data = resources.files(__package__).joinpath(_PACKAGED).read_bytes()
+        return Taxonomy(data, origin=f"normalize/{_PACKAGED}")
+    return Taxonomy(Path(path).read_bytes(), origin=path)
+
+
+def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
+    """The taxonomy from ``path`` (default: the packaged ``normalize/data/skills.toml``), cached per path.
+
+    Raises :class:`TaxonomyError` on a malformed file (unknown category or key, duplicate skill or
+    alias, missing parent, parent cycle, unknown or unused guard, bad regex).
+    """
+    return _load(None if path is None else str(Path(path).resolve()))
+
+
+def tag(sections: Mapping[str, Sequence[str]], tags: Sequence[str] = (),
+        taxonomy: Taxonomy | None = None) -> list[SkillHit]:
+    """Skills in a posting: one :class:`SkillHit` per (skill, section).
+
+    ``tags`` are scanned first as section ``tags`` (one tag per line), then ``sections`` in the order
+    given (each a key → its lines; a plain string counts as one line). Within a section hits are in
+    order of first appearance. Each hit's ``count`` is its occurrences in that section.
+    """
+    return (taxonomy or load_taxonomy()).tag(sections, tags)
+
+
+def skills_in_order(hits: Sequence[SkillHit]) -> list[str]:
+    """Unique canonical skill names by first appearance."""
+    return list(dict.fromkeys(hit.skill for hit in hits))
