@@ -13,7 +13,6 @@ Shared helpers: HTML → lines (:func:`html_blocks`), lines → sections split o
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -413,23 +412,33 @@ HEADING_MAX_CHARS = 80
 """A line set wholly in bold counts as a heading only up to this length (longer is emphasised prose)."""
 
 _PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
-_BLOCK_TAGS = frozenset(
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_BLOCK_TAGS = _HEADING_TAGS | frozenset(
     "address article aside blockquote center dd details dialog div dl dt fieldset figcaption figure footer "
     "form header hgroup hr li main nav ol p pre section summary table tbody tfoot thead tr ul".split()
 )
-_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_LIST_TAGS = frozenset(("ul", "ol"))
+_CELL_TAGS = frozenset(("td", "th"))
 _DROP_TAGS = frozenset("script style template noscript svg head title button select textarea iframe object".split())
 _BOLD_TAGS = frozenset(("b", "strong"))
 _SPACE = re.compile(r"\s+")
 _MARKUP = re.compile(r"<[a-zA-Z!/][^>]*>|&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
 
 
+_BASIC_ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&#39;", "'"), ("&#x27;", "'"), ("&amp;", "&"))
+
+
 def unescape_markup(markup: str) -> str:
-    """Entity-escaped HTML (``&lt;p&gt;``, as Greenhouse sends it, sometimes twice) back to HTML."""
+    """Entity-escaped HTML (``&lt;p&gt;``, as Greenhouse sends it, sometimes twice) back to HTML.
+
+    Only the characters an HTML escaper writes are replaced (``&amp;`` last); other entities are
+    left for the HTML parser, which decodes them the same way.
+    """
     for _ in range(2):
         if "<" in markup or ("&lt;" not in markup and "&amp;lt;" not in markup):
             break
-        markup = html.unescape(markup)
+        for entity, char in _BASIC_ENTITIES:
+            markup = markup.replace(entity, char)
     return markup
 
 
@@ -465,50 +474,43 @@ class _BlockWriter:
             self.parts.append((_SPACE.sub(" ", text), self.bold > 0))
 
     def flush(self) -> None:
+        if not self.parts:
+            return
         text = clean_line("".join(part for part, _ in self.parts))
         all_bold = all(bold or not part.strip() for part, bold in self.parts)
         self.parts = []
         if not text:
             return
         if self.heading:
-            kind = "heading"
+            self.blocks.append(Block("heading", text))
         elif self.item_pending:
-            kind, self.item_pending = "item", False
-            self.blocks.append(Block(kind, text, self.item_depth))
-            return
-        elif not self.items and (
-            (all_bold and len(text) <= HEADING_MAX_CHARS) or section_key(text) is not None
-        ):
-            kind = "heading"
+            self.item_pending = False
+            self.blocks.append(Block("item", text, self.item_depth))
+        elif not self.items and len(text) <= HEADING_MAX_CHARS and (all_bold or section_key(text) is not None):
+            self.blocks.append(Block("heading", text))
         else:
-            kind = "text"
-        self.blocks.append(Block(kind, text))
+            self.blocks.append(Block("text", text))
 
     def walk(self, el: etree._Element) -> None:
-        if not isinstance(el.tag, str):  # comment or processing instruction
-            return
-        tag = el.tag.lower()
-        if tag in _DROP_TAGS:
+        tag = el.tag
+        if not isinstance(tag, str) or tag in _DROP_TAGS:  # comments and processing instructions have no str tag
             return
         if tag == "br":
             self.flush()
             return
-        block = tag in _BLOCK_TAGS or tag in _HEADING_TAGS
+        block = tag in _BLOCK_TAGS
         if block:
             self.flush()
-        if tag in ("td", "th") and self.parts:
+        elif tag in _CELL_TAGS and self.parts:
             self.parts.append((" ", self.bold > 0))
-        counters = {
-            "lists": tag in ("ul", "ol"),
-            "items": tag == "li",
-            "heading": tag in _HEADING_TAGS,
-            "bold": tag in _BOLD_TAGS,
-            "pre": tag == "pre",
-        }
-        for name, on in counters.items():
-            if on:
-                setattr(self, name, getattr(self, name) + 1)
-        if tag == "li":
+        in_list, in_item, in_heading, in_bold, in_pre = (
+            tag in _LIST_TAGS, tag == "li", tag in _HEADING_TAGS, tag in _BOLD_TAGS, tag == "pre")
+        self.lists += in_list
+        self.items += in_item
+        self.heading += in_heading
+        self.bold += in_bold
+        self.pre += in_pre
+        if in_item:
             self.item_pending, self.item_depth = True, max(self.lists, 1)
         self.add(el.text)
         for child in el:
@@ -516,11 +518,13 @@ class _BlockWriter:
             self.add(child.tail)
         if block:
             self.flush()
-        if tag == "li":
+        if in_item:
             self.item_pending = False
-        for name, on in counters.items():
-            if on:
-                setattr(self, name, getattr(self, name) - 1)
+        self.lists -= in_list
+        self.items -= in_item
+        self.heading -= in_heading
+        self.bold -= in_bold
+        self.pre -= in_pre
 
 
 def html_blocks(markup: str | etree._Element | None) -> list[Block]:

@@ -254,9 +254,8 @@ class JsonLdPosting(Entry):
         return value
 
     def text(self, key: str) -> str | None:
-        """A scalar property as one line, HTML entities decoded (``R&amp;D`` → ``R&D``)."""
-        value = text_of(self.data.get(key))
-        return clean_line(html.unescape(value)) or None if value else None
+        """A property as one line, HTML entities decoded (``R&amp;D`` → ``R&D``); see :meth:`thing_text`."""
+        return self.thing_text(self.data.get(key))
 
     def thing_text(self, value: Any) -> str | None:
         """A string, number or schema.org thing (its name, credential, subject, issuer) as one line."""
