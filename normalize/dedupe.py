@@ -261,8 +261,26 @@ def titles_agree(a: str, b: str) -> bool:
     return _agree(a, b)
 
 
-def _bullet_keys(lines: Iterable[str]) -> list[str]:
-    return sorted({key for key in (_squash(clean_bullet(line)) for line in lines if line) if key})
+_NOT_WORD_OR_NEWLINE = re.compile(r"[^\w+#\n]|_")
+
+
+def _bullet_lines(lines: Iterable[str]) -> list[str]:
+    """Each line (bullets may hold several) without its bullet marker, folded, spaces and punctuation removed;
+    empty ones dropped. One ``fold`` and one regex pass over the joined text: this runs for every posting."""
+    cleaned = [clean_bullet(part) for line in lines if line for part in line.splitlines()]
+    squashed = _NOT_WORD_OR_NEWLINE.sub("", fold("\n".join(cleaned)))
+    return [line for line in squashed.split("\n") if line]
+
+
+def _content_lines(requirements: Sequence[str], responsibilities: Sequence[str], text: str | None) -> list[str]:
+    return _bullet_lines([*requirements, *responsibilities]) or _bullet_lines([text or ""])
+
+
+def _fingerprint_of(company: str, title: str, city: str, lines: list[str]) -> str:
+    if not lines:
+        return ""
+    parts = [company, title, city, *sorted(set(lines))]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 def fingerprint(
@@ -280,13 +298,8 @@ def fingerprint(
     between the two sections (sources cut headings differently) and width/punctuation variants give the
     same fingerprint. Without bullets, the lines of ``text`` are used the same way.
     """
-    bullets = _bullet_keys([*requirements, *responsibilities])
-    if not bullets and text:
-        bullets = _bullet_keys(text.splitlines())
-    if not bullets:
-        return ""
-    parts = [normalize_company(company), normalize_title(title), normalize_city(city), *bullets]
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+    lines = _content_lines(requirements, responsibilities, text)
+    return _fingerprint_of(normalize_company(company), normalize_title(title), normalize_city(city), lines)
 
 
 # --------------------------------------------------------------------------- (c) MinHash signatures
@@ -311,13 +324,9 @@ THRESHOLD = 0.5
 SIGNATURE_VERSION = f"minhash-affine32-p{NUM_PERM}-s{SEED}-k{SHINGLE_K}-v1"
 """Stored with signatures: a store whose version differs must recompute them."""
 
-_PROTO = MinHash(num_perm=NUM_PERM, seed=SEED, scheme="affine32")
-_PERMUTATIONS = _PROTO.permutations
+_PERM_A, _PERM_B = MinHash(num_perm=NUM_PERM, seed=SEED, scheme="affine32").permutations
+_EMPTY = np.uint32(0xFFFFFFFF)
 _ROLL = np.uint64(0x100000001B3)  # FNV-1a 64-bit prime: multiplier of the rolling shingle hash
-
-
-def _identity(value: int) -> int:
-    return value
 
 
 def jd_text(record: Any) -> str:
@@ -328,17 +337,12 @@ def jd_text(record: Any) -> str:
     return "\n".join(bullets) if bullets else (_field(record, "text") or "")
 
 
-def _shingle_lines(text: str) -> list[str]:
-    """The text's lines without bullet markers, folded, spaces and punctuation removed; empty ones dropped."""
-    return [line for line in (_squash(clean_bullet(raw)) for raw in text.splitlines()) if line]
-
-
 def shingles(text: str, k: int = SHINGLE_K) -> set[str]:
     """Character k-shingles of the JD text, line by line: each line folded, its bullet marker, spaces and
     punctuation removed; a line shorter than k is one shingle. No shingle spans two lines, so reordered
     bullets and renumbering leave the set unchanged."""
     out: set[str] = set()
-    for line in _shingle_lines(text):
+    for line in _bullet_lines([text]):
         out.update(line[i : i + k] for i in range(max(1, len(line) - k + 1)))
     return out
 
@@ -346,7 +350,10 @@ def shingles(text: str, k: int = SHINGLE_K) -> set[str]:
 def shingle_hashes(text: str, k: int = SHINGLE_K) -> np.ndarray:
     """The distinct 32-bit hashes of :func:`shingles` (a rolling polynomial hash of the code points, mixed and
     folded to 32 bits), computed vectorized over the whole text. Same set of shingles → same array."""
-    lines = _shingle_lines(text)
+    return _line_hashes(_bullet_lines([text]), k)
+
+
+def _line_hashes(lines: list[str], k: int = SHINGLE_K) -> np.ndarray:
     if not lines:
         return np.empty(0, dtype=np.uint32)
     parts = [_rolling(line, k) for line in lines if len(line) < k]
@@ -378,11 +385,25 @@ def _rolling_codes(codes: np.ndarray, k: int) -> np.ndarray:
 
 
 def signature(text: str) -> np.ndarray:
-    """MinHash signature (``NUM_PERM`` uint32 values) of the text's shingles, by datasketch's ``affine32``
-    MinHash fed the shingle hashes; an empty text gives datasketch's empty signature (all ``2³² − 1``)."""
-    m = MinHash(num_perm=NUM_PERM, seed=SEED, scheme="affine32", hashfunc=_identity, permutations=_PERMUTATIONS)
-    m.update_batch(shingle_hashes(text).tolist())
-    return m.hashvalues
+    """MinHash signature (``NUM_PERM`` uint32 values) of the text's :func:`shingle_hashes`; an empty text gives
+    the empty signature (all ``2³² − 1``)."""
+    return _minhash(shingle_hashes(text))
+
+
+def _minhash(hashes: np.ndarray) -> np.ndarray:
+    # datasketch's affine32 MinHash (MurmurHash3 fmix32 pre-mix, then a·h + b mod 2³² per permutation, its
+    # own permutation parameters), applied to the whole array at once: ``MinHash.update_batch`` first calls
+    # the hash function once per shingle in Python, which costs more than the rest of the work here.
+    # tests/test_dedupe.py checks the result is bit-identical to datasketch's.
+    if not len(hashes):
+        return np.full(NUM_PERM, _EMPTY, dtype=np.uint32)
+    h = hashes.astype(np.uint32)
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return (h[:, None] * _PERM_A + _PERM_B).min(axis=0)
 
 
 def signature_to_bytes(sig: np.ndarray) -> bytes:
@@ -406,9 +427,6 @@ def jaccard(a: np.ndarray, b: np.ndarray) -> float:
     if _is_empty(a) or _is_empty(b):
         return 0.0
     return float(np.count_nonzero(a == b)) / len(a)
-
-
-_EMPTY = np.uint32(0xFFFFFFFF)
 
 
 def _is_empty(sig: np.ndarray) -> bool:
@@ -632,16 +650,12 @@ class Clusterer:
     def add(self, record: Any) -> Assignment:
         """Match a record (``Record``, dict or object with its fields) against all earlier ones and add it."""
         key = str(_field(record, "key"))
-        req = _field(record, "requirements") or ()
-        resp = _field(record, "responsibilities") or ()
-        text = jd_text(record)
-        meta = _Meta(
-            normalize_company(_field(record, "company")),
-            normalize_title(_field(record, "title")),
-            normalize_city(_field(record, "city")),
-            fingerprint(_field(record, "company"), _field(record, "title"), _field(record, "city"), req, resp, text),
-        )
-        return self._add(key, signature(text), meta)
+        lines = _content_lines(_field(record, "requirements") or (), _field(record, "responsibilities") or (), _field(record, "text"))
+        company = normalize_company(_field(record, "company"))
+        title = normalize_title(_field(record, "title"))
+        city = normalize_city(_field(record, "city"))
+        meta = _Meta(company, title, city, _fingerprint_of(company, title, city, lines))
+        return self._add(key, _minhash(_line_hashes(lines)), meta)
 
     def add_signature(self, key: str, sig: np.ndarray, meta: Mapping[str, Any]) -> Assignment:
         """Match and add a record given its signature and normalized meta (as :meth:`meta` returns, without
