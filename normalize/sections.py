@@ -38,7 +38,7 @@ def _vocabulary() -> dict[str, str]:
             "关于我们 团队介绍 部门介绍 项目介绍",
             "about the role|about this role|about the job|about the position|about the team|about us|about the company|"
             "overview|role overview|position overview|job overview|the role|the opportunity|job summary|summary|"
-            "job description|who we are",
+            "job description|who we are|an overview of this role|about this opportunity|role description",
         ),
         "responsibilities": (
             # 职位描述/岗位描述 on Chinese boards almost always hold the duties (`职位描述：1.负责…`).
@@ -59,19 +59,22 @@ def _vocabulary() -> dict[str, str]:
             "qualifications|minimum qualifications|basic qualifications|required qualifications|required skills|"
             "skills and experience|skills & experience|what you'll need|what you will need|what you need|"
             "what we're looking for|what we are looking for|who you are|about you|you have|you should have|"
-            "must have|must haves|must-haves|experience|skills",
+            "must have|must haves|must-haves|experience|skills|what you'll bring|what you will bring|what you bring|"
+            "key qualifications|your background|you might be a fit if|requirements and qualifications",
         ),
         "preferred": (
             "加分项 加分 加分条件 加分技能 优先 优先条件 优先考虑 优先资格 优先录用 更好的是",
             "nice to have|nice to haves|nice-to-have|nice-to-haves|preferred qualifications|preferred skills|"
-            "preferred experience|preferred|bonus|bonus points|pluses|extra credit|it's a plus|good to have",
+            "preferred experience|preferred|bonus|bonus points|pluses|extra credit|it's a plus|good to have|even better if|"
+            "ideally you have|nice if you have",
         ),
         "benefits": (
             # Not 薪资福利: in the job app's export it labels an evaluation dimension (models.DIMENSION_LABELS).
             "福利待遇 薪酬福利 薪资待遇 薪酬待遇 薪酬与福利 职位福利 公司福利 员工福利 福利保障 其他福利 基础福利 "
             "工作福利 福利 待遇 职位诱惑 我们提供 我们能提供",
             "benefits|perks|perks and benefits|perks & benefits|benefits and perks|what we offer|compensation|"
-            "compensation and benefits|compensation & benefits|why join us|why you'll love working here",
+            "compensation and benefits|compensation & benefits|why join us|why you'll love working here|benefits & perks|"
+            "our benefits|what's in it for you|total rewards",
         ),
     }
     vocabulary: dict[str, str] = {}
@@ -193,6 +196,20 @@ class _Heading(NamedTuple):
     key: str
 
 
+def _char_before(text: str, position: int, floor: int = 0) -> str:
+    """The last non-space character before ``position`` (not before ``floor``), or ''."""
+    while position > floor and text[position - 1].isspace():
+        position -= 1
+    return text[position - 1] if position > floor else ""
+
+
+def _char_after(text: str, position: int) -> str:
+    """The first non-space character from ``position`` on, or ''."""
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return text[position:position + 1]
+
+
 def _is_cjk(char: str) -> bool:
     return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
 
@@ -215,11 +232,11 @@ def _accept_heading(term_start: int, term: str, folded: str, floor: int) -> _Hea
     prefix = _PREFIX.search(folded, max(floor, term_start - 24), term_start)
     assert prefix is not None  # every part of it is optional
     start = prefix.start()
-    left = folded[floor:start].rstrip()
+    left = _char_before(folded, start, floor)
     boundary = (
         not left
-        or left[-1] in _SENT_END
-        or left[-1] == "." and folded[start - 1].isspace()  # `…the API. Requirements:`
+        or left in _SENT_END
+        or left == "." and folded[start - 1].isspace()  # `…the API. Requirements:`
         or bool(set(prefix.group()) & set(_SYMBOLS + "#"))
     )
     opened = prefix.group("open") is not None and (boundary or not prefix.group("open").startswith("("))
@@ -297,6 +314,9 @@ def _cn_numeral(value: int) -> str:
     return ("" if tens == 0 else "十" if tens == 1 else _CN_NUM[tens - 1] + "十") + (_CN_NUM[units - 1] if units else "")
 
 
+_LOOKAHEAD = 2000  # how far to look for the next item of a list
+
+
 @functools.lru_cache(maxsize=256)
 def _item_pattern(family: str, value: int) -> re.Pattern[str]:
     """Marker ``value`` of a numbered list form: a `1.` glued to text is a marker only if a `2.` follows."""
@@ -319,25 +339,25 @@ def _accept_marker(match: re.Match[str], folded: str, state: dict[str, int]) -> 
     if family in ("circled", "symbol", "star"):
         return True
     start = match.start()
-    left = folded[:start].rstrip()
+    left = _char_before(folded, start)
     after = folded[match.end():match.end() + 1]
     if family.startswith("dash"):  # not the dash of a range `7 - 10`
-        return not (left[-1:].isdigit() and folded[match.end():].lstrip()[:1].isdigit())
+        return not (left.isdigit() and _char_after(folded, match.end()).isdigit())
     value = _cn_value(match.group(family)) if family.startswith("cn") else int(match.group(family))
     if family == "years":  # `；3.3年以上经验` in a list at item 2 is item 3, not 3.3 years
         last = state.get("arabic", 0)
-        ok = last > 0 and value == last + 1 and left[-1:] in (";", "。")
+        ok = last > 0 and value == last + 1 and left in (";", "。")
         if ok:
             state["arabic"] = value
         return ok
     last = state.get(family, 0)
-    at_boundary = not left or left[-1] in _SENT_END or folded[start - 1:start].isspace()
+    at_boundary = not left or left in _SENT_END or folded[start - 1:start].isspace()
     follows = value == last + 1 and last > 0
     # A list's first marker (`1.`, or a later number at a boundary when the text starts mid-list) counts
     # when the next number of the same form follows.
     first = (
         last == 0 and (value == 1 or at_boundary) and value < 20
-        and _item_pattern(family, value + 1).search(folded, match.end()) is not None
+        and _item_pattern(family, value + 1).search(folded, match.end(), match.end() + _LOOKAHEAD) is not None
     )
     if family in ("paren", "cnparen"):
         ok = value == 1 or follows
@@ -349,7 +369,7 @@ def _accept_marker(match: re.Match[str], folded: str, state: dict[str, int]) -> 
         ok = value == 1 or first or last > 0 and last <= value <= last + 2
     elif family == "arabic" and match.group().endswith("、") and after.isdigit():
         ok = False  # `有2、3年经验`
-    elif _is_cjk(left[-1]) or not left[-1].isalnum() and left[-1] not in "-/_.+#":
+    elif _is_cjk(left) or not left.isalnum() and left not in "-/_.+#":
         ok = follows or first
     else:  # glued to a word: `PCA5.有opencv`, `COMSOL4. Practical` yes, `pcie2、pcie3` no
         ok = (follows or first) and (_is_cjk(after) or after == " ")
