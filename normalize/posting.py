@@ -6,7 +6,6 @@ raw twin. Re-runnable over stored raw items when the parsers improve.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 
@@ -52,10 +51,8 @@ def posting_key(source: str, source_id: str) -> str:
 
 
 def content_hash(raw: RawPosting) -> str:
-    """SHA-256 over what the posting says (not where or when it was read)."""
-    payload = raw.model_dump(exclude=_PROVENANCE)
-    payload["url"] = raw.url
-    return sha256_hex(json.dumps(payload, ensure_ascii=False, sort_keys=True))
+    """SHA-256 over what the posting says and its URL (not where or when it was read)."""
+    return sha256_hex(f"{raw.url}\x1f" + raw.model_dump_json(exclude=_PROVENANCE))
 
 
 def level_for(score: int | None) -> str | None:

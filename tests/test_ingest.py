@@ -99,7 +99,7 @@ def _dump(db) -> list[str]:
     """Every row of the data tables (not the runs log), for comparing whole databases."""
     conn = sqlite3.connect(db)
     out = []
-    for table in ("raw_inputs", "postings", "sections", "insights", "evaluations", "signals", "posting_versions", "quarantine"):
+    for table in ("raw_inputs", "postings", "sections", "evaluations", "signals", "posting_versions", "quarantine"):
         cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] not in ("run_id", "fetched_at")]
         out += [f"{table} {row}" for row in conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY 1, 2")]
     out += [f"fts {row}" for row in conn.execute("SELECT rowid, title, company, body FROM postings_fts ORDER BY rowid")]

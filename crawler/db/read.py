@@ -44,7 +44,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
     ids = [r["id"] for r in rows]
     q = ",".join("?" * len(ids))
     children: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    for table, order in (("sections", "seq"), ("insights", "seq"), ("signals", "scorer, dimension, position"),
+    for table, order in (("sections", "seq"), ("signals", "scorer, dimension, position"),
                          ("evaluations", "scorer")):
         grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for child in db.query(f"SELECT * FROM {table} WHERE posting_id IN ({q}) ORDER BY posting_id, {order}", ids):
@@ -60,12 +60,8 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         for s in children["sections"][pid]:
             sections.setdefault(s["key"], []).append(s["text"])
             headings.setdefault(s["key"], s["heading"] or "")
-        insights: dict[str, list[str]] = {}
-        for s in children["insights"][pid]:
-            insights.setdefault(s["key"], []).append(s["text"])
         rec["sections"] = sections
         rec["section_headings"] = headings
-        rec["insights"] = insights
         signals_by_scorer: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for s in children["signals"][pid]:
             signals_by_scorer[s["scorer"]].append(s)

@@ -3,7 +3,7 @@
 The ``postings`` columns are the flattening of :class:`normalize.models.Posting` (nested models
 become prefixed columns: ``salary.min`` → ``salary_min``), so the pydantic field descriptions are
 the one documentation of every column (:func:`column_descriptions`, used by Datasette's metadata).
-Sections, insights and evaluations live in child tables.
+Sections and evaluations live in child tables; the AI-insight lists are one JSON column.
 
 Migrations that add model fields call :func:`sync_columns`, which adds whatever column the model
 has and the table lacks; on a fresh database the first migration already creates them all, so
@@ -25,7 +25,7 @@ from sqlite_utils.migrations import Migrations
 from normalize.models import Posting
 
 # Posting fields that live in child tables, not in postings columns.
-CHILD_FIELDS = {"sections", "section_headings", "insights", "source_evaluation"}
+CHILD_FIELDS = {"sections", "section_headings", "source_evaluation"}
 
 migrations = Migrations("jobcrawl")
 
@@ -143,11 +143,6 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
         "key": "Canonical section key (about, requirements, responsibilities, preferred, benefits) or the heading as written.",
         "heading": "Heading as written.", "position": "Order of the bullet within its section.", "text": "Bullet text.",
     },
-    "insights": {
-        "posting_id": "Posting.", "seq": "Order of the item in the posting.",
-        "key": "pros, cons, role, strategy, interview, or the heading as written.",
-        "heading": "Heading as written.", "position": "Order within its list.", "text": "Item text.",
-    },
     "evaluations": {
         "posting_id": "Posting.", "scorer": "`source` (the app's own) or ours (`jobcrawl-vN`, `fit:<profile>`).",
         "overall": "综合评分 0–100.", "pay": "薪资福利 0–100.", "growth": "成长发展 0–100.",
@@ -219,12 +214,11 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     for cols in (["company"], ["city"], ["category"], ["posted_at"], ["last_seen"], ["salary_monthly_max"]):
         db["postings"].create_index(cols)
 
-    for name in ("sections", "insights"):
-        db[name].create(
-            {"posting_id": int, "seq": int, "key": str, "heading": str, "position": int, "text": str},
-            pk=("posting_id", "seq"), foreign_keys=[("posting_id", "postings", "id")],
-        )
-        db[name].create_index(["key"])
+    db["sections"].create(
+        {"posting_id": int, "seq": int, "key": str, "heading": str, "position": int, "text": str},
+        pk=("posting_id", "seq"), foreign_keys=[("posting_id", "postings", "id")],
+    )
+    db["sections"].create_index(["key"])
 
     db["evaluations"].create(
         {"posting_id": int, "scorer": str, "overall": int, "pay": int, "growth": int, "worklife": int, "mission": int,

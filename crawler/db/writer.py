@@ -12,8 +12,11 @@ previous version's exported record kept in ``posting_versions``.
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
+import threading
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
@@ -70,10 +73,22 @@ def evaluation_rows(posting_id: int, ev: Evaluation, computed_at: str) -> tuple[
     return row, signals
 
 
-class Writer:
-    """Buffers items and writes them in batches of ``batch_size`` postings.
+@dataclass
+class Batch:
+    """What one transaction writes."""
 
-    ``counts`` holds new / updated / unchanged / quarantined / inputs after each flush.
+    inputs: list[RawInput] = field(default_factory=list)
+    postings: list[Posting] = field(default_factory=list)
+    quarantine: list[Quarantined] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.inputs) + len(self.postings) + len(self.quarantine)
+
+
+class Writer:
+    """Buffers items and writes them in batches of ``batch_size`` postings, one transaction each.
+
+    ``counts`` holds new / updated / unchanged / quarantined after :meth:`close` (or each flush).
     """
 
     def __init__(self, db: sqlite_utils.Database, *, run_id: int | None = None, batch_size: int = 500):
@@ -83,58 +98,54 @@ class Writer:
         self.batch_size = batch_size
         self.counts: Counter[str] = Counter()
         self.changed_ids: list[int] = []
-        self._inputs: list[RawInput] = []
-        self._postings: list[Posting] = []
-        self._quarantine: list[Quarantined] = []
-        self._input_status: dict[tuple[str, str, str], tuple[str, str | None, int]] = {}
+        self._batch = Batch()
 
     # ------------------------------------------------------------------ buffering
 
-    def add_input(self, item: RawInput, *, status: str = "parsed", postings: int = 0) -> None:
-        self._inputs.append(item)
-        self._input_status[(item.source, item.locator, item.sha256)] = (status, item.error, postings)
+    def add_input(self, item: RawInput) -> None:
+        self._batch.inputs.append(item)
 
     def add_posting(self, posting: Posting) -> None:
-        self._postings.append(posting)
-        if len(self._postings) >= self.batch_size:
+        self._batch.postings.append(posting)
+        if len(self._batch.postings) >= self.batch_size:
             self.flush()
 
     def add_quarantine(self, item: Quarantined) -> None:
-        self._quarantine.append(item)
-
-    def pending(self) -> int:
-        return len(self._inputs) + len(self._postings) + len(self._quarantine)
-
-    # ------------------------------------------------------------------ flushing
+        self._batch.quarantine.append(item)
 
     def flush(self) -> None:
-        """Write everything buffered in one transaction."""
-        if not self.pending():
-            return
-        with self.conn:  # BEGIN … COMMIT, ROLLBACK on error
-            input_ids = self._write_inputs()
-            self._write_postings(input_ids)
-            self._write_quarantine(input_ids)
-        self._inputs.clear()
-        self._postings.clear()
-        self._quarantine.clear()
+        """Write everything buffered."""
+        batch, self._batch = self._batch, Batch()
+        if batch:
+            self.write(batch)
 
-    def _write_inputs(self) -> dict[tuple[str, str], int]:
+    def close(self) -> None:
+        self.flush()
+
+    # ------------------------------------------------------------------ writing
+
+    def write(self, batch: Batch) -> None:
+        """Write one batch in one transaction (ROLLBACK on error)."""
+        with self.conn:
+            input_ids = self._write_inputs(batch)
+            self._write_postings(batch.postings, input_ids)
+            self._write_quarantine(batch.quarantine, input_ids)
+
+    def _write_inputs(self, batch: Batch) -> dict[tuple[str, str], int]:
         """Insert raw inputs (once per source, locator and content) and map (locator, sha) → id."""
         ids: dict[tuple[str, str], int] = {}
-        for item in self._inputs:
-            status, error, n = self._input_status[(item.source, item.locator, item.sha256)]
+        for item in batch.inputs:
             cur = self.conn.execute(
                 "INSERT OR IGNORE INTO raw_inputs (source, locator, sha256, size, encoding, text, body, fetched_at,"
                 " as_of, status, error, postings, run_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (item.source, item.locator, item.sha256, item.size, item.encoding, item.text, item.body,
-                 item.fetched_at, item.as_of, status, error, n, self.run_id),
+                 item.fetched_at, item.as_of, item.status, item.error, item.postings, self.run_id),
             )
             if cur.rowcount:
                 self.counts["inputs_new"] += 1
-        wanted = {(q.locator, q.input_sha256) for q in self._quarantine}
-        wanted |= {(p.locator, p.input_sha256) for p in self._postings}
-        wanted |= {(i.locator, i.sha256) for i in self._inputs}
+        wanted = {(q.locator, q.input_sha256) for q in batch.quarantine}
+        wanted |= {(p.locator, p.input_sha256) for p in batch.postings}
+        wanted |= {(i.locator, i.sha256) for i in batch.inputs}
         for locator, sha in wanted:
             if sha is None:
                 continue
@@ -145,11 +156,11 @@ class Writer:
                 ids[(locator, sha)] = row[0]
         return ids
 
-    def _write_postings(self, input_ids: dict[tuple[str, str], int]) -> None:
-        if not self._postings:
+    def _write_postings(self, postings: list[Posting], input_ids: dict[tuple[str, str], int]) -> None:
+        if not postings:
             return
         latest: dict[str, Posting] = {}
-        for p in self._postings:
+        for p in postings:
             latest[p.key] = p  # the same record twice in one batch: the later one wins
         keys = list(latest)
         existing: dict[str, tuple] = {}
@@ -199,8 +210,7 @@ class Writer:
             c.executemany(_INSERT_POSTING, inserts)
         if updates:
             c.executemany(_UPDATE_POSTING, updates)
-            for table in ("sections", "insights"):
-                c.executemany(f"DELETE FROM {table} WHERE posting_id = ?", updated_ids)
+            c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM signals WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             c.executemany("DELETE FROM postings_fts WHERE rowid = ?", updated_ids)
@@ -208,22 +218,21 @@ class Writer:
         c.executemany("INSERT INTO postings_fts (rowid, title, company, body) VALUES (?, ?, ?, ?)", fts_insert)
 
     def _write_children(self, children: Iterable[tuple[int, Posting]]) -> None:
-        sections, insights, evals, signals = [], [], [], []
+        sections, evals, signals = [], [], []
         for pid, p in children:
-            for rows, groups, headings in ((sections, p.sections, p.section_headings), (insights, p.insights, {})):
-                seq = 0
-                for key, items in groups.items():
-                    for pos, text in enumerate(items):
-                        rows.append((pid, seq, key, headings.get(key), pos, text))
-                        seq += 1
+            seq = 0
+            for key, items in p.sections.items():
+                heading = p.section_headings.get(key)
+                for pos, text in enumerate(items):
+                    sections.append((pid, seq, key, heading, pos, text))
+                    seq += 1
             if p.source_evaluation:
                 row, sigs = evaluation_rows(pid, p.source_evaluation, p.as_of)
                 evals.append(row)
                 signals.extend(sigs)
         c = self.conn
-        for table, rows in (("sections", sections), ("insights", insights)):
-            if rows:
-                c.executemany(f"INSERT INTO {table} (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", rows)
+        if sections:
+            c.executemany("INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", sections)
         if evals:
             c.executemany(
                 f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})",
@@ -246,9 +255,9 @@ class Writer:
             (pid, version, record.get("content_hash"), superseded_at, json.dumps(record, ensure_ascii=False)),
         )
 
-    def _write_quarantine(self, input_ids: dict[tuple[str, str], int]) -> None:
+    def _write_quarantine(self, quarantine: list[Quarantined], input_ids: dict[tuple[str, str], int]) -> None:
         now = utcnow()
-        for q in self._quarantine:
+        for q in quarantine:
             cur = self.conn.execute(
                 "INSERT OR IGNORE INTO quarantine (raw_input_id, source, locator, position, input_sha256, reason, detail,"
                 " text, at, run_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -258,3 +267,51 @@ class Writer:
             self.counts["quarantined"] += 1
             if cur.rowcount:
                 self.counts["quarantined_new"] += 1
+
+
+class BackgroundWriter(Writer):
+    """A :class:`Writer` whose batches are written by a thread of their own.
+
+    SQLite releases the GIL while it works, so the engine parses and normalizes the next batch on
+    one core while this thread writes the previous one on the other. Batches keep their order and
+    their one-transaction-each guarantee; at most two wait in the queue (back-pressure).
+    """
+
+    def __init__(self, db_path: str, *, run_id: int | None = None, batch_size: int = 500):
+        self.db_path = db_path
+        self.run_id = run_id
+        self.batch_size = batch_size
+        self.counts = Counter()
+        self.changed_ids = []
+        self._batch = Batch()
+        self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=2)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="jobcrawl-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from .schema import open_db
+
+        db = open_db(self.db_path)
+        self.db, self.conn = db, db.conn
+        try:
+            while (batch := self._queue.get()) is not None:
+                if self._error is None:
+                    try:
+                        Writer.write(self, batch)
+                    except BaseException as err:  # re-raised in the engine's thread by close()
+                        self._error = err
+        finally:
+            db.close()
+
+    def write(self, batch: Batch) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(batch)
+
+    def close(self) -> None:
+        self.flush()
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error

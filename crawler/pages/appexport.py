@@ -36,6 +36,7 @@ from normalize.text import clean_line
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 FOOTER = "watch jobs"
+STREAM_ABOVE_CHARS = 4_000_000
 
 # Top-level block headings → internal block names. Compared with spaces removed.
 BLOCKS = {
@@ -119,7 +120,12 @@ def split_pages(text: str) -> list[Chunk]:
     return list(iter_pages(text))
 
 
+_LONGEST_BLOCK = max(len(name) for name in BLOCKS) + 2
+
+
 def _block_name(line: str) -> str | None:
+    if len(line) > _LONGEST_BLOCK:
+        return None
     return BLOCKS.get(line.replace(" ", "").casefold())
 
 
@@ -338,12 +344,18 @@ def parse_dump(body: bytes, *, locator: str, fetched_at: str, as_of: str, source
         yield Quarantined(**base, input_sha256=sha, reason=err.reason, detail=str(err), text=None)
         return
 
-    def pages():
-        for chunk in iter_pages(text):
+    # Pass 1 decides the input's status without building items; pass 2 yields the items one by
+    # one as the engine asks for them. Ordinary files are split once; a huge one (a 50 MB dump)
+    # is split again in pass 2 instead of keeping all its pages in memory.
+    def build(chunks):
+        for chunk in chunks:
             yield AppExportPage(chunk, f"{locator}#{chunk.index}", locator, fetched_at, as_of, sha, source)
 
-    # Pass 1 decides the input's status without building items (a 50 MB dump stays small in
-    # memory); pass 2 yields the items one by one as the engine asks for them.
+    kept = list(build(iter_pages(text))) if len(text) < STREAM_ABOVE_CHARS else None
+
+    def pages():
+        return iter(kept) if kept is not None else build(iter_pages(text))
+
     pages_seen, postings, reasons, only_reason = 0, 0, set(), None
     for page in pages():
         pages_seen += 1

@@ -249,7 +249,7 @@ class JsonLdPosting(Entry):
 
     def resolve(self, value: Any) -> Any:
         """A ``{"@id": …}`` reference replaced by the node it names in the same block."""
-        if isinstance(value, dict) and set(value) == {"@id"}:
+        if isinstance(value, dict) and set(value) == {"@id"} and isinstance(value["@id"], str):
             return self.refs.get(value["@id"], value)
         return value
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from itemadapter import ItemAdapter
 
-from crawler.db.schema import open_db
-from crawler.db.writer import Writer
+from crawler.db.writer import BackgroundWriter
 from normalize.models import Posting, Quarantined, RawInput
 
 
@@ -15,8 +14,7 @@ class StorePipeline:
         self.db_path = db_path
         self.run_id = run_id
         self.batch_size = batch_size
-        self.db = None
-        self.writer: Writer | None = None
+        self.writer: BackgroundWriter | None = None
         self.quarantine_log: list[str] = []
 
     @classmethod
@@ -26,15 +24,14 @@ class StorePipeline:
         return cls(crawler.stats, s.get("JOBCRAWL_DB"), int(run_id) if run_id else None, s.getint("JOBCRAWL_BATCH_SIZE"))
 
     def open_spider(self, spider=None):
-        self.db = open_db(self.db_path)
-        self.writer = Writer(self.db, run_id=self.run_id, batch_size=self.batch_size)
+        self.writer = BackgroundWriter(self.db_path, run_id=self.run_id, batch_size=self.batch_size)
         self.stats.set_value("jobcrawl/quarantine_log", self.quarantine_log)
 
     def process_item(self, item, spider=None):
         if isinstance(item, Posting):
             self.writer.add_posting(item)
         elif isinstance(item, RawInput):
-            self.writer.add_input(item, status=item.status, postings=item.postings)
+            self.writer.add_input(item)
         elif isinstance(item, Quarantined):
             adapter = ItemAdapter(item)
             where = adapter["locator"] + ("" if adapter.get("position") is None else f"#{adapter['position']}")
@@ -43,8 +40,7 @@ class StorePipeline:
         return item
 
     def close_spider(self, spider=None):
-        self.writer.flush()
+        self.writer.close()
         for key, value in self.writer.counts.items():
             self.stats.set_value(f"jobcrawl/{key}", value)
-        self.stats.set_value("jobcrawl/changed_ids", len(self.writer.changed_ids))
-        self.db.close()
+        self.stats.set_value("jobcrawl/changed", len(self.writer.changed_ids))
