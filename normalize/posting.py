@@ -21,7 +21,8 @@ from .models import (
     Signal,
 )
 from .salary import parse_salary, parse_salary_compare, parse_salary_estimate
-from .sections import clean_bullet, section_key
+from .fields import parse_location
+from .sections import clean_bullet, section_key, sections_dict
 from .text import clean_line, clean_text, sha256_hex
 
 INSIGHT_HEADINGS = {
@@ -75,8 +76,6 @@ def normalize_sections(raw_sections: list[RawSection], description: str | None) 
         sections.setdefault(key, []).extend(bullets)
         headings.setdefault(key, clean_line(block.heading))
     if description and not sections:
-        from .sections import sections_dict  # TODO(lead): top-level import once the splitter lands
-
         for key, bullets in sections_dict(description).items():
             sections.setdefault(key, []).extend(bullets)
             headings.setdefault(key, "")
@@ -165,8 +164,6 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
     city = market.city
     district = None
     if raw.location:
-        from .fields import parse_location
-
         loc = parse_location(raw.location)
         city = loc.get("city") or city
         district = loc.get("district")
