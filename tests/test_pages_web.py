@@ -7,6 +7,8 @@ from hashlib import sha256
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy.http import HtmlResponse, TextResponse
 
 from crawler.pages.ashby import AshbyPage, ashby_interval
@@ -663,3 +665,71 @@ def test_from_response_keeps_url_and_body():
     page = LeverPage.from_response(response, fetched_at=FETCHED)
     assert (page.url, page.sha256, page.board, len(page.to_items())) == (
         LEVER_URL, sha256(body("ats/lever_matchgroup_postings.json")).hexdigest(), "matchgroup", 2)
+
+
+# --------------------------------------------------------------------------- any JSON shape: postings or problems, never a crash
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
+    | st.sampled_from(["<p><b>Requirements</b></p><ul><li>x</li></ul>", "&lt;p&gt;x&lt;/p&gt;", "1 YEAR", "per-year-salary"]),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(
+        st.sampled_from(["@type", "@id", "name", "value", "minValue", "maxValue", "unitText", "currency", "address",
+                         "addressLocality", "location", "title", "content", "text", "compensationType", "interval",
+                         "summaryComponents", "compensationTiers", "components", "min_cents", "currency_type"]),
+        children, max_size=4),
+    max_leaves=12,
+)
+
+JOB_KEYS = {
+    JsonLdPage: ["title", "name", "identifier", "url", "hiringOrganization", "jobLocation", "jobLocationType",
+                 "applicantLocationRequirements", "employmentType", "datePosted", "validThrough", "baseSalary",
+                 "estimatedSalary", "salaryCurrency", "description", "qualifications", "responsibilities", "skills",
+                 "experienceRequirements", "educationRequirements", "jobBenefits", "industry", "occupationalCategory"],
+    GreenhousePage: ["id", "title", "absolute_url", "location", "updated_at", "first_published", "departments",
+                     "offices", "metadata", "content", "pay_input_ranges", "company_name", "application_deadline"],
+    LeverPage: ["id", "text", "categories", "workplaceType", "createdAt", "hostedUrl", "description",
+                "descriptionPlain", "lists", "additional", "additionalPlain", "salaryRange", "salaryDescription"],
+    AshbyPage: ["id", "title", "department", "team", "employmentType", "location", "secondaryLocations", "isRemote",
+                "workplaceType", "publishedAt", "jobUrl", "descriptionHtml", "descriptionPlain", "compensation"],
+}
+
+
+def _response(cls, job: dict) -> str:
+    if cls is JsonLdPage:
+        script = json.dumps(dict(job, **{"@type": "JobPosting"})).replace("</", "<\\/")
+        return f'<script type="application/ld+json">{script}</script>'
+    if cls is LeverPage:
+        return json.dumps([job])
+    return json.dumps({"jobs": [job]})
+
+
+@pytest.mark.parametrize("cls", list(JOB_KEYS), ids=lambda cls: cls.source)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_any_field_shape_gives_a_posting_or_a_problem(cls, data):
+    job = data.draw(st.fixed_dictionaries({}, optional={key: JSON_VALUES for key in JOB_KEYS[cls]}))
+    page = cls("http://127.0.0.1:8000/v1/boards/b/jobs", _response(cls, job), fetched_at=FETCHED)
+    items = page.to_items()
+    assert len(items) + len(page.problems) == 1
+    assert all(problem.reason in ("no_id", "bad_entry") for problem in page.problems)
+
+
+MARKUP = st.lists(st.sampled_from(["<p>", "</p>", "<li>", "<ul>", "</ul>", "<b>", "</b>", "<br>", "<h2>", "</h2>",
+                                   "<script>", "</script>", "&lt;", "&amp;", "&nbsp;", "<!--", "-->", "<", ">", "\x00"])
+                  | st.text(max_size=8), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(markup=MARKUP)
+def test_html_blocks_reads_any_markup(markup):
+    blocks = html_blocks(markup)
+    assert all(b.text and b.text == b.text.strip() and b.kind in (HEAD, ITEM, TEXT) for b in blocks)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=MARKUP | st.text(alphabet='{}[]",:/*\n tru0-9&;quot', max_size=40))
+def test_loads_lenient_fails_only_with_a_json_error(raw):
+    try:
+        loads_lenient(raw)
+    except json.JSONDecodeError:
+        pass
