@@ -659,6 +659,31 @@ def test_ashby_board_name_from_url_path():
     assert {i.company for i in page.to_items()} == {"linear"}
 
 
+PARSE = [
+    pytest.param(GreenhousePage, "ats/greenhouse_gitlab_jobs.json", ("parsed", 2, None),
+                 ["RawInput", "RawPosting", "RawPosting"], id="greenhouse-parsed"),
+    pytest.param(GreenhousePage, "ats/greenhouse_mixed_listing.json",
+                 ("partial", 2, "entry 1 has no id; entry 2 is a JSON str, not an object"),
+                 ["RawInput", "RawPosting", "RawPosting", "Quarantined", "Quarantined"], id="greenhouse-partial"),
+    pytest.param(GreenhousePage, "ats/greenhouse_truncated.json",
+                 ("quarantined", 0, "invalid JSON: Unterminated string starting at (line 38, column 18)"),
+                 ["RawInput", "Quarantined"], id="greenhouse-unreadable"),
+    pytest.param(JsonLdPage, "site/jobs/5.html", ("partial", 1, "JSON-LD block 1: Expecting ',' delimiter (line 8, column 42)"),
+                 ["RawInput", "RawPosting", "Quarantined"], id="jsonld-partial"),
+]
+
+
+@pytest.mark.parametrize(("cls", "fixture", "expected", "kinds"), PARSE)
+def test_parse_yields_the_raw_input_first(cls, fixture, expected, kinds):
+    results = list(cls("http://127.0.0.1:8000/v1/boards/b/jobs", body(fixture), fetched_at=FETCHED).parse())
+    raw = results[0]
+    assert [type(r).__name__ for r in results] == kinds
+    assert (raw.status, raw.postings, raw.error) == expected
+    assert (raw.source, raw.locator, raw.sha256, raw.size, raw.encoding, raw.text) == (
+        cls.source, "http://127.0.0.1:8000/v1/boards/b/jobs", sha256(body(fixture)).hexdigest(), len(body(fixture)),
+        "utf-8", body(fixture).decode("utf-8"))
+
+
 def test_from_response_keeps_url_and_body():
     response = TextResponse(url=LEVER_URL, body=body("ats/lever_matchgroup_postings.json"),
                             headers={"Content-Type": "application/json"})

@@ -13,20 +13,21 @@ Shared helpers: HTML → lines (:func:`html_blocks`), lines → sections split o
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
-from typing import Any, ClassVar, Literal, Mapping
+from typing import Any, ClassVar, Iterator, Literal, Mapping
 from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
 from w3lib.encoding import html_to_unicode
 
-from normalize.models import Quarantined, RawPosting, RawSection
+from normalize.models import Quarantined, RawInput, RawPosting, RawSection
 from normalize.sections import section_key
 from normalize.text import clean_line, sha256_hex
 
@@ -114,11 +115,21 @@ class WebPage:
         return cls(response.url, response.body, headers=response.headers, fetched_at=fetched_at, as_of=as_of, **kwargs)
 
     @cached_property
+    def _decoded(self) -> tuple[str, str]:
+        if self._text is not None:
+            return "utf-8", self._text
+        encoding, text = html_to_unicode(self.headers.get("content-type"), self.body)
+        return codecs.lookup(encoding).name, text
+
+    @property
     def text(self) -> str:
         """The body decoded with the charset of Content-Type, a BOM or a meta tag (UTF-8 by default)."""
-        if self._text is not None:
-            return self._text
-        return html_to_unicode(self.headers.get("content-type"), self.body)[1]
+        return self._decoded[1]
+
+    @property
+    def encoding(self) -> str:
+        """The encoding :attr:`text` was decoded with (Python codec name)."""
+        return self._decoded[0]
 
     @cached_property
     def sha256(self) -> str:
@@ -149,6 +160,25 @@ class WebPage:
         for item in items:
             item.complete_listing = complete
         return items
+
+    def parse(self) -> Iterator[RawInput | RawPosting | Quarantined]:
+        """Everything a spider yields for this response: its :class:`RawInput` first (status ``parsed``,
+        ``partial`` or ``quarantined``), then the postings, then a :class:`Quarantined` per problem.
+        Never raises :class:`PageError`: an unreadable response becomes a quarantined input.
+        """
+        raw = dict(source=self.source, locator=self.url, sha256=self.sha256, size=len(self.body),
+                   encoding=self.encoding, text=self.text, fetched_at=self.fetched_at, as_of=self.as_of)
+        try:
+            items = self.to_items()
+        except PageError as err:
+            yield RawInput(**raw, status="quarantined", error=err.detail)
+            yield self.quarantine(err)
+            return
+        status = "partial" if items and self.problems else "quarantined" if self.problems else "parsed"
+        error = "; ".join(problem.detail for problem in self.problems) or None
+        yield RawInput(**raw, status=status, postings=len(items), error=error)
+        yield from items
+        yield from self.problems
 
     def item(self, position: int, **fields: Any) -> RawPosting:
         """A RawPosting carrying this response's provenance."""
