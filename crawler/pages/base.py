@@ -3,9 +3,10 @@
 A page object wraps one response (URL, body, headers, fetch time). ``to_items()`` returns every
 posting it holds, in source order; entries that cannot become a posting are skipped and listed in
 ``problems`` as :class:`Quarantined` records; a response that cannot be read at all raises
-:class:`PageError`. Each posting is built by an :class:`Entry` with one method per field
-(web-poet style), so a new source is one small subclass pair. Spiders only navigate; page objects
-never touch SQLite and never see the normalized models.
+:class:`PageError`. ``parse()`` wraps all of it for a spider callback: the :class:`RawInput`
+first, then the postings, then the problems; it never raises. Each posting is built by an
+:class:`Entry` with one method per field (web-poet style), so a new source is one small subclass
+pair. Spiders only navigate; page objects never touch SQLite and never see the normalized models.
 
 Shared helpers: HTML → lines (:func:`html_blocks`), lines → sections split on headings
 (:func:`describe`), salary text that a parser reads back exactly (:func:`salary_text`).
