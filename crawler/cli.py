@@ -61,10 +61,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, batch_size: int, 
       jobcrawl ingest seeds/
       jobcrawl ingest 'exports/**/*.txt' --db jobs.db --as-of 2026-11-29T12:00:00+08:00
     """
-    from crawler.db.runs import finish_run, start_run
-    from crawler.db.schema import open_db
     from crawler.inputs import InputError, resolve_inputs
-    from crawler.run import run_spider
+    from crawler.jobs import run_into_db
     from crawler.spiders.textdump import TextdumpSpider
 
     anchor = _parse_as_of(as_of)
@@ -73,46 +71,30 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, batch_size: int, 
     except InputError as err:
         raise click.UsageError(str(err)) from None
 
-    database = open_db(db)
-    run_id = start_run(database, "ingest", {"paths": list(paths), "as_of": as_of})
-    database.close()
-
-    log_level = {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG")
-    overrides = {"JOBCRAWL_DB": db, "JOBCRAWL_RUN_ID": run_id, "LOG_LEVEL": log_level, "JOBCRAWL_BATCH_SIZE": batch_size}
     show_bar = len(inputs) > 5 and sys.stderr.isatty()
-    with click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr,
-                           hidden=not show_bar) as bar:
-        stats = run_spider(TextdumpSpider, overrides, on_response=lambda: bar.update(1),
-                           inputs=inputs, as_of=anchor)
+    with click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr, hidden=not show_bar) as bar:
+        result = run_into_db(
+            TextdumpSpider, db, kind="ingest", args={"paths": list(paths), "as_of": as_of},
+            spider_kwargs={"inputs": inputs, "as_of": anchor},
+            settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size},
+            on_response=lambda: bar.update(1),
+        )
+    _report(result, db)
 
-    counts = {
-        "files": stats.get("jobcrawl/files", 0),
-        "found": stats.get("jobcrawl/postings_found", 0),
-        "new": stats.get("jobcrawl/new", 0),
-        "updated": stats.get("jobcrawl/updated", 0),
-        "unchanged": stats.get("jobcrawl/unchanged", 0),
-        "quarantined": stats.get("jobcrawl/quarantined", 0),
-    }
-    problems = stats.get("jobcrawl/quarantine_log", [])
-    status = "partial" if counts["quarantined"] else "ok"
-    if stats.get("finish_reason") not in (None, "finished"):
-        status = "failed"
-    database = open_db(db)
-    finish_run(database, run_id, counts, status=status,
-               stats={k: v for k, v in stats.items() if k.startswith("jobcrawl/") and k != "jobcrawl/quarantine_log"})
-    total = database["postings"].count
-    database.close()
 
-    for line in problems:
+def _log_level(verbose: int) -> str:
+    return {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG")
+
+
+def _report(result, db: str) -> None:
+    """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined) or 3 (failed)."""
+    for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
-    click.echo(
-        f"files read {counts['files']} · postings found {counts['found']} · new {counts['new']} · "
-        f"updated {counts['updated']} · unchanged {counts['unchanged']} · quarantined {counts['quarantined']}"
-    )
-    click.echo(f"database {db}: {total} postings (run {run_id})")
-    if status == "failed":
+    click.echo(result.summary())
+    click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
+    if result.status == "failed":
         raise SystemExit(3)
-    raise SystemExit(1 if counts["quarantined"] else 0)
+    raise SystemExit(1 if result.counts["quarantined"] else 0)
 
 
 def _flat(value):
