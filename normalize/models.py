@@ -190,6 +190,16 @@ class Activity(_Model):
     open_in_category: int | None = Field(None, description="Open postings in the posting's category (company lines).")
 
 
+class CompanyInfo(_Model):
+    """Company facts run together in listing exports (`互联网A轮1000-9999人`)."""
+
+    raw: str | None = Field(None, description="Company line as written.")
+    industry: str | None = Field(None, description="Industry (`互联网`).")
+    funding_stage: str | None = Field(None, description="Funding stage (`A轮`, `已上市`, `不需要融资`).")
+    size_min: int | None = Field(None, description="Lower bound of the head count (`1000-9999人` → 1000).")
+    size_max: int | None = Field(None, description="Upper bound of the head count; null when open-ended.")
+
+
 class Signal(_Model):
     key: str = Field(description="Signal key (薪资信号, 技术前沿, 技术栈, 成长机会, 业务类型, 工作模式, 办公地点, 加班情况, 行业发展, 社会影响, 创新程度).")
     value: str = Field(description="Signal value.")
@@ -233,8 +243,11 @@ class Posting(_Model):
     employment_type: str | None = Field(None, description="Employment type (`全职员工`, `FULL_TIME`).")
     work_mode: str | None = Field(None, description="Work mode: 仅现场办公 (on-site), 混合办公 (hybrid), 远程办公 (remote), as written.")
     remote: bool | None = Field(None, description="True when the posting allows remote work; null when unknown.")
-    experience: str | None = Field(None, description="Experience requirement.")
-    education: str | None = Field(None, description="Education requirement.")
+    experience: str | None = Field(None, description="Experience requirement as written (`1-3年`).")
+    experience_min_years: float | None = Field(None, description="Minimum years of experience (`1-3年` → 1; 应届 → 0).")
+    experience_max_years: float | None = Field(None, description="Maximum years of experience, when bounded.")
+    education: str | None = Field(None, description="Minimum education (`本科`, `硕士`).")
+    company_info: CompanyInfo = Field(default_factory=CompanyInfo, description="Industry, funding stage and size of the company.")
     posted_raw: str | None = Field(None, description="Post time as written (`发布于 大约 4 小时前`).")
     posted_at: str | None = Field(None, description="Post time resolved against as_of (UTC).")
     posted_approx: bool = Field(False, description="The post time is approximate (`大约`).")

@@ -250,6 +250,12 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m002_experience_and_company_info(db: sqlite_utils.Database) -> None:
+    """Posting gained experience years and company info (industry, funding stage, size)."""
+    sync_columns(db)
+
+
 def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Database:
     """Open (creating if needed) a jobcrawl database: WAL mode, 16 KB pages, migrations applied."""
     path = Path(path)

@@ -1,0 +1,32 @@
+"""The schema is the pydantic models, flattened; migrations bring old databases forward."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from crawler.db.schema import POSTING_COLUMNS, column_descriptions, migrations, open_db
+
+
+def test_every_posting_column_is_documented():
+    docs = column_descriptions()["postings"]
+    assert [c for c, *_ in POSTING_COLUMNS if not docs.get(c)] == []
+    assert docs["salary_monthly_min"] == "Lower base pay per month (day × 21.75, hour × 174, year ÷ 12)."
+
+
+def test_migrations_bring_an_old_database_forward(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m002_experience_and_company_info")
+    db["postings"].insert({"id": 1, "key": "k", "title": "旧岗位"})
+    assert "company_info_industry" not in db["postings"].columns_dict
+    db.close()
+
+    db = open_db(path)
+    columns = db["postings"].columns_dict
+    assert {"company_info_industry", "company_info_size_min", "experience_min_years"} <= set(columns)
+    assert [c for c, *_ in POSTING_COLUMNS if c not in columns] == []
+    assert db.execute("SELECT title FROM postings WHERE id = 1").fetchone() == ("旧岗位",)
+    applied = [m.name for m in migrations.applied(db)]
+    assert applied[:2] == ["m001_initial", "m002_experience_and_company_info"]
+    db.close()
+    open_db(path).close()  # idempotent
