@@ -154,7 +154,7 @@ class _Guard:
 
 _GUARD_KEYS = {"doc", "latin", "cjk", "latin_case", "case", "left", "right", "reject_left", "reject_right",
                "reject_around", "trailing_digit"}
-_SKILL_KEYS = {"name", "en", "zh", "guarded", "guard", "parent", "frontier"}
+_SKILL_KEYS = {"name", "en", "zh", "guarded", "guard", "parent", "frontier", "match_name"}
 
 
 def _compile_guard(name: str, spec: Mapping) -> _Guard:
@@ -203,6 +203,7 @@ class _Alias:
     guard: _Guard | None
 
 
+_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)[^\s\u3000-\u303f\u4e00-\u9fff]+")
 _SEPARATED = re.compile(r"(?<=[a-z0-9])[ -](?=[a-z0-9])")
 
 
@@ -257,31 +258,44 @@ class Taxonomy:
             raise TaxonomyError(f"skill {name!r}: unknown keys {sorted(unknown)}")
         if name in self._index:
             raise TaxonomyError(f"skill {name!r} is defined twice")
-        guard = None
-        if "guard" in entry:
-            guard = guards.get(entry["guard"])
-            if guard is None:
-                raise TaxonomyError(f"skill {name!r}: unknown guard {entry['guard']!r}")
-            used_guards.add(guard.name)
-        guarded = list(entry.get("guarded", ()))
-        if guarded and guard is None:
-            raise TaxonomyError(f"skill {name!r}: `guarded` aliases need a `guard`")
-        if guard is not None and not guarded:
-            raise TaxonomyError(f"skill {name!r}: `guard` without `guarded` aliases")
+        by_guard = self._guarded(name, entry, guards)
+        used_guards.update(by_guard)
+        guarded = [alias for aliases in by_guard.values() for alias in aliases]
         plain = list(entry.get("en", ())) + list(entry.get("zh", ()))
         idx = len(self.skills)
         self.skills.append(Skill(name=name, category=category, parent=entry.get("parent"),
                                  aliases=tuple(plain + guarded), frontier=bool(entry.get("frontier", False))))
         self._index[name] = idx
         folded_guarded = {fold(a).strip() for a in guarded}
-        written = ([] if fold(name).strip() in folded_guarded else [name]) + plain
-        for text in written:
+        name_matches = entry.get("match_name", True) and fold(name).strip() not in folded_guarded
+        for text in ([name] if name_matches else []) + plain:
             folded = fold(text).strip()
             self._register(name, folded, self._alias(idx, folded, None))
             for variant in _variants(folded):
                 variants.append((variant, self._alias(idx, variant, None)))
-        for folded in folded_guarded:
-            self._register(name, folded, self._alias(idx, folded, guard))
+        for guard_name, aliases in by_guard.items():
+            for alias in aliases:
+                folded = fold(alias).strip()
+                self._register(name, folded, self._alias(idx, folded, guards[guard_name]))
+
+    @staticmethod
+    def _guarded(name: str, entry: Mapping, guards: Mapping[str, _Guard]) -> dict[str, list[str]]:
+        """Guarded aliases by guard name: ``guarded = [...]`` with ``guard = "g"``, or ``guarded = {g = [...]}``."""
+        guarded = entry.get("guarded", ())
+        if isinstance(guarded, Mapping):
+            if "guard" in entry:
+                raise TaxonomyError(f"skill {name!r}: `guard` is implied when `guarded` is a table")
+            by_guard = {g: list(aliases) for g, aliases in guarded.items()}
+        elif guarded or "guard" in entry:
+            if not guarded or "guard" not in entry:
+                raise TaxonomyError(f"skill {name!r}: `guarded` aliases and `guard` go together")
+            by_guard = {entry["guard"]: list(guarded)}
+        else:
+            return {}
+        for g in by_guard:
+            if g not in guards:
+                raise TaxonomyError(f"skill {name!r}: unknown guard {g!r}")
+        return by_guard
 
     @staticmethod
     def _alias(idx: int, folded: str, guard: _Guard | None) -> _Alias:
@@ -352,6 +366,7 @@ class Taxonomy:
             offsets = [i for i, piece in enumerate(pieces) for _ in piece]
             offsets.append(len(line))
         n = len(folded)
+        urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()
         found: list[tuple[int, int, int]] = []
         for last, alias in self._automaton.iter(folded):
             end = last + 1
@@ -369,6 +384,8 @@ class Taxonomy:
                     written = line[offsets[start]:offsets[end]]
                 if not alias.guard.accepts(folded, start, end, written):
                     continue
+            if urls and any(lo <= start < hi for lo, hi in urls):
+                continue
             found.append((start, -end, alias.skill))
         if not found:
             return []
