@@ -303,6 +303,25 @@ def test_reworded_similarity_is_close_to_exact_jaccard():
     assert abs(REWORDED_SIMILARITY - exact) < 0.05  # within the estimator's error for 128 permutations
 
 
+def test_bridging_record_merges_clusters_whatever_the_order():
+    g = _seed_record(GEELY, "g")
+    first_half = _seed_record(GEELY, "first-half", requirements=g.requirements[:4])  # Jaccard 0.21 with second-half
+    second_half = _seed_record(GEELY, "second-half", requirements=g.requirements[4:])
+    c = Clusterer()
+    assert [c.add(first_half).reason, c.add(second_half).reason] == ["new", "new"]
+    whole = c.add(_seed_record(GEELY, "whole"))  # 0.55 and 0.66 with the halves
+    assert (whole.cluster_id, whole.reason, whole.matched_key, whole.merged) == (1, "c", "second-half", (2,))
+    assert c.clusters() == {1: ["first-half", "second-half", "whole"]}
+    other_order = Clusterer()
+    for record in (_seed_record(GEELY, "whole"), second_half, first_half):
+        other_order.add(record)
+    assert other_order.clusters() == {1: ["whole", "second-half", "first-half"]}
+    no_merge = Clusterer(merge_bridges=False)
+    for record in (first_half, second_half, _seed_record(GEELY, "whole")):
+        no_merge.add(record)
+    assert no_merge.clusters() == {1: ["first-half"], 2: ["second-half", "whole"]}
+
+
 def test_another_title_same_company_different_requirements_is_new_cluster():
     c = Clusterer()
     c.add(_seed_record(GEELY, "geely"))
