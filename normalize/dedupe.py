@@ -62,6 +62,7 @@ __all__ = [
     "completeness",
     "choose_canonical",
     "Record",
+    "record_from_posting",
     "Assignment",
     "Clusterer",
 ]
@@ -459,6 +460,18 @@ class Record:
     requirements: Sequence[str] = ()
     responsibilities: Sequence[str] = ()
     first_seen: str | None = None
+
+
+def record_from_posting(posting: Any) -> Record:
+    """The :class:`Record` of a normalized ``Posting`` (or a dict with its fields): bullets from its
+    ``requirements`` and ``responsibilities`` sections; text from ``description``, else all its sections."""
+    sections: Mapping[str, Sequence[str]] = _field(posting, "sections") or {}
+    text = _field(posting, "description") or "\n".join(line for lines in sections.values() for line in lines)
+    return Record(
+        key=str(_field(posting, "key")), company=_field(posting, "company"), title=_field(posting, "title"),
+        city=_field(posting, "city"), text=text or None, requirements=list(sections.get("requirements", ())),
+        responsibilities=list(sections.get("responsibilities", ())), first_seen=_field(posting, "first_seen"),
+    )
 
 
 def completeness(record: Any) -> int:

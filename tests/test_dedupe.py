@@ -27,6 +27,7 @@ from normalize.dedupe import (
     normalize_city,
     normalize_company,
     normalize_title,
+    record_from_posting,
     same_record,
     shingle_hashes,
     shingles,
@@ -360,6 +361,24 @@ def test_from_signatures_restores_clusters_and_keeps_matching():
     assert (late.cluster_id, late.reason, late.matched_key) == (1, "c", "geely")
     assert rebuilt.add(_seed_record(MOMENTA, "momenta-repost")) == Assignment("momenta-repost", 2, "b", 1.0, "momenta")
     assert rebuilt.add(_seed_record(MOMENTA, "new-one", title="测试工程师", requirements=["熟悉自动化测试"])).cluster_id == 3
+
+
+def test_record_from_posting():
+    from normalize.models import Posting
+
+    posting = Posting(
+        key="k1", source="textdump", source_id="a.txt#0", locator="a.txt", company="吉利汽车", title="AI算子开发工程师",
+        city="杭州", sections={"about": ["隶属智驾"], "requirements": ["熟悉CUDA"], "responsibilities": ["算子开发"]},
+        content_hash="x", as_of="2026-11-29T00:00:00+00:00", first_seen="2026-11-29T00:00:00+00:00",
+        last_seen="2026-11-29T00:00:00+00:00",
+    )
+    assert record_from_posting(posting) == Record(
+        key="k1", company="吉利汽车", title="AI算子开发工程师", city="杭州", text="隶属智驾\n熟悉CUDA\n算子开发",
+        requirements=["熟悉CUDA"], responsibilities=["算子开发"], first_seen="2026-11-29T00:00:00+00:00",
+    )
+    assert record_from_posting({"key": 7, "description": "Build GPU kernels."}) == Record(
+        key="7", text="Build GPU kernels.", requirements=[], responsibilities=[]
+    )
 
 
 # --------------------------------------------------------------------------- canonical member
