@@ -118,8 +118,7 @@ def export(db: str, fmt: str, out: str) -> None:
     from crawler.db.read import iter_export
     from crawler.db.schema import open_db
 
-    if not Path(db).exists():
-        raise click.UsageError(f"{db}: no such database (run `jobcrawl ingest` first)")
+    _require_db(db)
     database = open_db(db)
     stream = click.open_file(out, "w", encoding="utf-8")
     with stream:
@@ -134,6 +133,42 @@ def export(db: str, fmt: str, out: str) -> None:
                     writer.writeheader()
                 writer.writerow({k: _flat(v) for k, v in record.items()})
     database.close()
+
+
+@main.command()
+@DB_OPTION
+@click.option("--taxonomy", type=click.Path(exists=True, dir_okay=False),
+              help="Skill taxonomy TOML (default: the packaged normalize/data/skills.toml).")
+def retag(db: str, taxonomy: str | None) -> None:
+    """Re-run skill tagging over every stored posting, without re-ingesting.
+
+    Run it after editing the taxonomy; it is idempotent. Ingests and crawls retag on their own
+    when they notice the taxonomy changed.
+
+    \b
+    Example:
+      jobcrawl retag --db jobs.db
+      jobcrawl retag --taxonomy my_skills.toml
+    """
+    from crawler.db.schema import open_db
+    from crawler.db.skills import retag as run_retag
+    from normalize.skills import TaxonomyError, load_taxonomy
+
+    _require_db(db)
+    try:
+        tax = load_taxonomy(taxonomy)
+    except TaxonomyError as err:
+        raise click.UsageError(f"{taxonomy}: {err}") from None
+    database = open_db(db)
+    counts = run_retag(database, tax)
+    database.close()
+    click.echo(f"retagged {counts['postings']} postings · skills changed in {counts['changed']} · "
+               f"{counts['rows']} evidence rows · taxonomy {tax.version} ({len(tax.skills)} skills)")
+
+
+def _require_db(db: str) -> None:
+    if not Path(db).exists():
+        raise click.UsageError(f"{db}: no such database (run `jobcrawl ingest` first)")
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from crawler.db import skills
 from crawler.db.runs import finish_run, start_run
 from crawler.db.schema import open_db
 from crawler.run import run_spider
+from normalize.skills import load_taxonomy
 
 COUNT_STATS = {
     "files": "jobcrawl/files",
@@ -43,8 +45,10 @@ def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_k
 
     Status: ``ok``, ``partial`` (something quarantined) or ``failed`` (the crawl did not finish).
     """
+    taxonomy = load_taxonomy((settings or {}).get("JOBCRAWL_TAXONOMY"))
     database = open_db(db)
     run_id = start_run(database, kind, args)
+    stale_skills = skills.prepare(database, taxonomy)
     database.close()
 
     overrides = {"JOBCRAWL_DB": db, "JOBCRAWL_RUN_ID": run_id, **(settings or {})}
@@ -57,6 +61,8 @@ def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_k
         status = "failed"
     kept = {k: v for k, v in stats.items() if k != "jobcrawl/quarantine_log"}
     database = open_db(db)
+    if stale_skills:  # the taxonomy changed since the stored postings were tagged
+        kept["jobcrawl/retagged"] = skills.retag(database, taxonomy)["postings"]
     finish_run(database, run_id, counts, status=status, stats=kept)
     total = database["postings"].count
     database.close()

@@ -11,6 +11,7 @@ NEWSPIDER_MODULE = "crawler.spiders"
 ITEM_PIPELINES = {
     "crawler.pipelines.validate.ValidatePipeline": 100,
     "crawler.pipelines.normalize.NormalizePipeline": 200,
+    "crawler.pipelines.skills.SkillsPipeline": 300,
     "crawler.pipelines.store.StorePipeline": 900,
 }
 
@@ -20,6 +21,7 @@ JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
 JOBCRAWL_RUN_ID = None             # set by the CLI: the runs row this crawl reports to
 JOBCRAWL_MAX_FILE_MB = 64          # text dumps larger than this are quarantined unread
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
+JOBCRAWL_TAXONOMY = None           # skill taxonomy file; None = the packaged normalize/data/skills.toml
 
 # Politeness (web spiders). File spiders turn the throttling off for local files.
 JOBCRAWL_CONTACT = "https://github.com/jobcrawl/jobcrawl"

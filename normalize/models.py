@@ -200,6 +200,18 @@ class CompanyInfo(_Model):
     size_max: int | None = Field(None, description="Upper bound of the head count; null when open-ended.")
 
 
+class SkillEvidence(_Model):
+    """Where a skill was found in a posting: one per (skill, section)."""
+
+    skill: str = Field(description="Canonical skill name from the taxonomy.")
+    category: str = Field(description="Skill category (language, framework, gpu, compiler, tool, model, technique, infra, data, domain, soft).")
+    section: str = Field(description="Where it was found: tags, about, requirements, responsibilities, preferred, …")
+    count: int = Field(description="Occurrences in that section.")
+    first_offset: int = Field(description="Character offset of the first occurrence in the section's text.")
+    matched: str = Field(description="The text as written at the first occurrence (`Pytorch`, `火焰图`).")
+    snippet: str = Field(description="About 40 characters around the first occurrence.")
+
+
 class Signal(_Model):
     key: str = Field(description="Signal key (薪资信号, 技术前沿, 技术栈, 成长机会, 业务类型, 工作模式, 办公地点, 加班情况, 行业发展, 社会影响, 创新程度).")
     value: str = Field(description="Signal value.")
@@ -255,6 +267,8 @@ class Posting(_Model):
     published_label: str | None = Field(None, description="Publication label (`今天发布`).")
     valid_through: str | None = Field(None, description="Closing date given by the source (UTC).")
     tags: list[str] = Field(default_factory=list, description="Tags as written, in source order.")
+    skills: list[str] = Field(default_factory=list, description="Canonical skills found in the tags and JD sections, by first appearance.")
+    skill_evidence: list[SkillEvidence] = Field(default_factory=list, description="Evidence for each skill: section, text as written, snippet.")
     salary: Salary = Field(default_factory=Salary, description="Salary, normalized with its raw text.")
     company_activity: Activity = Field(default_factory=Activity, description="Company hiring activity as the source states it.")
     market: Activity = Field(default_factory=Activity, description="Market for this city and category as the source states it.")

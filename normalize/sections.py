@@ -150,7 +150,8 @@ _BULLET = re.compile(
 
 def clean_bullet(line: str) -> str:
     """A bullet's text without its marker (``- ``, ``1.``, ``1、``, ``(1)``, ``①``, ``•``, ``一、``)."""
-    return clean_line(_BULLET.sub("", clean_line(line), count=1))
+    line = clean_line(line)
+    return _BULLET.sub("", line, count=1).strip() if line else line
 
 
 # --------------------------------------------------------------------------- headings in running text

@@ -18,6 +18,7 @@ from normalize.models import DIMENSIONS
 from .schema import unflatten_posting
 
 BATCH = 500
+EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
 
 
 def _evaluation(row: dict[str, Any], signals: list[dict[str, Any]]) -> dict[str, Any]:
@@ -45,6 +46,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
     q = ",".join("?" * len(ids))
     children: dict[str, dict[int, list[dict[str, Any]]]] = {}
     for table, order in (("sections", "seq"), ("signals", "scorer, dimension, position"),
+                         ("posting_skills", "seq"),
                          ("evaluations", "scorer")):
         grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for child in db.query(f"SELECT * FROM {table} WHERE posting_id IN ({q}) ORDER BY posting_id, {order}", ids):
@@ -62,6 +64,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
             headings.setdefault(s["key"], s["heading"] or "")
         rec["sections"] = sections
         rec["section_headings"] = headings
+        rec["skill_evidence"] = [{k: r[k] for k in EVIDENCE_KEYS} for r in children["posting_skills"][pid]]
         signals_by_scorer: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for s in children["signals"][pid]:
             signals_by_scorer[s["scorer"]].append(s)

@@ -25,7 +25,7 @@ from sqlite_utils.migrations import Migrations
 from normalize.models import Posting
 
 # Posting fields that live in child tables, not in postings columns.
-CHILD_FIELDS = {"sections", "section_headings", "source_evaluation"}
+CHILD_FIELDS = {"sections", "section_headings", "source_evaluation", "skill_evidence"}
 
 migrations = Migrations("jobcrawl")
 
@@ -130,6 +130,18 @@ def column_descriptions() -> dict[str, dict[str, str]]:
 
 
 CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
+    "skills": {
+        "name": "Canonical skill name.", "category": "language, framework, gpu, compiler, tool, model, technique, infra, data, domain or soft.",
+        "parent": "Broader skill (FlashAttention → attention optimization).", "aliases": "Aliases matched, English and Chinese (JSON list).",
+        "frontier": "1 for frontier / emerging technology.",
+    },
+    "posting_skills": {
+        "posting_id": "Posting.", "skill": "Canonical skill.", "section": "tags, about, requirements, responsibilities, preferred …",
+        "seq": "Order of the hit in the posting (tags first, then sections in order).", "category": "Skill category.",
+        "count": "Occurrences in that section.", "first_offset": "Offset of the first occurrence in the section text.",
+        "matched": "Text as written.", "snippet": "About 40 characters around the first occurrence.",
+    },
+    "meta": {"key": "Setting name (taxonomy_version: the taxonomy the stored skills come from).", "value": "Its value."},
     "raw_inputs": {
         "id": "Row id.", "source": "Spider that read the input.", "locator": "Path relative to the ingest root, or URL.",
         "sha256": "SHA-256 of the input bytes.", "size": "Bytes.", "encoding": "Encoding it was decoded with.",
@@ -254,6 +266,25 @@ def m001_initial(db: sqlite_utils.Database) -> None:
 def m002_experience_and_company_info(db: sqlite_utils.Database) -> None:
     """Posting gained experience years and company info (industry, funding stage, size)."""
     sync_columns(db)
+
+
+@migrations()
+def m003_skills(db: sqlite_utils.Database) -> None:
+    """Skill taxonomy, skills found per posting with evidence, and a key/value meta table."""
+    sync_columns(db)
+    db["skills"].create(
+        {"name": str, "category": str, "parent": str, "aliases": str, "frontier": int}, pk="name",
+        foreign_keys=[("parent", "skills", "name")],
+    )
+    db["skills"].create_index(["category"])
+    db["posting_skills"].create(
+        {"posting_id": int, "skill": str, "section": str, "seq": int, "category": str, "count": int,
+         "first_offset": int, "matched": str, "snippet": str},
+        pk=("posting_id", "skill", "section"),
+        foreign_keys=[("posting_id", "postings", "id"), ("skill", "skills", "name")],
+    )
+    db["posting_skills"].create_index(["skill"])
+    db["meta"].create({"key": str, "value": str}, pk="key")
 
 
 def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Database:

@@ -25,6 +25,7 @@ import sqlite_utils
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
 
 from .schema import POSTING_COLUMNS, flatten_posting
+from .skills import insert_skill_rows, skill_rows
 
 _POSTING_COLS = [c for c, *_ in POSTING_COLUMNS if c != "id"] + ["raw_input_id", "version"]
 _INSERT_POSTING = "INSERT INTO postings (id, {cols}) VALUES (?, {qs})".format(
@@ -211,6 +212,7 @@ class Writer:
         if updates:
             c.executemany(_UPDATE_POSTING, updates)
             c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
+            c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM signals WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             c.executemany("DELETE FROM postings_fts WHERE rowid = ?", updated_ids)
@@ -218,8 +220,9 @@ class Writer:
         c.executemany("INSERT INTO postings_fts (rowid, title, company, body) VALUES (?, ?, ?, ?)", fts_insert)
 
     def _write_children(self, children: Iterable[tuple[int, Posting]]) -> None:
-        sections, evals, signals = [], [], []
+        sections, evals, signals, skills = [], [], [], []
         for pid, p in children:
+            skills.extend(skill_rows(pid, p.skill_evidence))
             seq = 0
             for key, items in p.sections.items():
                 heading = p.section_headings.get(key)
@@ -231,6 +234,7 @@ class Writer:
                 evals.append(row)
                 signals.extend(sigs)
         c = self.conn
+        insert_skill_rows(c, skills)
         if sections:
             c.executemany("INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", sections)
         if evals:

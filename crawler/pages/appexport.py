@@ -64,6 +64,7 @@ _POSTED = re.compile(
 )
 _WORK_MODE = re.compile(r"(仅现场办公|现场办公|远程办公|混合办公|居家办公|线下办公|可远程|远程|混合)")
 _EMPLOYMENT = re.compile(r"^(全职员工|兼职员工|全职|兼职|实习生|实习|合同工|外包|劳务派遣|临时工)")
+_SIGNAL = re.compile("^(" + "|".join(SIGNAL_KEYS) + ")")
 _OVERALL = re.compile(r"^(?:(?P<a>\d{1,3})\s*综合评分|综合评分\s*(?P<b>\d{1,3}))$")
 _COMPACT = re.compile(r"(薪资福利|成长发展|工作生活|使命价值)\s*(\d{1,3})")
 _SCORE_LINE = re.compile(r"^\d{1,3}\s*(?:较低|中等|较高)?$")
@@ -105,7 +106,7 @@ def iter_pages(text: str) -> Iterator[Chunk]:
         line = clean_line(raw)
         if not line:
             continue
-        if line.casefold() == FOOTER:
+        if len(line) == len(FOOTER) and line.casefold() == FOOTER:
             yield Chunk(index, current, True)
             index += 1
             current = []
@@ -126,7 +127,7 @@ _LONGEST_BLOCK = max(len(name) for name in BLOCKS) + 2
 def _block_name(line: str) -> str | None:
     if len(line) > _LONGEST_BLOCK:
         return None
-    return BLOCKS.get(line.replace(" ", "").casefold())
+    return BLOCKS.get(line) or BLOCKS.get(line.replace(" ", "").casefold())
 
 
 @dataclass
@@ -287,8 +288,8 @@ class AppExportPage:
                 continue
             if current.score_raw is None and _SCORE_LINE.match(line):
                 current.score_raw = line
-            elif key := next((k for k in SIGNAL_KEYS if line.startswith(k)), None):
-                current.signals.append(RawSignal(key=key, value=line[len(key):].strip()))
+            elif signal := _SIGNAL.match(line):
+                current.signals.append(RawSignal(key=signal.group(1), value=line[signal.end():].strip()))
             else:
                 current.explanation.append(line)
         ev.compact_raw = "\n".join(compact) or None

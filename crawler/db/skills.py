@@ -1,0 +1,118 @@
+"""Skills storage: the ``skills`` table synced from the taxonomy, ``posting_skills`` rows, retagging."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Iterable
+
+import sqlite_utils
+
+from normalize.models import Posting, SkillEvidence
+from normalize.skills import Taxonomy, skills_in_order
+
+PS_COLS = ("posting_id", "skill", "section", "seq", "category", "count", "first_offset", "matched", "snippet")
+
+
+def evidence(hits) -> list[SkillEvidence]:
+    return [SkillEvidence(skill=h.skill, category=h.category, section=h.section, count=h.count,
+                          first_offset=h.first_offset, matched=h.matched, snippet=h.snippet) for h in hits]
+
+
+def tag_posting(posting: Posting, taxonomy: Taxonomy) -> Posting:
+    """Fill ``skills`` and ``skill_evidence`` from the posting's tags and JD sections (every section
+    key; the app's AI-insight lists are not sections and are not tagged)."""
+    hits = taxonomy.tag(posting.sections, posting.tags)
+    posting.skills = skills_in_order(hits)
+    posting.skill_evidence = evidence(hits)
+    return posting
+
+
+def skill_rows(posting_id: int, items: Iterable[SkillEvidence]) -> list[tuple]:
+    return [(posting_id, e.skill, e.section, seq, e.category, e.count, e.first_offset, e.matched, e.snippet)
+            for seq, e in enumerate(items)]
+
+
+def insert_skill_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    if rows:
+        conn.executemany(f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})", rows)
+
+
+def stored_version(db: sqlite_utils.Database) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = 'taxonomy_version'").fetchone()
+    return row[0] if row else None
+
+
+def sync_taxonomy(db: sqlite_utils.Database, taxonomy: Taxonomy) -> bool:
+    """Make the ``skills`` table equal to the taxonomy. Returns True when it changed anything."""
+    rows = taxonomy.rows()
+    current = {r["name"]: r for r in db.query("SELECT * FROM skills")}
+    wanted = {r["name"]: {**r, "aliases": json.dumps(r["aliases"], ensure_ascii=False), "frontier": int(r["frontier"])}
+              for r in rows}
+    if current == wanted:
+        return False
+    with db.conn:
+        db.execute("DELETE FROM skills")
+        db.conn.executemany(
+            "INSERT INTO skills (name, category, parent, aliases, frontier) VALUES (?, ?, ?, ?, ?)",
+            [(r["name"], r["category"], r["parent"], r["aliases"], r["frontier"]) for r in wanted.values()],
+        )
+    return True
+
+
+def retag(db: sqlite_utils.Database, taxonomy: Taxonomy, *, batch: int = 1000) -> dict[str, int]:
+    """Re-run tagging over every stored posting (no re-ingest); idempotent.
+
+    Returns counts: postings tagged, postings whose skills changed, evidence rows written.
+    """
+    sync_taxonomy(db, taxonomy)
+    counts = {"postings": 0, "changed": 0, "rows": 0}
+    last = 0
+    conn = db.conn
+    while True:
+        postings = conn.execute(
+            "SELECT id, tags, skills FROM postings WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+        ).fetchall()
+        if not postings:
+            break
+        ids = [p[0] for p in postings]
+        q = ",".join("?" * len(ids))
+        sections: dict[int, dict[str, list[str]]] = {i: {} for i in ids}
+        for pid, key, text in conn.execute(
+            f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", ids
+        ):
+            sections[pid].setdefault(key, []).append(text)
+        updates, rows = [], []
+        for pid, tags, old in postings:
+            hits = taxonomy.tag(sections[pid], json.loads(tags or "[]"))
+            names = json.dumps(skills_in_order(hits), ensure_ascii=False)
+            if names != old:
+                counts["changed"] += 1
+            updates.append((names, pid))
+            rows.extend(skill_rows(pid, evidence(hits)))
+        with conn:
+            conn.executemany("UPDATE postings SET skills = ? WHERE id = ?", updates)
+            conn.execute(f"DELETE FROM posting_skills WHERE posting_id IN ({q})", ids)
+            insert_skill_rows(conn, rows)
+        counts["postings"] += len(ids)
+        counts["rows"] += len(rows)
+        last = ids[-1]
+    set_version(db, taxonomy)
+    return counts
+
+
+def set_version(db: sqlite_utils.Database, taxonomy: Taxonomy) -> None:
+    with db.conn:
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('taxonomy_version', ?)", (taxonomy.version,))
+
+
+def prepare(db: sqlite_utils.Database, taxonomy: Taxonomy) -> bool:
+    """Before a run: sync the skills table. Returns True when stored postings were tagged with
+    another taxonomy (or none) and must be retagged after the run."""
+    sync_taxonomy(db, taxonomy)
+    if stored_version(db) == taxonomy.version:
+        return False
+    if db.execute("SELECT count(*) FROM postings").fetchone()[0] == 0:
+        set_version(db, taxonomy)
+        return False
+    return True
