@@ -398,6 +398,34 @@ def test_choose_canonical():
         choose_canonical([])
 
 
+def _base(base_id: str, key: str, **changes) -> Record:
+    bases = {b["id"]: b for b in _load_accuracy_module().load_bases()}
+    b = bases[base_id]
+    fields = {"key": key, "company": b["company"], "title": b["title"], "city": b["city"],
+              "requirements": b["requirements"], "responsibilities": b["responsibilities"]}
+    return Record(**{**fields, **changes})
+
+
+def test_real_jd_family_with_the_same_title():
+    # zl-001 and zl-013: two real 智联/51job JDs both titled Java开发工程师 in the fixture.
+    zl001 = _base("zl-001", "a")
+    c = Clusterer()
+    results = [
+        c.add(zl001),
+        c.add(_base("zl-013", "other-java-job")),
+        c.add(_base("zl-001", "a-reordered-reworded", responsibilities=_reworded(list(reversed(zl001.responsibilities))))),
+        c.add(_base("zl-013", "other-java-job-same-company", company=zl001.company, city=zl001.city)),
+        c.add(_base("zl-001", "a-as-python", title="Python开发工程师")),
+    ]
+    assert [(r.cluster_id, r.reason, r.matched_key, r.cross_company, r.different_city) for r in results] == [
+        (1, "new", None, False, False),
+        (2, "new", None, False, False),
+        (1, "c", "a", False, False),
+        (2, "c", "other-java-job", True, True),
+        (3, "new", None, False, False),
+    ]
+
+
 # --------------------------------------------------------------------------- accuracy on the labeled set
 
 
