@@ -13,6 +13,13 @@ guards and the matching rules). Matching is one Aho-Corasick automaton over the 
   never also yields a bare ``Nsight``, ``C++`` never a ``C``, ``大模型推理`` only ``LLM inference``.
   Broader skills come back through ``parent``.
 
+Speed (bench/skills.py): NFKC over every line costs more than the whole match, so the text is only
+casefolded and the automaton also holds the full-width forms of each alias (``ＣＵＤＡ``, ``C＋＋``);
+lines where casefolding changes the length or that hold characters outside the BMP are folded with
+``fold`` character by character instead. Guards always see ``fold``-ed context. The automaton runs
+over the UTF-16 hex digits of the text: pyahocorasick searches a node's children one by one, and
+Chinese text meets ~1,000 distinct first characters at the root where hex meets 16.
+
 Pure functions; no Scrapy or SQLite imports.
 """
 
@@ -24,6 +31,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 from importlib import resources
 from pathlib import Path
 
@@ -51,8 +59,11 @@ CATEGORIES = (
 TAGS_SECTION = "tags"
 SNIPPET_RADIUS = 20
 _WINDOW = 32  # characters of context a guard sees on each side of a hit (within the line)
-_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_DIGITS = frozenset("0123456789")
+_ASCII_WORD = "abcdefghijklmnopqrstuvwxyz0123456789"
+_FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}  # ! … ~ → ！ … ～
+_WORD = frozenset(_ASCII_WORD + "".join(_FULLWIDTH[c] for c in _ASCII_WORD))
+_DIGITS = frozenset("0123456789０１２３４５６７８９")
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 
 
 class TaxonomyError(ValueError):
@@ -70,8 +81,7 @@ class Skill:
     frontier: bool
 
 
-@dataclass(frozen=True, slots=True)
-class SkillHit:
+class SkillHit(NamedTuple):
     """One skill found in one section, with the evidence of its first occurrence."""
 
     skill: str
@@ -87,11 +97,14 @@ def _is_cjk(ch: str) -> bool:
     return "\u2e80" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff"
 
 
-def _nearest_letter(text: str, backwards: bool) -> str:
-    for ch in reversed(text) if backwards else text:
-        if ch.isalpha():
-            return ch
-    return ""
+_LAST_LETTER = re.compile(r"([^\W\d_])[\W\d_]*\Z")
+_FIRST_LETTER = re.compile(r"[\W\d_]*([^\W\d_])")
+
+
+def _next_to_cjk(left: str, right: str) -> bool:
+    """Whether the nearest letter before or after the hit is CJK."""
+    before, after = _LAST_LETTER.search(left), _FIRST_LETTER.match(right)
+    return bool((before and _is_cjk(before.group(1))) or (after and _is_cjk(after.group(1))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,29 +140,27 @@ class _Guard:
     cjk: str  # "accept" | "context": next to CJK text
     latin_case: _Case | None  # spellings accepted in Latin text, as written
     case: _Case | None  # spellings accepted everywhere, as written
-    left: tuple[re.Pattern[str], ...]
-    right: tuple[re.Pattern[str], ...]
-    reject_left: tuple[re.Pattern[str], ...]
-    reject_right: tuple[re.Pattern[str], ...]
+    left: re.Pattern[str] | None  # each list of patterns compiled as one alternation
+    right: re.Pattern[str] | None
+    reject_left: re.Pattern[str] | None
+    reject_right: re.Pattern[str] | None
     reject_around: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]
     trailing_digit: bool
 
-    def accepts(self, line: str, start: int, end: int, written: str) -> bool:
-        left = line[max(0, start - _WINDOW):start]
-        right = line[end:end + _WINDOW]
-        if any(p.search(left) for p in self.reject_left) or any(p.match(right) for p in self.reject_right):
+    def accepts(self, left: str, right: str, written: str) -> bool:
+        """Whether a hit written ``written`` stands, given the folded text just before and after it."""
+        if (self.reject_left and self.reject_left.search(left)) or (self.reject_right and self.reject_right.match(right)):
             return False
         if any(lp.search(left) and rp.match(right) for lp, rp in self.reject_around):
             return False
         if self.case is not None and not self.case.accepts(written):
             return False
-        before, after = _nearest_letter(left, True), _nearest_letter(right, False)
-        cjk = _is_cjk(before) or _is_cjk(after)
+        cjk = _next_to_cjk(left, right)
         if not cjk and self.latin_case is not None and not self.latin_case.accepts(written):
             return False
         if (self.cjk if cjk else self.latin) == "accept":
             return True
-        return any(p.search(left) for p in self.left) or any(p.match(right) for p in self.right)
+        return bool((self.left and self.left.search(left)) or (self.right and self.right.match(right)))
 
 
 _GUARD_KEYS = {"doc", "latin", "cjk", "latin_case", "case", "left", "right", "reject_left", "reject_right",
@@ -169,9 +180,15 @@ def _compile_guard(name: str, spec: Mapping) -> _Guard:
         if modes[key] not in ("accept", "context"):
             raise TaxonomyError(f"guard {name!r}: {key} must be 'accept' or 'context'")
 
-    def pats(key: str, suffix: bool) -> tuple[re.Pattern[str], ...]:
+    def pats(key: str, suffix: bool) -> re.Pattern[str] | None:
+        patterns = spec.get(key, ())
+        if not patterns:
+            return None
         try:
-            return tuple(re.compile(f"(?:{p})\\Z" if suffix else p) for p in spec.get(key, ()))
+            for p in patterns:
+                re.compile(p)
+            either = "|".join(f"(?:{p})" for p in patterns)
+            return re.compile(f"(?:{either})\\Z" if suffix else f"(?:{either})")
         except re.error as err:
             raise TaxonomyError(f"guard {name!r}: bad regex in {key}: {err}") from None
 
@@ -215,6 +232,37 @@ def _variants(folded: str) -> list[str]:
             if v != folded]
 
 
+def _by_position(hit: tuple) -> tuple[int, int]:
+    return hit[0], hit[1]
+
+
+def _hex(text: str) -> str:
+    return text.encode("utf-16-be").hex()
+
+
+def _width_variants(folded: str) -> set[str]:
+    """The alias with its ASCII written full width, all of it or only the punctuation (C＋＋, TCP／IP)."""
+    if not any("!" <= c <= "~" for c in folded):
+        return set()
+    full = "".join(_FULLWIDTH.get(c, c) for c in folded)
+    punct = "".join(c if c in _ASCII_WORD else _FULLWIDTH.get(c, c) for c in folded)
+    return {full, punct} - {folded}
+
+
+def _match_text(text: str) -> tuple[str, list[int] | None]:
+    """The text the automaton reads, and a map from its offsets to ``text`` when they differ."""
+    folded = text.casefold()
+    if len(folded) == len(text) and not _ASTRAL.search(folded):
+        return folded, None
+    pieces = []
+    for ch in text:
+        piece = fold(ch)
+        pieces.append("\ufffd" * len(piece) if _ASTRAL.search(piece) else piece)
+    offsets = [i for i, piece in enumerate(pieces) for _ in piece]
+    offsets.append(len(text))
+    return "".join(pieces), offsets
+
+
 class Taxonomy:
     """The parsed taxonomy: ``skills`` in file order, ``version`` (content hash), and the matcher."""
 
@@ -245,7 +293,13 @@ class Taxonomy:
             raise TaxonomyError(f"guards never used: {sorted(unused)}")
         self._automaton = ahocorasick.Automaton()
         for folded, alias in self._aliases.items():
-            self._automaton.add_word(folded, alias)
+            if _ASTRAL.search(folded):
+                raise TaxonomyError(f"alias {folded!r} of {self.skills[alias.skill].name!r}: only BMP characters")
+            value = (alias.skill, alias.length, alias.check_left, alias.check_right, alias.trailing_digit,
+                     alias.guard)
+            for key in {folded} | _width_variants(folded):
+                if key == folded or key not in self._aliases:
+                    self._automaton.add_word(_hex(key), value)
         self._automaton.make_automaton()
 
     def _add_skill(self, category: str, entry: Mapping, guards: Mapping[str, _Guard],
@@ -355,50 +409,51 @@ class Taxonomy:
 
     # ------------------------------------------------------------------ matching
 
-    def scan_line(self, line: str) -> list[tuple[int, int, int]]:
-        """Accepted, non-overlapping hits in one line: ``(start, end, skill index)``, offsets in ``line``."""
-        folded = fold(line)
-        if len(folded) == len(line):
-            offsets = None
-        else:  # some character changed length when folded (…, ß, ㎏): fold one by one and keep a map
-            pieces = [fold(ch) for ch in line]
-            folded = "".join(pieces)
-            offsets = [i for i, piece in enumerate(pieces) for _ in piece]
-            offsets.append(len(line))
+    def scan(self, text: str) -> list[tuple[int, int, int]]:
+        """Accepted, non-overlapping hits in ``text``: ``(start, end, skill index)``, offsets in ``text``.
+
+        Hits never span a line break; guards see context only from the hit's own line.
+        """
+        folded, offsets = _match_text(text)
         n = len(folded)
         urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()
         found: list[tuple[int, int, int]] = []
-        for last, alias in self._automaton.iter(folded):
-            end = last + 1
-            start = end - alias.length
-            if alias.check_left and start > 0 and folded[start - 1] in _WORD:
+        for last, (skill, length, check_left, check_right, trailing_digit, guard) in self._automaton.iter(_hex(folded)):
+            if last & 3 != 3:  # the hex match does not end on a character boundary
                 continue
-            if alias.check_right and end < n:
+            end = (last + 1) >> 2
+            start = end - length
+            if check_left and start > 0 and folded[start - 1] in _WORD:
+                continue
+            if check_right and end < n:
                 nxt = folded[end]
-                if nxt in _WORD and not (alias.trailing_digit and nxt in _DIGITS):
-                    continue
-            if alias.guard is not None:
-                if offsets is None:
-                    written = line[start:end]
-                else:
-                    written = line[offsets[start]:offsets[end]]
-                if not alias.guard.accepts(folded, start, end, written):
+                if nxt in _WORD and not (trailing_digit and nxt in _DIGITS):
                     continue
             if urls and any(lo <= start < hi for lo, hi in urls):
                 continue
-            found.append((start, -end, alias.skill))
+            found.append((start, -end, skill, guard))
         if not found:
             return []
-        found.sort()
+        found.sort(key=_by_position)
         kept: list[tuple[int, int, int]] = []
         reach = -1
-        for start, neg_end, skill in found:
+        for start, neg_end, skill, guard in found:  # leftmost-longest; guards only for contenders
             if start >= reach:
+                if guard is not None:
+                    lo, hi = (start, -neg_end) if offsets is None else (offsets[start], offsets[-neg_end])
+                    if not self._guard_accepts(guard, text, lo, hi):
+                        continue
                 kept.append((start, -neg_end, skill))
                 reach = -neg_end
         if offsets is not None:
             kept = [(offsets[s], offsets[e], k) for s, e, k in kept]
         return kept
+
+    @staticmethod
+    def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:
+        left = fold(text[max(0, start - _WINDOW):start].rpartition("\n")[2])
+        right = fold(text[end:end + _WINDOW].partition("\n")[0])
+        return guard.accepts(left, right, text[start:end])
 
     def tag(self, sections: Mapping[str, Sequence[str]], tags: Sequence[str] = ()) -> list[SkillHit]:
         """See :func:`tag`."""
@@ -406,21 +461,21 @@ class Taxonomy:
         blocks = [(TAGS_SECTION, tags)] if tags else []
         blocks += [(key, [lines] if isinstance(lines, str) else lines) for key, lines in sections.items()]
         for section, lines in blocks:
+            text = "\n".join(lines)
             first: dict[int, list] = {}
-            base = 0
-            for line in lines:
-                for start, end, skill in self.scan_line(line):
-                    entry = first.get(skill)
-                    if entry is None:
-                        lo, hi = max(0, start - SNIPPET_RADIUS), end + SNIPPET_RADIUS
-                        snippet = " ".join(line[lo:hi].split())
-                        first[skill] = [base + start, line[start:end], snippet, 1]
-                    else:
-                        entry[3] += 1
-                base += len(line) + 1
-            for skill, (offset, matched, snippet, count) in sorted(first.items(), key=lambda kv: kv[1][0]):
-                s = self.skills[skill]
-                hits.append(SkillHit(s.name, s.category, section, count, offset, matched, snippet))
+            for start, end, skill in self.scan(text):
+                entry = first.get(skill)
+                if entry is None:
+                    first[skill] = [start, end, 1]
+                else:
+                    entry[2] += 1
+            skills = self.skills
+            for skill, (start, end, count) in first.items():  # dicts keep insertion order: by first offset
+                before = text[max(0, start - SNIPPET_RADIUS):start].rpartition("\n")[2]
+                after = text[end:end + SNIPPET_RADIUS].partition("\n")[0]
+                s = skills[skill]
+                hits.append(SkillHit(s.name, s.category, section, count, start, text[start:end],
+                                     (before + text[start:end] + after).strip()))
         return hits
 
 
