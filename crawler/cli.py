@@ -91,6 +91,8 @@ def _report(result, db: str) -> None:
     for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
     click.echo(result.summary())
+    if "dedupe" in result.steps:
+        click.echo(_dedupe_line(result.steps["dedupe"]))
     click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
         raise SystemExit(3)
@@ -164,6 +166,36 @@ def retag(db: str, taxonomy: str | None) -> None:
     database.close()
     click.echo(f"retagged {counts['postings']} postings · skills changed in {counts['changed']} · "
                f"{counts['rows']} evidence rows · taxonomy {tax.version} ({len(tax.skills)} skills)")
+
+
+def _dedupe_line(c: dict[str, int]) -> str:
+    return (f"dedupe: {c.get('added', 0)} clustered · {c.get('joined', 0)} joined a cluster · "
+            f"{c.get('merged_clusters', 0)} clusters merged · {c.get('clusters', 0)} clusters, "
+            f"{c.get('duplicates', 0)} duplicates in all")
+
+
+@main.command()
+@DB_OPTION
+@click.option("--rebuild", is_flag=True, help="Forget stored signatures and clusters; recompute from the postings.")
+def dedupe(db: str, rebuild: bool) -> None:
+    """Cluster duplicate postings: reposts, cross-site copies, agency copies (never deleted).
+
+    Runs incrementally at the end of every ingest and crawl; run it by hand after changing the
+    dedupe rules, with --rebuild.
+
+    \b
+    Example:
+      jobcrawl dedupe --db jobs.db
+      jobcrawl dedupe --rebuild
+    """
+    from crawler.db.schema import open_db
+    from crawler.steps.dedupe import dedupe as run_dedupe
+
+    _require_db(db)
+    database = open_db(db)
+    counts = run_dedupe(database, rebuild=rebuild)
+    database.close()
+    click.echo(_dedupe_line(counts))
 
 
 def _require_db(db: str) -> None:

@@ -32,6 +32,7 @@ class RunResult:
     status: str
     total_postings: int
     stats: dict[str, Any] = field(repr=False)
+    steps: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def summary(self) -> str:
         c = self.counts
@@ -63,7 +64,16 @@ def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_k
     database = open_db(db)
     if stale_skills:  # the taxonomy changed since the stored postings were tagged
         kept["jobcrawl/retagged"] = skills.retag(database, taxonomy)["postings"]
+    steps = after_run(database)
+    kept.update({f"jobcrawl/{step}/{k}": v for step, result in steps.items() for k, v in result.items()})
     finish_run(database, run_id, counts, status=status, stats=kept)
     total = database["postings"].count
     database.close()
-    return RunResult(run_id, counts, problems, status, total, kept)
+    return RunResult(run_id, counts, problems, status, total, kept, steps)
+
+
+def after_run(database) -> dict[str, dict[str, int]]:
+    """Corpus steps run at the end of every ingest and crawl: dedupe (incremental)."""
+    from crawler.steps.dedupe import dedupe
+
+    return {"dedupe": dedupe(database)}

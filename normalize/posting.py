@@ -10,9 +10,11 @@ import re
 from datetime import datetime
 
 from .counts import parse_company_activity, parse_market
+from .dedupe import canonical_url
 from .dates import parse_posted, parse_published
 from .models import (
     DIMENSION_LABELS,
+    CompanyInfo,
     Evaluation,
     Posting,
     RawEvaluation,
@@ -21,8 +23,8 @@ from .models import (
     Signal,
 )
 from .salary import parse_salary, parse_salary_compare, parse_salary_estimate
-from .fields import parse_location
-from .sections import clean_bullet, section_key, sections_dict
+from .fields import parse_company_info, parse_experience_education, parse_location
+from .sections import clean_bullet, section_key, split_sections
 from .text import clean_line, clean_text, sha256_hex
 
 INSIGHT_HEADINGS = {
@@ -47,7 +49,14 @@ _PROVENANCE = {"source", "source_id", "locator", "position", "input_sha256", "ur
 
 
 def posting_key(source: str, source_id: str) -> str:
-    """Stable identity of a source record: first 16 hex digits of SHA-256(source, source_id)."""
+    """Stable identity of a source record: first 16 hex digits of SHA-256(source, source_id).
+
+    A source id that is a URL is canonicalized first (scheme and host case, trailing slash,
+    fragment and tracking parameters such as ``utm_*``, ``ka``, ``lid``, ``securityId``), so the
+    same record reached through differently decorated links is one posting.
+    """
+    if source_id.startswith(("http://", "https://", "HTTP://", "HTTPS://")):
+        source_id = canonical_url(source_id)
     return sha256_hex(f"{source}\x1f{source_id}")[:16]
 
 
@@ -64,22 +73,62 @@ def level_for(score: int | None) -> str | None:
 
 
 def normalize_sections(raw_sections: list[RawSection], description: str | None) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Sections keyed canonically, bullets cleaned; free description text split when there are no sections."""
+    """Sections keyed canonically, bullets cleaned: the free description split at its inline headings
+    first (``岗位职责：1.…``), then the explicit sections; bullets of a key found in both are merged in
+    that order. Headings are kept as written (the first one seen per key)."""
     sections: dict[str, list[str]] = {}
     headings: dict[str, str] = {}
+
+    def add(key: str, heading: str, bullets: list[str]) -> None:
+        if not bullets and key in sections:
+            return
+        sections.setdefault(key, []).extend(bullets)
+        headings.setdefault(key, heading)
+
+    if description:
+        for key, heading, bullets in split_sections(description):
+            add(key, heading, bullets)
     for block in raw_sections:
         key = section_key(block.heading) if block.heading else "about"
         key = key or clean_line(block.heading)
-        bullets = [b for b in (clean_bullet(line) for line in block.lines) if b]
-        if not bullets and key in sections:
-            continue
-        sections.setdefault(key, []).extend(bullets)
-        headings.setdefault(key, clean_line(block.heading))
-    if description and not sections:
-        for key, bullets in sections_dict(description).items():
-            sections.setdefault(key, []).extend(bullets)
-            headings.setdefault(key, "")
+        add(key, clean_line(block.heading), [b for b in (clean_bullet(line) for line in block.lines) if b])
     return sections, headings
+
+
+COMPANY_INFO_KEY = "company_info"
+"""``RawPosting.extra`` key holding company facts run together (``互联网A轮1000-9999人``) until RawPosting has a field for them."""
+
+
+def normalize_requirements(experience: str | None, education: str | None) -> dict:
+    """Experience and education as written, run together or apart (``1-3年本科``; ``3-5年`` and ``本科及以上``).
+
+    Keys: ``experience`` (the experience part, ``1-3年``; the text as written when no rule recognises
+    it), ``experience_min_years``, ``experience_max_years``, ``education`` (a level of
+    :data:`normalize.fields.EDUCATION_LEVELS` or ``不限``; the text as written when unrecognised).
+    Either text may hold both parts; the education text's level wins. Internship terms
+    (``4天/周6个月本科``) keep the experience text whole.
+    """
+    none = parse_experience_education(None)
+    exp = parse_experience_education(experience) if experience else none
+    edu = parse_experience_education(education) if education else none
+    years = exp if exp["experience"] else edu
+    # Internship terms (`4天/周6个月`) or text no rule knows: kept whole rather than lost.
+    as_written = clean_line(experience) if experience and (exp["unparsed"] or exp["days_per_week"]) else None
+    return {
+        "experience": years["experience"] or as_written or None,
+        "experience_min_years": years["experience_min_years"],
+        "experience_max_years": years["experience_max_years"],
+        "education": edu["education"] or exp["education"] or (clean_line(education) if education else None) or None,
+    }
+
+
+def normalize_company_info(text: str | None) -> CompanyInfo:
+    """Industry, funding stage and size from a run-together company line; empty when there is none."""
+    if not text or not text.strip():
+        return CompanyInfo()
+    info = parse_company_info(text)
+    return CompanyInfo(raw=clean_line(text), industry=info["industry"], funding_stage=info["funding_stage"],
+                       size_min=info["size_min"], size_max=info["size_max"])
 
 
 def normalize_insights(raw_insights: list[RawSection]) -> dict[str, list[str]]:
@@ -171,6 +220,7 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
 
     sections, headings = normalize_sections(raw.sections, raw.description)
     work_mode = clean_line(raw.work_mode) if raw.work_mode else None
+    requirements = normalize_requirements(raw.experience, raw.education)
 
     return Posting(
         key=posting_key(raw.source, raw.source_id),
@@ -189,8 +239,8 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
         employment_type=clean_line(raw.employment_type) if raw.employment_type else None,
         work_mode=work_mode,
         remote=remote_flag(work_mode),
-        experience=raw.experience,
-        education=raw.education,
+        **requirements,
+        company_info=normalize_company_info(raw.extra.get(COMPANY_INFO_KEY)),
         posted_raw=raw.posted,
         posted_at=posted.at if posted else None,
         posted_approx=bool(posted and posted.approx),

@@ -53,6 +53,11 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
             grouped[child["posting_id"]].append(child)
         children[table] = grouped
 
+    clusters = {}
+    if db["cluster_members"].exists():
+        clusters = {r[0]: (r[1], r[2]) for r in db.execute(
+            "SELECT m.posting_id, m.cluster_id, c.canonical_posting_id FROM cluster_members m"
+            f" JOIN clusters c ON c.id = m.cluster_id WHERE m.posting_id IN ({q})", ids)}
     out = []
     for row in rows:
         pid = row["id"]
@@ -76,6 +81,9 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         if fits:
             rec["fit"] = fits
         rec["version"] = row.get("version")
+        member = clusters.get(pid)
+        rec["cluster_id"] = member[0] if member else None
+        rec["duplicate_of"] = member[1] if member and member[1] != pid else None
         out.append(rec)
     return out
 

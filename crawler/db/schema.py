@@ -141,6 +141,28 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
         "count": "Occurrences in that section.", "first_offset": "Offset of the first occurrence in the section text.",
         "matched": "Text as written.", "snippet": "About 40 characters around the first occurrence.",
     },
+    "dedupe_signatures": {
+        "posting_id": "Posting.", "content_hash": "Content hash the signature was computed from.",
+        "signature": "MinHash signature (datasketch LeanMinHash bytes) of the requirement and responsibility bullets.",
+        "company": "Company, normalized for matching.", "title": "Title, normalized for matching.",
+        "city": "City, normalized for matching.", "fingerprint": "Exact content fingerprint (company, title, city, bullets).",
+    },
+    "clusters": {
+        "id": "Cluster id.", "canonical_posting_id": "The member shown for the cluster: most complete, then earliest.",
+        "size": "Members (postings) in the cluster.", "companies": "Distinct companies among members.",
+        "cities": "Distinct cities among members (different openings of one job).",
+        "reasons": "How members joined (JSON counts: new, b = same fingerprint, c = near-duplicate).",
+        "cross_company": "1 when a member is a copy under another company (staffing agency).",
+        "first_seen": "Earliest first_seen of the members.", "last_seen": "Latest last_seen of the members.",
+    },
+    "cluster_members": {
+        "posting_id": "Posting.", "cluster_id": "Its cluster.",
+        "reason": "new (first of its cluster), b (same content fingerprint), c (near-duplicate text).",
+        "similarity": "Estimated Jaccard similarity with the matched posting (1.0 for new and b).",
+        "matched_posting_id": "The posting it matched when it joined.",
+        "cross_company": "1 when it matched a posting of another company.",
+        "different_city": "1 when it matched a posting in another city.",
+    },
     "meta": {"key": "Setting name (taxonomy_version: the taxonomy the stored skills come from).", "value": "Its value."},
     "raw_inputs": {
         "id": "Row id.", "source": "Spider that read the input.", "locator": "Path relative to the ingest root, or URL.",
@@ -286,6 +308,59 @@ def m003_skills(db: sqlite_utils.Database) -> None:
     db["posting_skills"].create_index(["skill"])
     db["meta"].create({"key": str, "value": str}, pk="key")
 
+
+@migrations()
+def m004_dedupe(db: sqlite_utils.Database) -> None:
+    """Near-duplicate clusters: stored MinHash signatures, clusters and their members."""
+    db["dedupe_signatures"].create(
+        {"posting_id": int, "content_hash": str, "signature": bytes, "company": str, "title": str, "city": str,
+         "fingerprint": str},
+        pk="posting_id", foreign_keys=[("posting_id", "postings", "id")],
+    )
+    db["dedupe_signatures"].create_index(["fingerprint"])
+    db["clusters"].create(
+        {"id": int, "canonical_posting_id": int, "size": int, "companies": int, "cities": int, "reasons": str,
+         "cross_company": int, "first_seen": str, "last_seen": str},
+        pk="id", foreign_keys=[("canonical_posting_id", "postings", "id")],
+    )
+    db["clusters"].create_index(["size"])
+    db["cluster_members"].create(
+        {"posting_id": int, "cluster_id": int, "reason": str, "similarity": float, "matched_posting_id": int,
+         "cross_company": int, "different_city": int},
+        pk="posting_id",
+        foreign_keys=[("posting_id", "postings", "id"), ("cluster_id", "clusters", "id"),
+                      ("matched_posting_id", "postings", "id")],
+    )
+    db["cluster_members"].create_index(["cluster_id"])
+
+
+
+@migrations()
+def m005_crawl_runs_and_listings(db: sqlite_utils.Database) -> None:
+    """Crawl runs record their source, network counts and errors; listing_postings scopes closing."""
+    for column, typ in (("source", str), ("requests", int), ("responses", str), ("errors", int), ("reopened", int)):
+        if column not in db["runs"].columns_dict:
+            db["runs"].add_column(column, typ)
+    db["listing_postings"].create(
+        {"listing": str, "key": str, "first_seen": str, "last_seen": str, "closed_at": str, "run_id": int},
+        pk=("listing", "key"), foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["listing_postings"].create_index(["key"])
+
+
+CHILD_TABLE_DOCS["runs"].update({
+    "source": "Source name from the sources file (crawls).", "requests": "HTTP requests sent (cache hits not counted).",
+    "responses": "Responses by the status the server sent, 304 revalidations included (JSON).",
+    "errors": "Requests that failed for good, after retries, and spider errors.",
+    "reopened": "Closed postings seen again in a complete listing.",
+})
+CHILD_TABLE_DOCS["listing_postings"] = {
+    "listing": "Complete listing (`greenhouse:gitlab`, `lever:<site>`, `ashby:<board>`, `jsonld:<site>`).",
+    "key": "Posting key (postings.key) the listing has held.", "first_seen": "First run that saw it in the listing (UTC).",
+    "last_seen": "Last run that saw it in the listing (UTC).",
+    "closed_at": "When a complete read of the listing first missed it (UTC); null while it is listed.",
+    "run_id": "Last run that saw it in the listing.",
+}
 
 def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Database:
     """Open (creating if needed) a jobcrawl database: WAL mode, 16 KB pages, migrations applied."""

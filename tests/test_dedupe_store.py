@@ -1,0 +1,76 @@
+"""Dedupe through the real CLI: seeds ingested twice plus repost families give the expected clusters."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from conftest import AS_OF, FIXTURES, SEEDS, export_records, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def family_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("dedupe") / "jobs.db"
+    run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
+    again = run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
+    assert "dedupe: 0 clustered" in again.stdout
+    proc = run_cli("ingest", str(FIXTURES / "reposts" / "*.txt"), "--db", str(db), "--as-of", "2026-12-01T09:00:00+08:00",
+                   check=True)
+    assert "dedupe: 5 clustered · 4 joined a cluster · 0 clusters merged · 3 clusters, 4 duplicates in all" in proc.stdout
+    return db
+
+
+def members(db) -> dict[str, tuple]:
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT p.locator, m.cluster_id, m.reason, m.cross_company, m.different_city, q.locator, m.similarity"
+        " FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
+        " LEFT JOIN postings q ON q.id = m.matched_posting_id"
+    ).fetchall()
+    return {r[0]: r[1:] for r in rows}
+
+
+def test_repost_families(family_db):
+    m = members(family_db)
+    seed0 = "000_7c4373297891d5ca.txt"
+    cluster = m[seed0][0]
+    assert m[seed0][:5] == (cluster, "new", 0, 0, None)
+    assert m["repost_new_time_and_salary.txt"][:5] == (cluster, "b", 0, 0, seed0)     # exact fingerprint
+    assert m["reworded.txt"][:5] == (cluster, "c", 0, 0, seed0)                       # near duplicate
+    assert 0.5 <= m["reworded.txt"][5] < 1.0
+    assert m["other_city.txt"][:5] == (cluster, "c", 0, 1, seed0)                     # another opening
+    assert m["agency_copy.txt"][:5] == (cluster, "c", 1, 0, seed0)                    # staffing agency copy
+    assert m["003_5eabc84b6ca487f0.txt"][1] == "new" and m["003_5eabc84b6ca487f0.txt"][0] != cluster
+    other_role = m["same_company_other_role.txt"]
+    assert other_role[1] == "new" and other_role[0] not in (cluster, m["003_5eabc84b6ca487f0.txt"][0])
+
+
+def test_cluster_rows_and_export(family_db):
+    conn = sqlite3.connect(family_db)
+    canonical, size, companies, cities, reasons, cross = conn.execute(
+        "SELECT canonical_posting_id, size, companies, cities, reasons, cross_company FROM clusters WHERE size > 1"
+    ).fetchone()
+    assert (canonical, size, companies, cities, reasons, cross) == (1, 5, 2, 2, '{"b": 1, "c": 3, "new": 1}', 1)
+    by_locator = {r["locator"]: r for r in export_records(family_db)}
+    assert by_locator["000_7c4373297891d5ca.txt"]["duplicate_of"] is None
+    assert by_locator["agency_copy.txt"]["duplicate_of"] == 1
+    assert by_locator["agency_copy.txt"]["cluster_id"] == by_locator["000_7c4373297891d5ca.txt"]["cluster_id"]
+    assert by_locator["003_5eabc84b6ca487f0.txt"]["duplicate_of"] is None
+    assert len(by_locator) == 7  # nothing is thrown away
+
+
+def test_rebuild_gives_the_same_clusters(family_db, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy.db"
+    shutil.copy(family_db, copy)
+    for suffix in ("-wal", "-shm"):
+        if (family_db.parent / (family_db.name + suffix)).exists():
+            shutil.copy(family_db.parent / (family_db.name + suffix), tmp_path / ("copy.db" + suffix))
+    before = {k: v[1:5] for k, v in members(copy).items()}
+    proc = run_cli("dedupe", "--db", str(copy), "--rebuild", check=True)
+    assert "7 clustered · 4 joined a cluster" in proc.stdout
+    assert {k: v[1:5] for k, v in members(copy).items()} == before
