@@ -18,7 +18,9 @@ casefolded and the automaton also holds the full-width forms of each alias (``�
 lines where casefolding changes the length or that hold characters outside the BMP are folded with
 ``fold`` character by character instead. Guards always see ``fold``-ed context. The automaton runs
 over the UTF-16 hex digits of the text: pyahocorasick searches a node's children one by one, and
-Chinese text meets ~1,000 distinct first characters at the root where hex meets 16.
+Chinese text meets ~1,000 distinct first characters at the root where hex meets 16. Text without CJK
+or full-width characters (English postings) is read directly by a second automaton that holds only
+the aliases without them.
 
 Pure functions; no Scrapy or SQLite imports.
 """
@@ -31,9 +33,9 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import ahocorasick
 
@@ -64,6 +66,7 @@ _FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}  # !
 _WORD = frozenset(_ASCII_WORD + "".join(_FULLWIDTH[c] for c in _ASCII_WORD))
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+_WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")  # CJK, Hangul, full width
 
 
 class TaxonomyError(ValueError):
@@ -195,6 +198,10 @@ def _compile_guard(name: str, spec: Mapping) -> _Guard:
     around = spec.get("reject_around", ())
     if any(len(pair) != 2 for pair in around):
         raise TaxonomyError(f"guard {name!r}: reject_around holds [left, right] pairs")
+    try:
+        around_patterns = tuple((re.compile(f"(?:{lp})\\Z"), re.compile(rp)) for lp, rp in around)
+    except re.error as err:
+        raise TaxonomyError(f"guard {name!r}: bad regex in reject_around: {err}") from None
     return _Guard(
         name=name,
         latin=modes["latin"],
@@ -205,7 +212,7 @@ def _compile_guard(name: str, spec: Mapping) -> _Guard:
         right=pats("right", False),
         reject_left=pats("reject_left", True),
         reject_right=pats("reject_right", False),
-        reject_around=tuple((re.compile(f"(?:{lp})\\Z"), re.compile(rp)) for lp, rp in around),
+        reject_around=around_patterns,
         trailing_digit=bool(spec.get("trailing_digit", False)),
     )
 
@@ -230,10 +237,6 @@ def _variants(folded: str) -> list[str]:
         return []
     return [v for v in (_SEPARATED.sub(" ", folded), _SEPARATED.sub("-", folded), _SEPARATED.sub("", folded))
             if v != folded]
-
-
-def _by_position(hit: tuple) -> tuple[int, int]:
-    return hit[0], hit[1]
 
 
 def _hex(text: str) -> str:
@@ -291,16 +294,30 @@ class Taxonomy:
         unused = set(guards) - used_guards
         if unused:
             raise TaxonomyError(f"guards never used: {sorted(unused)}")
-        self._automaton = ahocorasick.Automaton()
+        self._automaton = ahocorasick.Automaton()  # over UTF-16 hex digits
+        self._latin_automaton = ahocorasick.Automaton()  # aliases without CJK, over plain text without CJK
+        # One-letter aliases (C, R) would hit at every c and r of English text: a regex finds only the
+        # free-standing ones (one-letter aliases therefore never take a version digit).
+        self._letters: dict[str, tuple] = {}
         for folded, alias in self._aliases.items():
             if _ASTRAL.search(folded):
                 raise TaxonomyError(f"alias {folded!r} of {self.skills[alias.skill].name!r}: only BMP characters")
             value = (alias.skill, alias.length, alias.check_left, alias.check_right, alias.trailing_digit,
                      alias.guard)
             for key in {folded} | _width_variants(folded):
-                if key == folded or key not in self._aliases:
+                if key != folded and key in self._aliases:
+                    continue
+                if len(key) == 1 and key in _WORD:
+                    self._letters[key] = value
+                else:
                     self._automaton.add_word(_hex(key), value)
+                    if not _WIDE.search(key):
+                        self._latin_automaton.add_word(key, value)
         self._automaton.make_automaton()
+        self._latin_automaton.make_automaton()
+        word = "".join(sorted(_WORD))
+        self._letter_re = re.compile(f"(?<![{word}])[{''.join(sorted(self._letters))}](?![{word}])") \
+            if self._letters else None
 
     def _add_skill(self, category: str, entry: Mapping, guards: Mapping[str, _Guard],
                    used_guards: set[str], variants: list[tuple[str, _Alias]]) -> None:
@@ -418,10 +435,14 @@ class Taxonomy:
         n = len(folded)
         urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()
         found: list[tuple[int, int, int]] = []
-        for last, (skill, length, check_left, check_right, trailing_digit, guard) in self._automaton.iter(_hex(folded)):
-            if last & 3 != 3:  # the hex match does not end on a character boundary
+        if not _WIDE.search(folded):
+            matches, mask, shift = self._latin_automaton.iter(folded), 0, 0
+        else:
+            matches, mask, shift = self._automaton.iter(_hex(folded)), 3, 2
+        for last, (skill, length, check_left, check_right, trailing_digit, guard) in matches:
+            if last & mask != mask:  # a hex match that does not end on a character boundary
                 continue
-            end = (last + 1) >> 2
+            end = (last + 1) >> shift
             start = end - length
             if check_left and start > 0 and folded[start - 1] in _WORD:
                 continue
@@ -432,9 +453,14 @@ class Taxonomy:
             if urls and any(lo <= start < hi for lo, hi in urls):
                 continue
             found.append((start, -end, skill, guard))
+        if self._letter_re is not None:
+            for m in self._letter_re.finditer(folded):
+                skill, _, _, _, _, guard = self._letters[m.group()]
+                if not (urls and any(lo <= m.start() < hi for lo, hi in urls)):
+                    found.append((m.start(), -m.end(), skill, guard))
         if not found:
             return []
-        found.sort(key=_by_position)
+        found.sort()  # (start, -end, skill) never tie: one alias per position and end
         kept: list[tuple[int, int, int]] = []
         reach = -1
         for start, neg_end, skill, guard in found:  # leftmost-longest; guards only for contenders
@@ -451,31 +477,42 @@ class Taxonomy:
 
     @staticmethod
     def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:
-        left = fold(text[max(0, start - _WINDOW):start].rpartition("\n")[2])
-        right = fold(text[end:end + _WINDOW].partition("\n")[0])
+        left = text[max(0, start - _WINDOW):start].rpartition("\n")[2]
+        right = text[end:end + _WINDOW].partition("\n")[0]
+        left = left.lower() if left.isascii() else fold(left)
+        right = right.lower() if right.isascii() else fold(right)
         return guard.accepts(left, right, text[start:end])
 
     def tag(self, sections: Mapping[str, Sequence[str]], tags: Sequence[str] = ()) -> list[SkillHit]:
         """See :func:`tag`."""
-        hits: list[SkillHit] = []
         blocks = [(TAGS_SECTION, tags)] if tags else []
         blocks += [(key, [lines] if isinstance(lines, str) else lines) for key, lines in sections.items()]
-        for section, lines in blocks:
-            text = "\n".join(lines)
-            first: dict[int, list] = {}
-            for start, end, skill in self.scan(text):
-                entry = first.get(skill)
-                if entry is None:
-                    first[skill] = [start, end, 1]
-                else:
-                    entry[2] += 1
-            skills = self.skills
-            for skill, (start, end, count) in first.items():  # dicts keep insertion order: by first offset
-                before = text[max(0, start - SNIPPET_RADIUS):start].rpartition("\n")[2]
-                after = text[end:end + SNIPPET_RADIUS].partition("\n")[0]
+        texts = ["\n".join(lines) for _, lines in blocks]
+        bounds = []  # where each section starts in the whole text, scanned once
+        pos = 0
+        for text in texts:
+            bounds.append(pos)
+            pos += len(text) + 1
+        whole = "\n".join(texts)
+        first: list[dict[int, list]] = [{} for _ in blocks]
+        block = 0
+        for start, end, skill in self.scan(whole):  # hits come in text order and never span a line break
+            while block + 1 < len(bounds) and start >= bounds[block + 1]:
+                block += 1
+            entry = first[block].get(skill)
+            if entry is None:
+                first[block][skill] = [start, end, 1]
+            else:
+                entry[2] += 1
+        hits: list[SkillHit] = []
+        skills = self.skills
+        for (section, _), base, found in zip(blocks, bounds, first):
+            for skill, (start, end, count) in found.items():  # dicts keep insertion order: by first offset
+                before = whole[max(base, start - SNIPPET_RADIUS):start].rpartition("\n")[2]
+                after = whole[end:end + SNIPPET_RADIUS].partition("\n")[0]
                 s = skills[skill]
-                hits.append(SkillHit(s.name, s.category, section, count, start, text[start:end],
-                                     (before + text[start:end] + after).strip()))
+                hits.append(SkillHit(s.name, s.category, section, count, start - base, whole[start:end],
+                                     (before + whole[start:end] + after).strip()))
         return hits
 
 
