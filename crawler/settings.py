@@ -3,6 +3,8 @@
 Every ``JOBCRAWL_*`` setting can be overridden on the command line (``-s``) or by the CLI.
 """
 
+import os
+
 BOT_NAME = "jobcrawl"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
@@ -24,20 +26,53 @@ JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
 JOBCRAWL_TAXONOMY = None           # skill taxonomy file; None = the packaged normalize/data/skills.toml
 
 # Politeness (web spiders). File spiders turn the throttling off for local files.
-JOBCRAWL_CONTACT = "https://github.com/jobcrawl/jobcrawl"
-USER_AGENT = f"jobcrawl/0.1 (+{JOBCRAWL_CONTACT})"
-ROBOTSTXT_OBEY = True
+# Who we are: the User-Agent names the project and a contact (a URL or mailto:) that site owners
+# can reach; set JOBCRAWL_CONTACT in the environment, with -s, or as `contact` in the sources file.
+JOBCRAWL_CONTACT = os.environ.get("JOBCRAWL_CONTACT") or "https://github.com/jobcrawl/jobcrawl"
+USER_AGENT = "jobcrawl/0.1 (+{contact})"     # {contact} filled by ContactUserAgentMiddleware
+ROBOTSTXT_OBEY = True                        # never fetch what robots.txt disallows
+ROBOTSTXT_USER_AGENT = "jobcrawl"            # the token robots.txt rules are matched against
+# AutoThrottle: start 1 s apart per host, then follow the server's latency (at most 30 s apart).
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 1.0
 AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
-CONCURRENT_REQUESTS = 16
-CONCURRENT_REQUESTS_PER_DOMAIN = 2
+CONCURRENT_REQUESTS = 16                     # all hosts of one spider together
+CONCURRENT_REQUESTS_PER_DOMAIN = 2           # at most 2 requests in flight per host
 DOWNLOAD_TIMEOUT = 30
+REDIRECT_MAX_TIMES = 5                       # a redirect loop fails fast
+DEPTH_LIMIT = 5                              # links followed from a start URL, at most this deep
+# Retries: 429 and 5xx, each retry after Retry-After (if the server sends one, up to
+# JOBCRAWL_RETRY_AFTER_MAX seconds) or after 1, 2, 4 … s (JOBCRAWL_RETRY_BACKOFF doubling,
+# at most JOBCRAWL_RETRY_BACKOFF_MAX). See crawler/middlewares.py.
 RETRY_ENABLED = True
 RETRY_TIMES = 3
 RETRY_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
+JOBCRAWL_RETRY_BACKOFF = 1.0
+JOBCRAWL_RETRY_BACKOFF_MAX = 60.0
+JOBCRAWL_RETRY_AFTER_MAX = 300.0
+# Request cap per spider run: the spider stops after this many responses (0 = no cap).
+# `jobcrawl crawl --max-requests N` and `max_requests` in the sources file set it.
+CLOSESPIDER_PAGECOUNT = 0
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "crawler.middlewares.BackoffRetryMiddleware": 550,
+    "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
+    "crawler.middlewares.ContactUserAgentMiddleware": 500,
+    "crawler.middlewares.WireStatsMiddleware": 950,   # below the HTTP cache: what crossed the network
+}
+
+# Incremental crawls: an HTTP cache with RFC 2616 semantics. A stored page is revalidated with
+# If-None-Match / If-Modified-Since, so an unchanged page costs a 304 and no body, and its
+# postings flow through the pipelines again (only last_seen moves). Web spiders turn it on
+# (crawler/spiders/webbase.py); `jobcrawl crawl` keeps it next to the database (<db>.httpcache/).
+HTTPCACHE_ENABLED = False
+HTTPCACHE_POLICY = "scrapy.extensions.httpcache.RFC2616Policy"
+HTTPCACHE_STORAGE = "scrapy.extensions.httpcache.FilesystemCacheStorage"
+HTTPCACHE_DIR = "httpcache"                  # relative: under the project's .scrapy/ folder
+HTTPCACHE_GZIP = True
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False     # Scrapy 2.19's localhost code-execution server and its job files: not for scheduled runs
