@@ -1,0 +1,187 @@
+"""What the web spiders share: validated arguments, page parsing, failed requests, complete listings.
+
+A web spider only navigates: it builds requests and hands each response to a page object
+(``crawler/pages/``), yielding whatever ``page.parse()`` yields. Besides, it keeps a small book
+for the closing step that runs after the crawl (``crawler/db/closing.py``): for every *complete
+listing* it parsed (a response that lists every open posting of a board, read without a bad
+entry), the keys of the postings in it. The book is the spider's ``state`` when the crawl has a
+JOBDIR, so a resumed crawl still knows the listings read before the interruption.
+
+Stats set at the end: ``jobcrawl/listings`` ({listing: [posting keys]}), ``jobcrawl/error_log``
+(one line per request that failed for good), ``jobcrawl/errors``, ``jobcrawl/files`` (pages
+parsed), ``jobcrawl/postings_found``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, ClassVar, Iterator
+from urllib.parse import quote
+
+import scrapy
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from scrapy.exceptions import IgnoreRequest
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
+
+from crawler.pages.base import BoardPage, WebPage
+from normalize.models import Quarantined, RawInput, RawPosting
+from normalize.posting import posting_key
+
+
+def _split(value: Any) -> Any:
+    """``a,b`` (a spider argument from the command line) → ``["a", "b"]``; lists pass through."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+Names = Annotated[list[str], BeforeValidator(_split)]
+
+
+def _bool(value: Any) -> Any:
+    return value.strip().lower() in ("1", "true", "yes", "on") if isinstance(value, str) else value
+
+
+Flag = Annotated[bool, BeforeValidator(_bool)]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+class WebArgs(BaseModel):
+    """Arguments every web spider takes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    company: str | None = Field(None, description="Company display name; each page object documents whether it "
+                                                  "overrides the name the source gives or only backs it up.")
+
+
+class WebSpider(scrapy.Spider):
+    """Base of the web spiders. ``Args`` validates the keyword arguments (``-a`` or a sources file)."""
+
+    Args: ClassVar[type[WebArgs]] = WebArgs
+    custom_settings: ClassVar[dict[str, Any]] = {"HTTPCACHE_ENABLED": True}
+
+    def __init__(self, **kwargs: Any):
+        self.args = self.Args(**kwargs)
+        self._book: dict[str, Any] = {}
+        self.error_log: list[str] = []
+        self.configure()
+        super().__init__()
+
+    def configure(self) -> None:
+        """Hook: set attributes from ``self.args`` before Scrapy's own ``__init__`` runs."""
+
+    @property
+    def book(self) -> dict[str, Any]:
+        """Listings read and errors met: the persisted spider state under JOBDIR, else a dict of this run."""
+        state = getattr(self, "state", None)
+        book = state if isinstance(state, dict) else self._book
+        book.setdefault("listings", {})
+        book.setdefault("errors", 0)
+        book.setdefault("gone", 0)
+        return book
+
+    # ------------------------------------------------------------------ parsing
+
+    def parse_page(self, response, page_class: type[WebPage], *, listing: str | None = None,
+                   **page_kwargs: Any) -> Iterator[RawInput | RawPosting | Quarantined]:
+        """Everything ``page_class`` reads from ``response``; records a complete listing under ``listing``."""
+        page = page_class.from_response(response, fetched_at=utc_now(), company=self.args.company, **page_kwargs)
+        raw: RawInput | None = None
+        keys: list[str] = []
+        for item in page.parse():
+            if isinstance(item, RawInput):
+                raw = item
+                if not self.keep_input(item):
+                    continue
+                self.crawler.stats.inc_value("jobcrawl/files")
+            elif isinstance(item, RawPosting):
+                keys.append(posting_key(item.source, item.source_id))
+                self.crawler.stats.inc_value("jobcrawl/postings_found")
+            yield item
+        if listing is not None and raw is not None and raw.status == "parsed" and page.complete_listing():
+            self.book["listings"][listing] = keys
+        self.seen(keys, raw)
+
+    def keep_input(self, raw: RawInput) -> bool:
+        """Whether to store this response in ``raw_inputs`` (and count it as a page read)."""
+        return True
+
+    def seen(self, keys: list[str], raw: RawInput | None) -> None:
+        """Hook: the postings a response held (the JSON-LD spider collects a site-wide listing)."""
+
+    # ------------------------------------------------------------------ failures
+
+    def failed(self, failure: Failure) -> None:
+        """Errback: count a request that failed for good (after retries). Requests dropped on purpose
+        (robots.txt, offsite; counted in Scrapy's own stats) are not failures."""
+        request = failure.request
+        if failure.check(IgnoreRequest) and any(word in str(failure.value) for word in ("robots.txt", "offsite")):
+            return
+        if failure.check(HttpError):
+            status = failure.value.response.status
+            reason = f"HTTP {status}"
+        else:
+            status = None
+            reason = f"{type(failure.value).__name__}: {failure.getErrorMessage()}"
+        # 404/410: the page is gone, which is news, not a fault (it does not block closing).
+        self.book["gone" if status in (404, 410) else "errors"] += 1
+        self.crawler.stats.inc_value("jobcrawl/errors")
+        self.error_log.append(f"{request.url}: {reason}")
+        self.logger.warning("failed: %s: %s", request.url, reason)
+
+    def closing_listings(self, reason: str) -> dict[str, list[str]]:
+        """The complete listings read, as {listing: posting keys}, given why the spider closed."""
+        return {k: list(v) for k, v in self.book["listings"].items()}
+
+    def closed(self, reason: str) -> None:
+        stats = self.crawler.stats
+        stats.set_value("jobcrawl/listings", self.closing_listings(reason))
+        stats.set_value("jobcrawl/error_log", list(self.error_log))
+
+
+class BoardArgs(WebArgs):
+    """Arguments of a job-board API spider."""
+
+    boards: Names = Field(min_length=1, description="Board names (Greenhouse board tokens, Lever sites, Ashby job boards).")
+    base_url: str = Field(description="API root, without a trailing slash (tests point it at 127.0.0.1).")
+
+    @field_validator("boards")
+    @classmethod
+    def _names(cls, boards: list[str]) -> list[str]:
+        for board in boards:
+            if "/" in board or not board.strip():
+                raise ValueError(f"not a board name: {board!r}")
+        return boards
+
+    @field_validator("base_url")
+    @classmethod
+    def _base(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        return url.rstrip("/")
+
+
+class BoardSpider(WebSpider):
+    """A spider over one API listing per board; each listing is complete (closing applies per board)."""
+
+    Args: ClassVar[type[BoardArgs]] = BoardArgs
+    page_class: ClassVar[type[BoardPage]]
+    path: ClassVar[str]  # listing path under base_url, ``{board}`` filled in
+
+    def board_url(self, board: str) -> str:
+        return self.args.base_url + self.path.format(board=quote(board, safe=""))
+
+    async def start(self):
+        for board in self.args.boards:
+            yield scrapy.Request(self.board_url(board), callback=self.parse_board, errback=self.failed,
+                                 cb_kwargs={"board": board})
+
+    def parse_board(self, response, board: str):
+        yield from self.parse_page(response, self.page_class, listing=f"{self.name}:{board}", board=board)
