@@ -99,6 +99,92 @@ def _report(result, db: str) -> None:
     raise SystemExit(1 if result.counts["quarantined"] else 0)
 
 
+@main.command()
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_sources", is_flag=True, help="Crawl every enabled source of the file.")
+@click.option("--sources", "sources_file", default="sources.toml", show_default=True,
+              type=click.Path(dir_okay=False), help="Sources file (TOML; see seeds/sources.toml).")
+@DB_OPTION
+@click.option("--jobdir", type=click.Path(file_okay=False),
+              help="Keep each source's crawl state in DIR/<source>/: a run stopped by Ctrl-C or a signal "
+                   "resumes where it stopped when run again. Removed when the source's crawl finishes.")
+@click.option("--max-requests", type=click.IntRange(0), metavar="N",
+              help="Stop each source after N responses (overrides the file; 0 = no cap).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="HTTP cache in <db>.httpcache/: unchanged pages are revalidated (304) instead of downloaded.")
+@click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              help="A Scrapy setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
+@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
+def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str, jobdir: str | None,
+          max_requests: int | None, cache: bool, overrides: tuple[str, ...], verbose: int) -> None:
+    """Crawl sources of a sources file into the database, all in one process.
+
+    NAMES are source names of the file; --all crawls every enabled one. Each source is one row in
+    the runs table (requests, responses by status, postings new/updated/unchanged/closed, errors).
+    Postings missing from a complete listing (a whole Greenhouse/Lever/Ashby board) are marked
+    closed, never deleted. One run at a time per database: a lock on <db>.lock.
+
+    Exit status: 0 every source crawled cleanly; 1 some input quarantined, some request failed
+    or a request cap was reached; 2 usage error (sources file, source name, option); 3 a crawl
+    failed or was interrupted (with --jobdir, run it again to resume); 4 another run holds the
+    database's lock.
+
+    \b
+    Example:
+      jobcrawl crawl --all --sources seeds/sources.toml --db jobs.db
+      jobcrawl crawl gitlab linear --sources seeds/sources.toml --jobdir .jobdir --max-requests 500
+    """
+    from crawler.jobs import Job, run_jobs_into_db
+    from crawler.lock import LockHeld, db_lock
+    from crawler.sources import SourcesError, load_sources
+
+    if bool(names) == all_sources:
+        raise click.UsageError("name the sources to crawl, or pass --all (not both)")
+    settings = {"LOG_LEVEL": _log_level(verbose), "HTTPCACHE_DIR": str(Path(db).resolve()) + ".httpcache"}
+    if not cache:
+        settings["HTTPCACHE_ENABLED"] = False
+    for pair in overrides:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint="--set")
+        settings[name] = value
+    try:
+        sources = load_sources(sources_file)
+        selected = sources.select(names, all_enabled=all_sources)
+    except SourcesError as err:
+        raise click.UsageError(str(err)) from None
+    if not selected:
+        raise click.UsageError(f"{sources_file}: no enabled source")
+    jobs = []
+    for source in selected:
+        own = sources.settings_for(source)
+        if max_requests is not None:
+            own["CLOSESPIDER_PAGECOUNT"] = max_requests
+        if jobdir:
+            own["JOBDIR"] = str(Path(jobdir) / source.name)
+        jobs.append(Job(source.spider, "crawl", {"source": source.name, "spider": source.spider, **source.args},
+                        source.args, own, source=source.name))
+    try:
+        with db_lock(db):
+            results = run_jobs_into_db(jobs, db, settings=settings)
+    except LockHeld as err:
+        click.echo(f"jobcrawl crawl: {err}", err=True)
+        raise SystemExit(4) from None
+    for result in results:
+        for line in result.errors:
+            click.echo(f"{result.source}: failed: {line}", err=True)
+        for line in result.problems:
+            click.echo(f"{result.source}: quarantined: {line}", err=True)
+        click.echo(result.crawl_summary())
+        if result.status == "interrupted" and jobdir:
+            click.echo(f"{result.source}: interrupted; run the same command again to resume from {jobdir}", err=True)
+    if "dedupe" in results[-1].steps:
+        click.echo(_dedupe_line(results[-1].steps["dedupe"]))
+    click.echo(f"database {db}: {results[-1].total_postings} postings")
+    statuses = {r.status for r in results}
+    raise SystemExit(3 if statuses & {"failed", "interrupted"} else 1 if "partial" in statuses else 0)
+
+
 def _flat(value):
     return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
 

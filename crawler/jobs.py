@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from crawler.db import skills
+from crawler.db.closing import close_missing
 from crawler.db.runs import finish_run, start_run
 from crawler.db.schema import open_db
-from crawler.run import run_spider
+from crawler.run import SpiderRun, run_spiders
 from normalize.skills import load_taxonomy
 
 COUNT_STATS = {
@@ -18,13 +21,18 @@ COUNT_STATS = {
     "updated": "jobcrawl/updated",
     "unchanged": "jobcrawl/unchanged",
     "quarantined": "jobcrawl/quarantined",
-    "closed": "jobcrawl/closed",
+    "requests": "jobcrawl/http/requests",
 }
+# Stats too bulky for the runs row (kept in RunResult.stats).
+BULKY_STATS = ("jobcrawl/quarantine_log", "jobcrawl/error_log", "jobcrawl/listings")
 
 
 @dataclass
 class RunResult:
-    """What a run did: its row id, counts, one line per quarantined input, status and all stats."""
+    """What a run did: its row id, counts, one line per quarantined input, status and all stats.
+
+    Crawls also carry the source name, responses by status and one line per failed request.
+    """
 
     run_id: int
     counts: dict[str, int]
@@ -33,11 +41,104 @@ class RunResult:
     total_postings: int
     stats: dict[str, Any] = field(repr=False)
     steps: dict[str, dict[str, int]] = field(default_factory=dict)
+    source: str | None = None
+    responses: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         c = self.counts
         return (f"files read {c['files']} · postings found {c['found']} · new {c['new']} · updated {c['updated']} · "
                 f"unchanged {c['unchanged']} · quarantined {c['quarantined']}")
+
+    def crawl_summary(self) -> str:
+        """One line for a crawl: network, postings, closing, problems, status."""
+        c = self.counts
+        statuses = " ".join(f"{code}×{n}" for code, n in sorted(self.responses.items())) or "none"
+        return (f"{self.source}: requests {c['requests']} · responses {statuses} · postings found {c['found']} · "
+                f"new {c['new']} · updated {c['updated']} · unchanged {c['unchanged']} · closed {c['closed']} · "
+                f"reopened {c['reopened']} · quarantined {c['quarantined']} · errors {c['errors']} · "
+                f"{self.status} (run {self.run_id})")
+
+
+@dataclass
+class Job:
+    """One spider run, recorded as one ``runs`` row: the spider, what to record as its arguments,
+    the keyword arguments of the spider and its own Scrapy settings (``JOBDIR`` among them)."""
+
+    spidercls: type | str
+    kind: str
+    args: dict[str, Any]
+    spider_kwargs: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+
+
+def run_status(kind: str, stats: dict[str, Any], counts: dict[str, int]) -> str:
+    """``ok``; ``partial`` (something quarantined or failed, or the request cap was reached);
+    ``interrupted`` (a crawl stopped by a signal: resumable with its JOBDIR); ``failed``."""
+    reason = stats.get("finish_reason")
+    if reason == "finished":
+        return "partial" if counts["quarantined"] or counts["errors"] else "ok"
+    if reason == "closespider_pagecount":
+        return "partial"
+    if reason == "shutdown" and kind == "crawl":
+        return "interrupted"
+    return "failed"
+
+
+def _counts(stats: dict[str, Any]) -> dict[str, int]:
+    counts = {name: int(stats.get(key, 0)) for name, key in COUNT_STATS.items()}
+    counts["errors"] = int(stats.get("jobcrawl/errors", 0)) + sum(
+        int(v) for k, v in stats.items() if k.startswith("spider_exceptions/"))
+    return counts
+
+
+def run_jobs_into_db(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None,
+                     on_response: Callable[[], None] | None = None) -> list[RunResult]:
+    """Run the jobs' spiders at once in this process, through the pipelines into ``db``.
+
+    Each job is a ``runs`` row. After the crawl: the closing step per job (postings missing from
+    the complete listings it read are marked closed), a retag if the skill taxonomy changed, and
+    the corpus steps (recorded in the last job's stats). A crawl that finished removes its JOBDIR,
+    so the next scheduled run starts afresh; an interrupted one keeps it to resume.
+    """
+    taxonomy = load_taxonomy((settings or {}).get("JOBCRAWL_TAXONOMY"))
+    database = open_db(db)
+    run_ids = [start_run(database, job.kind, job.args, source=job.source, mark_stale=not i) for i, job in enumerate(jobs)]
+    stale_skills = skills.prepare(database, taxonomy)
+    database.close()
+
+    runs = [SpiderRun(job.spidercls, {"JOBCRAWL_RUN_ID": run_id, **job.settings}, job.spider_kwargs)
+            for job, run_id in zip(jobs, run_ids)]
+    all_stats = run_spiders(runs, {"JOBCRAWL_DB": db, **(settings or {})}, on_response=on_response)
+
+    database = open_db(db)
+    results = []
+    for job, run_id, stats in zip(jobs, run_ids, all_stats):
+        counts = _counts(stats)
+        closing = close_missing(database, stats.get("jobcrawl/listings") or {}, run_id=run_id)
+        counts.update(closed=closing["closed"], reopened=closing["reopened"])
+        kept = {k: v for k, v in stats.items() if k not in BULKY_STATS}
+        kept["jobcrawl/listings_complete"] = closing["listings"]
+        responses = {k.rsplit("/", 1)[1]: int(v) for k, v in stats.items() if k.startswith("jobcrawl/http/status/")}
+        status = run_status(job.kind, stats, counts)
+        jobdir = job.settings.get("JOBDIR")
+        if jobdir and stats.get("finish_reason") == "finished":
+            shutil.rmtree(Path(jobdir), ignore_errors=True)
+        results.append(RunResult(run_id, counts, list(stats.get("jobcrawl/quarantine_log", [])), status, 0, kept,
+                                 source=job.source, responses=responses, errors=list(stats.get("jobcrawl/error_log", []))))
+    last = results[-1]
+    if stale_skills:  # the taxonomy changed since the stored postings were tagged
+        last.stats["jobcrawl/retagged"] = skills.retag(database, taxonomy)["postings"]
+    steps = after_run(database)
+    last.stats.update({f"jobcrawl/{step}/{k}": v for step, result in steps.items() for k, v in result.items()})
+    total = database["postings"].count
+    for result in results:
+        result.steps, result.total_postings = steps, total
+        finish_run(database, result.run_id, result.counts, status=result.status, stats=result.stats,
+                   responses=result.responses)
+    database.close()
+    return results
 
 
 def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_kwargs: dict[str, Any],
@@ -46,30 +147,8 @@ def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_k
 
     Status: ``ok``, ``partial`` (something quarantined) or ``failed`` (the crawl did not finish).
     """
-    taxonomy = load_taxonomy((settings or {}).get("JOBCRAWL_TAXONOMY"))
-    database = open_db(db)
-    run_id = start_run(database, kind, args)
-    stale_skills = skills.prepare(database, taxonomy)
-    database.close()
-
-    overrides = {"JOBCRAWL_DB": db, "JOBCRAWL_RUN_ID": run_id, **(settings or {})}
-    stats = run_spider(spidercls, overrides, on_response=on_response, **spider_kwargs)
-
-    counts = {name: int(stats.get(key, 0)) for name, key in COUNT_STATS.items()}
-    problems = list(stats.get("jobcrawl/quarantine_log", []))
-    status = "partial" if counts["quarantined"] else "ok"
-    if stats.get("finish_reason") not in (None, "finished"):
-        status = "failed"
-    kept = {k: v for k, v in stats.items() if k != "jobcrawl/quarantine_log"}
-    database = open_db(db)
-    if stale_skills:  # the taxonomy changed since the stored postings were tagged
-        kept["jobcrawl/retagged"] = skills.retag(database, taxonomy)["postings"]
-    steps = after_run(database)
-    kept.update({f"jobcrawl/{step}/{k}": v for step, result in steps.items() for k, v in result.items()})
-    finish_run(database, run_id, counts, status=status, stats=kept)
-    total = database["postings"].count
-    database.close()
-    return RunResult(run_id, counts, problems, status, total, kept, steps)
+    job = Job(spidercls, kind, args, spider_kwargs)
+    return run_jobs_into_db([job], db, settings=settings, on_response=on_response)[0]
 
 
 def after_run(database) -> dict[str, dict[str, int]]:

@@ -10,23 +10,30 @@ import sqlite_utils
 from .writer import utcnow
 
 
-def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any]) -> int:
-    """Record a run as running; runs left running by a killed process are marked interrupted."""
+def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
+              mark_stale: bool = True) -> int:
+    """Record a run as running; runs left running by a killed process are marked interrupted
+    (``mark_stale=False`` when starting the second and later runs of one process)."""
     with db.conn:
-        db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
+        if mark_stale:
+            db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
         cur = db.execute(
-            "INSERT INTO runs (kind, started, status, args) VALUES (?, ?, 'running', ?)",
-            (kind, utcnow(), json.dumps(args, ensure_ascii=False, default=str)),
+            "INSERT INTO runs (kind, source, started, status, args) VALUES (?, ?, ?, 'running', ?)",
+            (kind, source, utcnow(), json.dumps(args, ensure_ascii=False, default=str)),
         )
     return cur.lastrowid
 
 
+COUNT_COLUMNS = ("files", "found", "new", "updated", "unchanged", "quarantined", "closed", "reopened", "requests", "errors")
+
+
 def finish_run(db: sqlite_utils.Database, run_id: int, counts: dict[str, int], *, status: str,
-               stats: dict[str, Any] | None = None) -> None:
-    columns = ("files", "found", "new", "updated", "unchanged", "quarantined", "closed")
+               stats: dict[str, Any] | None = None, responses: dict[str, int] | None = None) -> None:
+    """Record a run's end: status, the counts of :data:`COUNT_COLUMNS`, responses by status, all stats."""
     with db.conn:
         db.execute(
-            f"UPDATE runs SET finished = ?, status = ?, stats = ?, {', '.join(f'[{c}] = ?' for c in columns)} WHERE id = ?",
+            f"UPDATE runs SET finished = ?, status = ?, stats = ?, responses = ?,"
+            f" {', '.join(f'[{c}] = ?' for c in COUNT_COLUMNS)} WHERE id = ?",
             (utcnow(), status, json.dumps(stats or {}, ensure_ascii=False, default=str),
-             *(counts.get(c, 0) for c in columns), run_id),
+             json.dumps(responses or {}, sort_keys=True), *(counts.get(c, 0) for c in COUNT_COLUMNS), run_id),
         )

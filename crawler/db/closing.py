@@ -1,0 +1,60 @@
+"""The closing step after a crawl: postings missing from a complete listing are marked closed.
+
+A *listing* is one source's complete list of its open postings, named ``<spider>:<board>``: a
+Greenhouse board (``greenhouse:gitlab``), a Lever site, an Ashby job board, or a whole career site
+crawled with ``complete=true`` (``jsonld:<site>``). Spiders report, per run, the listings they
+read completely and the posting keys in each (stat ``jobcrawl/listings``); partial or failed
+listings are not reported, so they close nothing.
+
+``listing_postings`` remembers which postings each listing has held. Closing is scoped by it: a
+posting is closed only when a listing that held it is read completely without it — never because
+another board of the same ATS, or another source, lacks it. Closed postings keep their rows
+(``postings.closed_at`` is set, nothing is deleted). When a posting comes back, the writer clears
+``closed_at`` as it stores it, and this step counts it as reopened.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import sqlite_utils
+
+from .writer import utcnow
+
+
+def close_missing(db: sqlite_utils.Database, listings: Mapping[str, Iterable[str]], *, run_id: int | None = None,
+                  at: str | None = None) -> dict[str, int]:
+    """Record each listing's members, close the members missing from it, count the returning ones.
+
+    ``listings`` maps a listing name to the keys of every posting in its complete listing. Runs
+    in one transaction. Returns ``{"listings": n, "closed": n, "reopened": n}``.
+    """
+    at = at or utcnow()
+    counts = {"listings": 0, "closed": 0, "reopened": 0}
+    conn = db.conn
+    with conn:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS seen_keys (key TEXT PRIMARY KEY)")
+        for listing, keys in listings.items():
+            conn.execute("DELETE FROM seen_keys")
+            conn.executemany("INSERT OR IGNORE INTO seen_keys (key) VALUES (?)", ((k,) for k in keys))
+            counts["listings"] += 1
+            counts["reopened"] += conn.execute(
+                "UPDATE listing_postings SET closed_at = NULL WHERE listing = ? AND closed_at IS NOT NULL"
+                " AND key IN (SELECT key FROM seen_keys)", (listing,)).rowcount
+            conn.execute(
+                "INSERT INTO listing_postings (listing, key, first_seen, last_seen, run_id)"
+                " SELECT ?, key, ?, ?, ? FROM seen_keys WHERE true"
+                " ON CONFLICT (listing, key) DO UPDATE SET last_seen = excluded.last_seen, run_id = excluded.run_id",
+                (listing, at, at, run_id))
+            gone = [k for (k,) in conn.execute(
+                "SELECT key FROM listing_postings WHERE listing = ? AND closed_at IS NULL"
+                " AND key NOT IN (SELECT key FROM seen_keys)", (listing,))]
+            for i in range(0, len(gone), 500):
+                part = gone[i:i + 500]
+                marks = ",".join("?" * len(part))
+                conn.execute(f"UPDATE listing_postings SET closed_at = ? WHERE listing = ? AND key IN ({marks})",
+                             (at, listing, *part))
+                counts["closed"] += conn.execute(
+                    f"UPDATE postings SET closed_at = ? WHERE closed_at IS NULL AND key IN ({marks})", (at, *part)).rowcount
+        conn.execute("DELETE FROM seen_keys")
+    return counts

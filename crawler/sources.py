@@ -1,0 +1,164 @@
+"""The sources file: what ``jobcrawl crawl`` fetches, in TOML.
+
+::
+
+    contact = "https://example.org/jobcrawl-contact"   # optional: JOBCRAWL_CONTACT (User-Agent)
+
+    [defaults]                  # optional: settings for every source (each source may override)
+    max_requests = 2000         # stop a source's crawl after this many responses
+    concurrency = 2             # requests in flight per host
+    delay = 0.5                 # minimum seconds between requests to one host
+
+    [sources.gitlab]            # the source's name: `jobcrawl crawl gitlab`
+    spider = "greenhouse"       # greenhouse, lever, ashby or jsonld
+    boards = ["gitlab"]         # every other key is an argument of the spider
+    company = "GitLab"
+
+Source keys: ``spider`` (required), ``enabled`` (default true; ``--all`` skips disabled sources,
+naming one still runs it), ``max_requests``, ``concurrency``, ``delay``, and ``settings`` (a table
+of Scrapy settings, for anything else). Every other key is a spider argument, validated by the
+spider's ``Args`` model when the file is loaded, so a typo is a usage error before anything is
+fetched.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SOURCE_KEYS = {"spider", "enabled", "max_requests", "concurrency", "delay", "settings"}
+_SETTING_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+class SourcesError(ValueError):
+    """The sources file cannot be used: unreadable, invalid TOML, or a source that does not validate."""
+
+
+class CrawlSettings(BaseModel):
+    """Per-source settings (also the ``[defaults]`` table)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_requests: int | None = Field(None, ge=0, description="Responses after which the crawl stops (0: no cap).")
+    concurrency: int | None = Field(None, ge=1, description="Requests in flight per host.")
+    delay: float | None = Field(None, ge=0, description="Minimum seconds between requests to one host.")
+    settings: dict[str, Any] = Field(default_factory=dict, description="Any Scrapy setting.")
+
+    def scrapy_settings(self) -> dict[str, Any]:
+        """These settings as Scrapy setting names and values."""
+        out: dict[str, Any] = {}
+        if self.max_requests is not None:
+            out["CLOSESPIDER_PAGECOUNT"] = self.max_requests
+        if self.concurrency is not None:
+            out["CONCURRENT_REQUESTS_PER_DOMAIN"] = self.concurrency
+        if self.delay is not None:
+            out["DOWNLOAD_DELAY"] = self.delay  # also AutoThrottle's lower bound
+        out.update(self.settings)
+        return out
+
+
+class Source(CrawlSettings):
+    """One source: a spider and its arguments."""
+
+    name: str
+    spider: str
+    enabled: bool = True
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class SourcesFile(BaseModel):
+    """A loaded sources file."""
+
+    path: Path
+    contact: str | None = None
+    defaults: CrawlSettings = Field(default_factory=CrawlSettings)
+    sources: dict[str, Source] = Field(default_factory=dict)
+
+    def select(self, names: list[str] | tuple[str, ...], *, all_enabled: bool = False) -> list[Source]:
+        """The named sources, in the order named (or every enabled source); :class:`SourcesError` for an unknown name."""
+        if all_enabled:
+            return [s for s in self.sources.values() if s.enabled]
+        unknown = [n for n in names if n not in self.sources]
+        if unknown:
+            known = ", ".join(self.sources) or "none"
+            raise SourcesError(f"{self.path}: no source named {', '.join(unknown)} (sources: {known})")
+        return [self.sources[n] for n in dict.fromkeys(names)]
+
+    def settings_for(self, source: Source) -> dict[str, Any]:
+        """Scrapy settings of a source: the defaults, then its own, then the contact."""
+        out = {**self.defaults.scrapy_settings(), **source.scrapy_settings()}
+        if self.contact:
+            out.setdefault("JOBCRAWL_CONTACT", self.contact)
+        return out
+
+
+def _where(err: ValidationError) -> str:
+    first = err.errors()[0]
+    place = ".".join(str(p) for p in first["loc"])
+    return f"{place}: {first['msg']}" if place else first["msg"]
+
+
+def load_sources(path: str | Path, spider_classes: dict[str, type] | None = None) -> SourcesFile:
+    """Read and validate a sources file; raise :class:`SourcesError` naming the file, the source and the problem.
+
+    ``spider_classes`` maps spider names to classes (default: the project's spiders); a spider is
+    usable here when it has an ``Args`` model.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise SourcesError(f"{path}: cannot read: {err.strerror or err}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise SourcesError(f"{path}: not valid TOML: {err}") from None
+    unknown = set(data) - {"contact", "defaults", "sources"}
+    if unknown:
+        raise SourcesError(f"{path}: unknown top-level key(s) {', '.join(sorted(unknown))} (contact, defaults, sources)")
+    classes = spider_classes if spider_classes is not None else project_spiders()
+    try:
+        defaults = CrawlSettings(**data.get("defaults", {}))
+    except (ValidationError, TypeError) as err:
+        raise SourcesError(f"{path}: [defaults]: {_where(err) if isinstance(err, ValidationError) else err}") from None
+    sources: dict[str, Source] = {}
+    for name, table in (data.get("sources") or {}).items():
+        sources[name] = _source(path, name, table, classes)
+    contact = data.get("contact")
+    if contact is not None and not isinstance(contact, str):
+        raise SourcesError(f"{path}: contact must be a string")
+    return SourcesFile(path=path, contact=contact, defaults=defaults, sources=sources)
+
+
+def _source(path: Path, name: str, table: Any, classes: dict[str, type]) -> Source:
+    where = f"{path}: source {name}"
+    if not isinstance(table, dict):
+        raise SourcesError(f"{where}: must be a table ([sources.{name}])")
+    spider = table.get("spider")
+    cls = classes.get(spider) if isinstance(spider, str) else None
+    if cls is None or not hasattr(cls, "Args"):
+        usable = ", ".join(sorted(n for n, c in classes.items() if hasattr(c, "Args")))
+        raise SourcesError(f"{where}: spider must be one of {usable} (got {spider!r})")
+    own = {k: v for k, v in table.items() if k in SOURCE_KEYS}
+    args = {k: v for k, v in table.items() if k not in SOURCE_KEYS}
+    try:
+        source = Source(name=name, args=args, **own)
+        cls.Args(**args)
+    except ValidationError as err:
+        raise SourcesError(f"{where}: {_where(err)}") from None
+    bad = [k for k in source.settings if not _SETTING_NAME.fullmatch(k)]
+    if bad:
+        raise SourcesError(f"{where}: not a Scrapy setting name: {', '.join(bad)}")
+    return source
+
+
+def project_spiders() -> dict[str, type]:
+    """Spider name → class, from the project's SPIDER_MODULES."""
+    from scrapy.spiderloader import SpiderLoader
+
+    from crawler.run import project_settings
+
+    loader = SpiderLoader.from_settings(project_settings())
+    return {name: loader.load(name) for name in loader.list()}
