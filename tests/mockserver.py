@@ -1,0 +1,218 @@
+"""A mock HTTP server for crawl tests and benchmarks, run in a subprocess (Scrapy's own test style).
+
+    python tests/mockserver.py --root DIR --log FILE     # prints its base URL once it listens
+
+It listens on 127.0.0.1 on a free port and serves the files under ROOT: a URL path names a file
+(query strings are ignored); a folder serves its ``index.html``; a missing path is tried with
+``.json`` then ``.html`` appended, so ``/greenhouse/v1/boards/gitlab/jobs?content=true`` serves
+``greenhouse/v1/boards/gitlab/jobs.json``. In ``.html``, ``.xml`` and ``.txt`` files ``{{BASE}}``
+becomes the server's base URL (sitemaps and robots.txt need absolute URLs).
+
+Every file response carries ``ETag`` (a hash of the body), ``Last-Modified`` (the file's mtime)
+and ``Cache-Control: max-age=0``; a request whose ``If-None-Match`` matches, or whose
+``If-Modified-Since`` is not older than the file, gets ``304 Not Modified``.
+
+Behaviours, as path prefixes before the path of a file (they compose):
+
+- ``/status/<code>/…``      always answer ``<code>``;
+- ``/fail-once/<code>/…``   the first request of this exact URL answers ``<code>`` (a 429 or 503
+  with ``Retry-After: 1``), later ones serve the rest of the path;
+- ``/slow/<seconds>/…``     wait, then serve the rest;
+- ``/redirect-loop/…/<n>``  302 to ``…/<n+1>``, for ever (a session-id style loop).
+
+Each request is one tab-separated line in LOG, written when it is answered: method, URI, status,
+``conditional`` or ``-``, User-Agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from email.utils import formatdate, parsedate_to_datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+FIXTURES_WEB = Path(__file__).resolve().parents[1] / "fixtures" / "web"
+
+# Where the recorded API responses live on the mock server (URL path without query → fixture).
+API_LAYOUT = {
+    "greenhouse/v1/boards/gitlab/jobs.json": "ats/greenhouse_gitlab_jobs.json",
+    "greenhouse/v1/boards/examplerobotics/jobs.json": "ats/greenhouse_mixed_listing.json",
+    "greenhouse/v1/boards/truncated/jobs.json": "ats/greenhouse_truncated.json",
+    "lever/v0/postings/matchgroup.json": "ats/lever_matchgroup_postings.json",
+    "ashby/posting-api/job-board/linear.json": "ats/ashby_linear_job_board.json",
+    "ashby/posting-api/job-board/examplecomp.json": "ats/ashby_compensation.json",
+}
+CONTENT_TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8", ".xml": "application/xml",
+                 ".txt": "text/plain; charset=utf-8"}
+TEMPLATED = {".html", ".xml", ".txt"}
+
+
+def build_docroot(dest: Path) -> Path:
+    """Lay the recorded fixtures out as the mock server serves them: ``www/`` (robots.txt, sitemaps,
+    career index), ``site/jobs/`` (JSON-LD pages) and the API responses at their API paths."""
+    shutil.copytree(FIXTURES_WEB / "www", dest, dirs_exist_ok=True)
+    shutil.copytree(FIXTURES_WEB / "site", dest / "site", dirs_exist_ok=True)
+    for target, fixture in API_LAYOUT.items():
+        (dest / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(FIXTURES_WEB / fixture, dest / target)
+    return dest
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One logged request."""
+
+    method: str
+    uri: str
+    status: int
+    conditional: bool
+    user_agent: str
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.uri).path
+
+
+class MockServer:
+    """The server in a subprocess, as a context manager: ``url(path)``, ``hits()``, ``root``."""
+
+    def __init__(self, root: Path, log: Path):
+        self.root, self.log = Path(root), Path(log)
+        self.proc: subprocess.Popen | None = None
+        self.base = ""
+
+    def __enter__(self) -> MockServer:
+        self.log.write_text("")
+        self.proc = subprocess.Popen([sys.executable, __file__, "--root", str(self.root), "--log", str(self.log)],
+                                     stdout=subprocess.PIPE, text=True)
+        self.base = self.proc.stdout.readline().strip()
+        if not self.base.startswith("http://127.0.0.1:"):
+            self.proc.kill()
+            raise RuntimeError(f"mock server did not start: {self.base!r}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+    def url(self, path: str = "") -> str:
+        return self.base + "/" + path.lstrip("/")
+
+    def hits(self) -> list[Hit]:
+        out = []
+        for line in self.log.read_text(encoding="utf-8").splitlines():
+            method, uri, status, conditional, agent = line.split("\t")
+            out.append(Hit(method, uri, int(status), conditional == "conditional", agent))
+        return out
+
+
+# --------------------------------------------------------------------------- the server process
+
+
+def serve(root: Path, log_path: Path) -> None:
+    from twisted.internet import reactor
+    from twisted.web import resource, server
+
+    log = log_path.open("a", encoding="utf-8", buffering=1)
+    failed_once: set[bytes] = set()
+
+    def base_of(request) -> str:
+        host = request.getHeader("host") or f"127.0.0.1:{request.getHost().port}"
+        return f"http://{host}"
+
+    def finish(request, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+        if getattr(request, "_gone", False):
+            return
+        request.setResponseCode(status)
+        for name, value in (headers or {}).items():
+            request.setHeader(name, value)
+        conditional = request.getHeader("if-none-match") or request.getHeader("if-modified-since")
+        agent = (request.getHeader("user-agent") or "-").replace("\t", " ")
+        log.write(f"{request.method.decode()}\t{request.uri.decode()}\t{status}\t"
+                  f"{'conditional' if conditional else '-'}\t{agent}\n")
+        request.setHeader("Content-Length", str(len(body)))
+        if request.method != b"HEAD":
+            request.write(body)
+        request.finish()
+
+    def serve_file(request, parts: list[str]) -> None:
+        path = root.joinpath(*parts) if parts else root
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            path = next((Path(f"{path}{ext}") for ext in (".json", ".html") if Path(f"{path}{ext}").is_file()), path)
+        if not path.is_file() or root not in path.resolve().parents:
+            return finish(request, 404, b"not found\n", {"Content-Type": "text/plain"})
+        body = path.read_bytes()
+        if path.suffix in TEMPLATED:
+            body = body.replace(b"{{BASE}}", base_of(request).encode())
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        mtime = int(path.stat().st_mtime)
+        headers = {"ETag": etag, "Last-Modified": formatdate(mtime, usegmt=True), "Cache-Control": "max-age=0",
+                   "Content-Type": CONTENT_TYPES.get(path.suffix, "application/octet-stream")}
+        if_none_match = request.getHeader("if-none-match")
+        if_modified_since = request.getHeader("if-modified-since")
+        if if_none_match is not None:
+            fresh = etag in [t.strip() for t in if_none_match.split(",")]
+        elif if_modified_since is not None:
+            try:
+                fresh = parsedate_to_datetime(if_modified_since).timestamp() >= mtime
+            except (TypeError, ValueError):
+                fresh = False
+        else:
+            fresh = False
+        if fresh:
+            return finish(request, 304, b"", {k: v for k, v in headers.items() if k != "Content-Type"})
+        finish(request, 200, body, headers)
+
+    def route(request, parts: list[str]) -> None:
+        head = parts[0] if parts else ""
+        if head == "status" and len(parts) >= 2:
+            return finish(request, int(parts[1]), f"status {parts[1]}\n".encode(), {"Content-Type": "text/plain"})
+        if head == "fail-once" and len(parts) >= 2:
+            if request.uri not in failed_once:
+                failed_once.add(request.uri)
+                code = int(parts[1])
+                headers = {"Content-Type": "text/plain"}
+                if code in (429, 503):
+                    headers["Retry-After"] = "1"
+                return finish(request, code, f"status {code}\n".encode(), headers)
+            return route(request, parts[2:])
+        if head == "slow" and len(parts) >= 2:
+            reactor.callLater(float(parts[1]), route, request, parts[2:])
+            return None
+        if head == "redirect-loop" and parts[-1].isdigit():
+            following = parts[:-1] + [str(int(parts[-1]) + 1)]
+            return finish(request, 302, b"", {"Location": "/" + "/".join(following)})
+        return serve_file(request, parts)
+
+    class Root(resource.Resource):
+        isLeaf = True
+
+        def render(self, request):
+            request.notifyFinish().addErrback(lambda _: setattr(request, "_gone", True))
+            path = request.path.decode("utf-8", "replace")
+            route(request, [p for p in path.split("/") if p and p not in (".", "..")])
+            return server.NOT_DONE_YET
+
+    port = reactor.listenTCP(0, server.Site(Root(), logPath=os.devnull), interface="127.0.0.1").getHost().port
+    reactor.callWhenRunning(lambda: print(f"http://127.0.0.1:{port}", flush=True))
+    reactor.run()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Mock HTTP server for crawl tests.")
+    parser.add_argument("--root", required=True, type=Path)
+    parser.add_argument("--log", required=True, type=Path)
+    args = parser.parse_args()
+    serve(args.root.resolve(), args.log)
+
+
+if __name__ == "__main__":
+    main()
