@@ -1,0 +1,148 @@
+"""The pieces of `jobcrawl crawl` that need no server: sources files, Retry-After, closing scope, the lock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from crawler.db.closing import close_missing
+from crawler.db.schema import open_db
+from crawler.lock import LockHeld, db_lock
+from crawler.middlewares import retry_after_seconds
+from crawler.sources import SourcesError, load_sources
+
+# --------------------------------------------------------------------------- sources files
+
+
+def test_example_sources_file_loads():
+    sources = load_sources(ROOT / "seeds" / "sources.toml")
+    assert [(s.name, s.spider, s.enabled) for s in sources.sources.values()] == [
+        ("gitlab", "greenhouse", True), ("matchgroup", "lever", True), ("linear", "ashby", True),
+        ("example-careers", "jsonld", False)]
+    assert [s.name for s in sources.select([], all_enabled=True)] == ["gitlab", "matchgroup", "linear"]
+    careers = sources.sources["example-careers"]
+    assert sources.settings_for(careers) == {
+        "CLOSESPIDER_PAGECOUNT": 500, "CONCURRENT_REQUESTS_PER_DOMAIN": 2, "DOWNLOAD_TIMEOUT": 20,
+        "JOBCRAWL_CONTACT": "https://github.com/jobcrawl/jobcrawl"}
+    assert careers.args == {"start_urls": ["https://careers.example.com/"], "robots_sitemaps": True,
+                            "allow": [r"/jobs/\d+"], "deny": [r"/jobs/\d+/apply"], "company": "Example Inc.",
+                            "complete": True}
+
+
+BAD_SOURCES = [
+    pytest.param('[sources.a]\nspider = "textdump"\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever "
+                 "(got 'textdump')", id="not-a-web-spider"),
+    pytest.param('[sources.a]\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever "
+                 "(got None)", id="no-spider"),
+    pytest.param('[sources.a]\nspider = "greenhouse"\nbords = ["x"]\n', "source a: boards: Field required",
+                 id="typo-means-missing"),
+    pytest.param('[sources.a]\nspider = "greenhouse"\nboards = ["x"]\nboard = "y"\n',
+                 "source a: board: Extra inputs are not permitted", id="unknown-argument"),
+    pytest.param('[sources.a]\nspider = "greenhouse"\nboards = []\n', "source a: boards: List should have at least 1 item after validation, not 0",
+                 id="no-boards"),
+    pytest.param('[sources.a]\nspider = "lever"\nboards = ["a/b"]\n', "source a: boards: Value error, not a board name: 'a/b'",
+                 id="slash-in-board"),
+    pytest.param('[sources.a]\nspider = "ashby"\nboards = ["x"]\nbase_url = "ftp://x"\n',
+                 "source a: base_url: Value error, not an http(s) URL: 'ftp://x'", id="bad-base-url"),
+    pytest.param('[sources.a]\nspider = "jsonld"\nallow = ["x"]\n', "source a: Value error, give start_urls or sitemap_urls",
+                 id="jsonld-nowhere-to-start"),
+    pytest.param('[sources.a]\nspider = "jsonld"\nstart_urls = ["http://x/"]\nallow = ["("]\n',
+                 "source a: allow: Value error, bad regular expression '(': missing ), unterminated subpattern at "
+                 "position 0", id="bad-regex"),
+    pytest.param('[sources.a]\nspider = "ashby"\nboards = ["x"]\nconcurrency = 0\n',
+                 "source a: concurrency: Input should be greater than or equal to 1", id="zero-concurrency"),
+    pytest.param('[sources.a]\nspider = "ashby"\nboards = ["x"]\nsettings = { download_delay = 1 }\n',
+                 "source a: not a Scrapy setting name: download_delay", id="lower-case-setting"),
+    pytest.param('[defaults]\nmax_requests = -1\n', "[defaults]: max_requests: Input should be greater than or equal to 0",
+                 id="bad-default"),
+    pytest.param('[source.a]\nspider = "ashby"\n', "unknown top-level key(s) source (contact, defaults, sources)",
+                 id="singular-table-name"),
+    pytest.param('[sources.a\nspider = "ashby"\n', "not valid TOML: Expected ']' at the end of a table declaration "
+                 "(at line 1, column 11)", id="bad-toml"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_SOURCES)
+def test_bad_sources_file_names_the_problem(tmp_path, text, message):
+    path = tmp_path / "sources.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SourcesError) as caught:
+        load_sources(path)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+def test_select_keeps_the_order_named_and_runs_disabled_sources_by_name(tmp_path):
+    path = tmp_path / "sources.toml"
+    path.write_text('[sources.a]\nspider = "ashby"\nboards = ["a"]\nenabled = false\n'
+                    '[sources.b]\nspider = "lever"\nboards = ["b"]\neu = true\n', encoding="utf-8")
+    sources = load_sources(path)
+    assert [s.name for s in sources.select(["b", "a", "b"])] == ["b", "a"]
+    assert [s.name for s in sources.select([], all_enabled=True)] == ["b"]
+    with pytest.raises(SourcesError, match="no source named c, d \\(sources: a, b\\)"):
+        sources.select(["c", "a", "d"])
+
+
+# --------------------------------------------------------------------------- Retry-After
+
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+RETRY_AFTER = [
+    pytest.param(b"1", 1.0, id="seconds-bytes"),
+    pytest.param(" 120 ", 120.0, id="seconds-spaces"),
+    pytest.param("Sun, 29 Nov 2026 12:00:30 GMT", 30.0, id="http-date"),
+    pytest.param("Sun, 29 Nov 2026 11:59:00 GMT", 0.0, id="date-in-the-past"),
+    pytest.param("-5", None, id="negative"),
+    pytest.param("soon", None, id="garbage"),
+    pytest.param(None, None, id="absent"),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), RETRY_AFTER)
+def test_retry_after_seconds(value, expected):
+    assert retry_after_seconds(value, NOW) == expected
+
+
+# --------------------------------------------------------------------------- closing scope
+
+
+def _posting(db, key: str) -> None:
+    db.execute("INSERT INTO postings (key, source, source_id, locator, title, first_seen, last_seen, content_hash, as_of) "
+               "VALUES (?, 'greenhouse', ?, 'l', 't', 'x', 'x', 'h', 'x')", (key, key))
+
+
+def test_closing_touches_only_members_of_the_listing_read(tmp_path):
+    db = open_db(tmp_path / "jobs.db")
+    for key in ("a1", "a2", "b1"):
+        _posting(db, key)
+    db.conn.commit()
+    first = close_missing(db, {"greenhouse:a": ["a1", "a2"], "greenhouse:b": ["b1"]}, at="T1")
+    assert first == {"listings": 2, "closed": 0, "reopened": 0}
+    # board a is read without a2; board b is not read at all this time (its posting stays open)
+    assert close_missing(db, {"greenhouse:a": ["a1"]}, at="T2") == {"listings": 1, "closed": 1, "reopened": 0}
+    assert close_missing(db, {"greenhouse:a": ["a1"]}, at="T3") == {"listings": 1, "closed": 0, "reopened": 0}
+    assert db.execute("SELECT key, closed_at FROM postings ORDER BY key").fetchall() == [
+        ("a1", None), ("a2", "T2"), ("b1", None)]
+    db.execute("UPDATE postings SET closed_at = NULL WHERE key = 'a2'")  # what the writer does when it stores a2 again
+    assert close_missing(db, {"greenhouse:a": ["a1", "a2"]}, at="T4") == {"listings": 1, "closed": 0, "reopened": 1}
+    assert db.execute("SELECT listing, key, first_seen, last_seen, closed_at FROM listing_postings ORDER BY 1, 2").fetchall() == [
+        ("greenhouse:a", "a1", "T1", "T4", None), ("greenhouse:a", "a2", "T1", "T4", None),
+        ("greenhouse:b", "b1", "T1", "T1", None)]
+    # an empty complete listing closes everything it held
+    assert close_missing(db, {"greenhouse:b": []}, at="T5") == {"listings": 1, "closed": 1, "reopened": 0}
+    db.close()
+
+
+# --------------------------------------------------------------------------- the lock
+
+
+def test_lock_is_exclusive_and_released(tmp_path):
+    db = tmp_path / "jobs.db"
+    with db_lock(db) as path:
+        assert path == Path(f"{db}.lock")
+        with pytest.raises(LockHeld, match=r"jobs\.db is locked by another jobcrawl run \(pid \d+, started "):
+            with db_lock(db):
+                pass
+    with db_lock(db):  # released: the file stays, the lock does not
+        assert path.exists()
