@@ -111,8 +111,6 @@ def fold(text: str) -> str:
 
 _SPACES = "\t\u00a0\u3000\u2000-\u200b\u202f\u205f\ufeff"
 _SPACE_RE = re.compile(rf"[ {_SPACES}]+")
-# Anything clean_line would change besides the ends: a control, an odd space, or two spaces.
-_NEEDS_CLEANING = re.compile(rf"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_SPACES}]|  ")
 
 
 def clean_line(text: str) -> str:
@@ -120,7 +118,8 @@ def clean_line(text: str) -> str:
 
     Width and case are kept as written (``Cuda`` stays ``Cuda``); use :func:`fold` for matching.
     """
-    if _NEEDS_CLEANING.search(text) is None:
+    # isprintable() is False for every control and every space but U+0020: a C-speed pre-check.
+    if text.isprintable() and "  " not in text:
         return text.strip()
     return _SPACE_RE.sub(" ", _CONTROL_RE.sub("", text)).strip()
 
