@@ -379,3 +379,48 @@ def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Databas
     db.execute("PRAGMA busy_timeout = 10000")
     migrations.apply(db)
     return db
+
+
+# Browsing (Datasette): the score a listing sorts and facets by, denormalized onto postings and kept
+# by triggers on evaluations (ours, jobcrawl-v1, else the app's own), and the segmented search index.
+_SCORERS = "('jobcrawl-v1', 'source')"
+_SCORE_SET = f"""UPDATE postings SET (score, score_level, score_by) = (
+    SELECT overall, overall_level, scorer FROM evaluations
+    WHERE posting_id = {{id}} AND scorer IN {_SCORERS} AND overall IS NOT NULL
+    ORDER BY scorer = 'jobcrawl-v1' DESC LIMIT 1)"""
+BROWSE_COLUMN_DOCS = {"postings": {
+    "score": "Overall score 0–100 the listing sorts by: ours (jobcrawl-v1) when scored, else the app's own.",
+    "score_level": "Level of that score: 较低 (<60), 中等 (60–79), 较高 (≥80).",
+    "score_by": "Scorer of that score: jobcrawl-v1 or source.",
+}, "jobs": {
+    "salary": "Upper monthly base pay in currency units (salary_monthly_max), shown as a range: 30–50K ×14.",
+}}
+# The listing people browse: postings' reading columns, best score first (a plain view: SQLite
+# flattens it, so filters, facets and the sort use the postings indexes).
+JOBS_VIEW = """CREATE VIEW jobs AS SELECT
+    id, title, company, city, category, work_mode, seniority, salary_monthly_max AS salary,
+    score, score_level, score_by, skills, posted_at, first_seen, last_seen, closed_at, url,
+    salary_monthly_min, salary_months, salary_currency, salary_period, salary_status, salary_estimated, salary_raw
+FROM postings"""
+
+
+@migrations()
+def m006_browse(db: sqlite_utils.Database) -> None:
+    """Score columns on postings kept by triggers, the ``jobs`` view, listing indexes, segmented FTS (crawler.db.fts)."""
+    from . import fts
+
+    for column, typ in (("score", int), ("score_level", str), ("score_by", str)):
+        if column not in db["postings"].columns_dict:
+            db["postings"].add_column(column, typ)
+    for event, ref in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")):
+        when = f"{ref}.scorer IN {_SCORERS}" + (f" OR OLD.scorer IN {_SCORERS}" if event == "UPDATE" else "")
+        update = _SCORE_SET.format(id=f"{ref}.posting_id") + f" WHERE id = {ref}.posting_id;"
+        db.execute(f"CREATE TRIGGER evaluations_score_{event.lower()} AFTER {event} ON evaluations WHEN {when} "
+                   f"BEGIN {update} END")
+    db.execute(_SCORE_SET.format(id="postings.id"))
+    for cols in (["score"], ["score_level"], ["work_mode"]):
+        db["postings"].create_index(cols)
+    db.execute(JOBS_VIEW)
+    fts.create_segmented(db.conn)
+    fts.rebuild(db.conn)
+
