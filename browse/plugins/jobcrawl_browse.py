@@ -1,0 +1,83 @@
+"""Datasette plugin of the jobs database: Chinese-aware search, readable cells, the posting page.
+
+- ``escape_fts`` is replaced by :func:`crawler.db.fts.fts_query` on every connection, so the search
+  box of ``jobs`` and ``postings`` (``fts_table: postings_seg``) segments the query the way the
+  index was segmented: ``算子`` and ``CUDA`` both match.
+- Cells: ``salary`` as ``30–50K ×14``, the listing's ``id`` as a link to the posting page,
+  ``skills`` as links to the listing filtered by each skill.
+- The posting page (``row-jobs-postings.html``) gets its sections, insights, evaluations with
+  evidence, skills, cluster and versions from :func:`browse.render.posting_page`.
+
+Everything shown is escaped: values go through ``markupsafe.escape`` here and Jinja autoescape
+in the templates.
+"""
+
+from __future__ import annotations
+
+import json
+
+from datasette import hookimpl
+from markupsafe import Markup, escape
+
+from browse.metadata import DATABASE, STATIC_MOUNT
+from browse.render import listing_url, posting_page, salary_label
+from crawler.db.fts import fts_query
+
+LISTINGS = {"jobs", "postings"}
+SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
+
+
+@hookimpl(trylast=True)
+def prepare_connection(conn):
+    # trylast: runs after Datasette's own hook, which registers the stock escape_fts.
+    conn.create_function("escape_fts", 1, fts_query, deterministic=True)
+
+
+def _skill_links(value: str) -> Markup | None:
+    try:
+        skills = json.loads(value)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(skills, list):
+        return None
+    names = [s for s in skills if isinstance(s, str)]
+    links = [Markup('<a class="skill" href="{}">{}</a>').format(listing_url(skills__arraycontains=s), s)
+             for s in names[:SKILLS_SHOWN]]
+    more = Markup(" … +{}").format(len(names) - SKILLS_SHOWN) if len(names) > SKILLS_SHOWN else ""
+    return Markup('<span class="skills">{}{}</span>').format(Markup(", ").join(links), more)
+
+
+@hookimpl
+def render_cell(row, value, column, table, database, datasette):
+    if database != DATABASE:
+        return None
+    keys = row.keys()
+    if column == "salary" and "salary_monthly_min" in keys:
+        label = salary_label(dict(zip(keys, row)))
+        return Markup('<span class="salary">{}</span>').format(label) if label else None
+    if table == "jobs" and column == "id" and isinstance(value, int):
+        return Markup('<a href="{}">{}</a>').format(datasette.urls.row(DATABASE, "postings", str(value)), value)
+    if table in LISTINGS and column == "skills":
+        return _skill_links(value)
+    return None
+
+
+@hookimpl
+def extra_template_vars(template, database, table, view_name, request, datasette):
+    if view_name != "row" or database != DATABASE or table != "postings" or request is None:
+        return {}
+
+    async def posting():
+        try:
+            posting_id = int(request.url_vars["pks"])
+        except (KeyError, ValueError):
+            return {}
+        db = datasette.get_database(DATABASE)
+        return {"posting": await db.execute_fn(lambda conn: posting_page(conn, posting_id))}
+
+    return posting
+
+
+@hookimpl
+def extra_css_urls(database, table, view_name, datasette):
+    return [datasette.urls.path(f"/{STATIC_MOUNT}/browse.css")]

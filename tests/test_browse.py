@@ -1,0 +1,649 @@
+"""Browsing in Datasette: search index, cell labels, metadata, every page and canned query, escaping.
+
+The database is built through the real CLI (``jobcrawl ingest``) from the two seeds plus four
+inputs made from them: a staffing agency's copy of seed 000 (another company and city, a salary
+range: a duplicate cluster), a backend posting (other skills, another city and category), a
+posting whose title, company and a bullet carry ``<script>`` payloads, and an empty file
+(quarantined). Pages are read with Datasette's own test client on the instance ``jobcrawl serve``
+builds (``crawler.serve.make_datasette``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from browse.metadata import build_metadata
+from browse.render import listing_url, safe_url, salary_label
+from conftest import AS_OF, ROOT, SEEDS, run_cli
+from crawler.db import fts
+from crawler.serve import make_datasette, prepare, schema
+
+SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_text(encoding="utf-8")
+SEED3 = (SEEDS / "003_5eabc84b6ca487f0.txt").read_text(encoding="utf-8")
+HOSTILE_TITLE = "<script>window.__jobcrawl_pwned=1;alert('title')</script>模型工程师"
+HOSTILE_COMPANY = '恶意<img src=x onerror="window.__jobcrawl_pwned=2">公司'
+HOSTILE_BULLET = "<script>window.__jobcrawl_pwned=3;alert('bullet')</script>良好的团队协作能力"
+BACKEND_BULLETS = {
+    "about": ["负责交易系统后端服务的设计与开发", "参与高并发分布式系统的架构演进"],
+    "requirements": ["本科及以上学历，3年以上Java或Go开发经验", "熟悉MySQL、Redis、Kafka等常用中间件",
+                     "熟悉Kubernetes与Docker，有微服务落地经验"],
+    "responsibilities": ["负责核心业务模块的开发与维护", "保障线上服务的稳定性与性能"],
+}
+
+
+def _replace_block(text: str, start: str, end: str, lines: list[str]) -> str:
+    i = text.index(start + "\n") + len(start) + 1
+    j = text.index("\n" + end + "\n", i) + 1
+    return text[:i] + "\n".join(lines) + "\n" + text[j:]
+
+
+def browse_inputs(folder: Path) -> Path:
+    """Write the test inputs (see the module docstring) into ``folder``; returns it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed in SEEDS.glob("*.txt"):
+        shutil.copy(seed, folder / seed.name)
+    agency = "星云人才" + SEED0[SEED0.index("\n"):]
+    agency = agency.replace("杭州 · 人工智能 · 约 190 个在招", "上海 · 人工智能 · 约 320 个在招").replace("\n43K\n", "\n30-50K·14薪\n")
+    (folder / "agency_copy.txt").write_text(agency, encoding="utf-8")
+    backend = "地平线" + SEED3[SEED3.index("\n"):]
+    backend = backend.replace("模型训练优化开发工程师\n模型训练优化开发工程师", "后端开发工程师\n后端开发工程师")
+    backend = backend.replace("算法优化工程师", "后端开发").replace("\n3.5万\n", "\n20-30K\n")
+    backend = backend.replace("苏州 · 后端开发 · 10 个在招", "北京 · 后端开发 · 120 个在招")
+    backend = backend.replace("发布于 2 小时前", "发布于 10 天前")
+    backend = _replace_block(backend, "后端开发", "值不值得投", ["Java", "Go", "MySQL", "Kafka"])
+    backend = _replace_block(backend, "关于这个职位", "最低要求", BACKEND_BULLETS["about"])
+    backend = _replace_block(backend, "最低要求", "工作职责", BACKEND_BULLETS["requirements"])
+    backend = _replace_block(backend, "工作职责", "AI 洞察", BACKEND_BULLETS["responsibilities"])
+    (folder / "backend.txt").write_text(backend, encoding="utf-8")
+    hostile = HOSTILE_COMPANY + SEED3[SEED3.index("\n"):]
+    hostile = hostile.replace("模型训练优化开发工程师\n模型训练优化开发工程师", f"{HOSTILE_TITLE}\n{HOSTILE_TITLE}")
+    hostile = hostile.replace("良好的团队协作能力", HOSTILE_BULLET)
+    (folder / "hostile.txt").write_text(hostile, encoding="utf-8")
+    (folder / "empty.txt").write_bytes(b"")
+    return folder
+
+
+def build_browse_db(workdir: Path) -> Path:
+    """Ingest :func:`browse_inputs` through the real CLI; give posting 1 a source URL and the
+    hostile posting a ``javascript:`` one (text dumps carry no URL). Returns the database path."""
+    db = workdir / "jobs.db"
+    proc = run_cli("ingest", str(browse_inputs(workdir / "in")), "--db", str(db), "--as-of", AS_OF)
+    assert proc.returncode == 1, proc.stderr  # the empty file is quarantined
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE postings SET url = 'https://careers.example.com/jobs/6' WHERE title = 'AI算子开发工程师' AND company = '吉利汽车'")
+        conn.execute("UPDATE postings SET url = 'javascript:alert(document.domain)' WHERE company = ?", (HOSTILE_COMPANY,))
+    conn.close()
+    assert prepare(db) == (5, True)
+    return db
+
+
+@pytest.fixture(scope="module")
+def browse_db(tmp_path_factory) -> Path:
+    return build_browse_db(tmp_path_factory.mktemp("browse"))
+
+
+@pytest.fixture(scope="module")
+def ds(browse_db):
+    return make_datasette(browse_db)
+
+
+def get(ds, path: str):
+    return asyncio.run(ds.client.get(path))
+
+
+def rows(ds, path: str) -> list[dict]:
+    sep = "&" if "?" in path else "?"
+    base, _, query = path.partition("?")
+    response = get(ds, f"{base}.json?_shape=array" + (f"&{query}" if query else ""))
+    assert response.status_code == 200, response.text[:500]
+    return response.json()
+
+
+def ids(ds, path: str) -> list[int]:
+    return [r["id"] for r in rows(ds, path)]
+
+
+# --------------------------------------------------------------------------- the segmented index
+
+
+@pytest.mark.parametrize("text, tokens", [
+    pytest.param("AI算子开发工程师", "AI 算子 子开 开发 发工 工程 程师 师", id="cjk-run-after-latin"),
+    pytest.param("熟悉C/C++编程", "熟悉 悉 C/C++ 编程 程", id="runs-around-latin"),
+    pytest.param("京", "京", id="lone-character"),
+    pytest.param("ＣＵＤＡ高性能", "CUDA 高性 性能 能", id="full-width-latin-narrowed"),
+    pytest.param("精通CUDA，熟悉PyTorch", "精通 通 CUDA， 熟悉 悉 PyTorch", id="punctuation-left-to-the-tokenizer"),
+    pytest.param("データ分析", "デー ータ タ分 分析 析", id="kana-and-kanji"),
+    pytest.param("plain English text", "plain English text", id="latin-unchanged"),
+    pytest.param("", "", id="empty"),
+])
+def test_segment(text, tokens):
+    assert fts.segment(text).split() == tokens.split()
+
+
+@pytest.mark.parametrize("query, expression", [
+    pytest.param("算子", '"算子"', id="two-characters"),
+    pytest.param("CUDA", '"CUDA"', id="english-word"),
+    pytest.param("京", '"京"*', id="one-character-prefix"),
+    pytest.param("算子开发 CUDA", '"算子 子开 开发" "CUDA"', id="two-terms-and"),
+    pytest.param('"精通CUDA"', '"精通 通 CUDA"', id="phrase-run-then-latin"),
+    pytest.param("cuda京", '"cuda 京"*', id="latin-then-lone-character"),
+    pytest.param("ＣＵＤＡ", '"CUDA"', id="full-width"),
+    pytest.param('"unbalanced', '"unbalanced"', id="unbalanced-quote"),
+    pytest.param('a"b', '"a" "b"', id="quote-inside"),
+    pytest.param("。。", '""', id="punctuation-only"),
+    pytest.param("", '""', id="empty"),
+])
+def test_fts_query(query, expression):
+    assert fts.fts_query(query) == expression
+
+
+def _index(texts: list[str]) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    fts.create_segmented(conn)
+    conn.executemany(f"INSERT INTO {fts.SEG_TABLE} (rowid, title, company, body) VALUES (?, '', '', ?)",
+                     [(i, fts.segment(t)) for i, t in enumerate(texts, 1)])
+    return conn
+
+
+def _search(conn: sqlite3.Connection, query: str) -> list[int]:
+    return [r[0] for r in conn.execute(f"SELECT rowid FROM {fts.SEG_TABLE} WHERE {fts.SEG_TABLE} MATCH ? ORDER BY rowid",
+                                       (fts.fts_query(query),))]
+
+
+CJK = st.sampled_from(list("算子开发工程师北京上海模型训练推理优化性能大数据"))
+TEXT = st.lists(st.one_of(CJK, st.sampled_from(list("ab ,。/")), st.sampled_from(["CUDA", "C++", " Go "])), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(TEXT, min_size=1, max_size=5), data=st.data())
+def test_cjk_substring_of_any_length_is_found(texts, data):
+    """A CJK substring of a document finds exactly the documents that contain it."""
+    runs = [run for t in texts for run in fts._RUN.findall(t)]
+    if not runs:
+        return
+    run = data.draw(st.sampled_from(runs))
+    start = data.draw(st.integers(0, len(run) - 1))
+    term = run[start : data.draw(st.integers(start + 1, min(len(run), start + 4)))]
+    assert _search(_index(texts), term) == [i for i, t in enumerate(texts, 1) if term in t]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=400))
+def test_array_segmenter_matches_the_regex_one(text):
+    assert fts._segment_array(text).split() == fts._RUN.sub(fts._segment_run, text).split()
+
+
+def test_sync_adds_rows_the_writer_indexed_only_in_the_trigram_table(tmp_path):
+    db = build_browse_db(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute(f"INSERT INTO {fts.SEG_TABLE} ({fts.SEG_TABLE}) VALUES ('delete-all')")
+    conn.commit()
+    assert _search(conn, "算子") == []
+    assert fts.sync(conn) == 5
+    assert _search(conn, "算子") == [1, 2, 3, 5]
+    assert fts.sync(conn) == 0
+
+
+def test_sync_rebuilds_after_an_update_it_did_not_see(tmp_path):
+    """An update that bypassed fts.delete_rows leaves stale tokens; a newer posting_versions row
+    than the watermark makes sync rebuild, after which the old text no longer matches."""
+    db = build_browse_db(tmp_path)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE postings_fts SET body = '全新的职位描述' WHERE rowid = 4")
+        conn.execute("INSERT INTO posting_versions (posting_id, version, content_hash, superseded_at, snapshot)"
+                     " VALUES (4, 1, 'x', '2026-11-30T00:00:00+00:00', '{}')")
+    assert _search(conn, "kafka") == [4]  # stale
+    assert fts.sync(conn) == 5
+    assert _search(conn, "kafka") == []
+    assert _search(conn, "职位描述") == [4]
+
+
+def test_delete_and_insert_rows_keep_both_indexes_level(tmp_path):
+    db = build_browse_db(tmp_path)
+    conn = sqlite3.connect(db)
+    with conn:
+        fts.delete_rows(conn, [(4,)])
+        fts.insert_rows(conn, [(4, "后端工程师", "地平线", "负责支付系统")])
+    assert _search(conn, "kafka") == []
+    assert _search(conn, "支付") == [4]
+    assert [r[0] for r in conn.execute("SELECT rowid FROM postings_fts WHERE postings_fts MATCH '支付系统'")] == [4]
+    assert conn.execute("SELECT value FROM meta WHERE key = ?", (fts.WATERMARK,)).fetchone() == ("0",)
+    conn.execute(f"INSERT INTO {fts.SEG_TABLE} ({fts.SEG_TABLE}, rank) VALUES ('integrity-check', 0)")
+
+
+# --------------------------------------------------------------------------- labels and links
+
+
+def _pay(high, low=None, months=12, currency="CNY", status="parsed", estimated=0, raw=None):
+    return {"salary": high, "salary_monthly_min": low, "salary_months": months, "salary_currency": currency,
+            "salary_status": status, "salary_estimated": estimated, "salary_raw": raw}
+
+
+@pytest.mark.parametrize("row, label", [
+    pytest.param(_pay(50000.0, 30000.0, 14), "30–50K ×14", id="range-14-months"),
+    pytest.param(_pay(43000.0, 43000.0), "43K", id="single-figure"),
+    pytest.param(_pay(4500.0, 2500.0), "2.5–4.5K", id="decimal-thousands"),
+    pytest.param(_pay(12500.0, 10000.0, currency="USD"), "$10–12.5K", id="usd-monthly"),
+    pytest.param(_pay(9000.0, 8000.0, currency="EUR"), "€8–9K", id="euro"),
+    pytest.param(_pay(30000.0, 20000.0, currency="TWD"), "TWD 20–30K", id="unknown-currency-code"),
+    pytest.param(_pay(150000.0, 120000.0), "120–150K", id="six-figures"),
+    pytest.param(_pay(45000.0, 2500.0, estimated=1), "2.5–45K (est.)", id="estimate"),
+    pytest.param(_pay(None, None, status="negotiable", raw="面议"), "面议", id="negotiable"),
+    pytest.param(_pay(None, None, status="undisclosed", raw="未披露"), "未披露", id="undisclosed"),
+    pytest.param(_pay(None, None, status="unparseable", raw="薪资优厚"), "薪资优厚", id="unparseable-kept-raw"),
+    pytest.param(_pay(None, None, status="missing"), None, id="missing"),
+    pytest.param(_pay(None, 20000.0, 13), "20K ×13", id="minimum-only"),
+])
+def test_salary_label(row, label):
+    assert salary_label(row) == label
+
+
+@pytest.mark.parametrize("url, shown", [
+    pytest.param("https://careers.example.com/jobs/6", "https://careers.example.com/jobs/6", id="https"),
+    pytest.param(" http://example.com/a?b=1 ", "http://example.com/a?b=1", id="http-trimmed"),
+    pytest.param("javascript:alert(1)", None, id="javascript"),
+    pytest.param("JavaScript:alert(1)", None, id="javascript-mixed-case"),
+    pytest.param("data:text/html,<script>alert(1)</script>", None, id="data"),
+    pytest.param("//evil.example.com", None, id="scheme-relative"),
+    pytest.param("https://", None, id="no-host"),
+    pytest.param("http://[::1", None, id="malformed"),
+    pytest.param(None, None, id="none"),
+])
+def test_safe_url(url, shown):
+    assert safe_url(url) == shown
+
+
+def test_listing_url_quotes_values():
+    assert listing_url(skills__arraycontains="C++") == "/jobs/jobs?skills__arraycontains=C%2B%2B"
+    assert listing_url(city="北京", work_mode="远程办公") == "/jobs/jobs?city=%E5%8C%97%E4%BA%AC&work_mode=%E8%BF%9C%E7%A8%8B%E5%8A%9E%E5%85%AC"
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def test_every_table_and_column_is_described(browse_db):
+    with sqlite3.connect(browse_db) as conn:
+        found = schema(conn)
+    meta = build_metadata(found)
+    tables = meta["databases"]["jobs"]["tables"]
+    assert sorted(found) == sorted(tables)
+    missing = {t: [c for c in cols if c not in tables[t].get("columns", {})] for t, cols in found.items()}
+    assert {t: cols for t, cols in missing.items() if cols} == {}
+    assert all(tables[t].get("title") and tables[t].get("description") for t in found)
+
+
+def test_column_descriptions_come_from_the_model(browse_db):
+    from normalize.models import Posting, Salary
+
+    with sqlite3.connect(browse_db) as conn:
+        columns = build_metadata(schema(conn))["databases"]["jobs"]["tables"]
+    assert columns["postings"]["columns"]["work_mode"] == Posting.model_fields["work_mode"].description
+    assert columns["postings"]["columns"]["salary_months"] == Salary.model_fields["months"].description
+    assert columns["jobs"]["columns"]["salary_months"] == Salary.model_fields["months"].description
+    assert columns["jobs"]["columns"]["salary"].startswith("Upper monthly base pay")
+
+
+def test_every_canned_query_has_title_description_and_its_params():
+    queries = build_metadata()["databases"]["jobs"]["queries"]
+    assert sorted(queries) == ["best_postings", "company_activity", "duplicate_clusters", "new_postings",
+                               "quarantine_review", "run_history", "salary_by_category", "salary_by_city",
+                               "skills_with", "top_skills"]
+    for name, q in queries.items():
+        assert q["title"] and q["description"], name
+        assert sorted(q["params"]) == sorted(set(re.findall(r"(?<!:):(\w+)", q["sql"]))), name
+
+
+def test_charts_run_the_canned_queries():
+    meta = build_metadata()
+    queries = meta["databases"]["jobs"]["queries"]
+    charts = meta["plugins"]["datasette-dashboards"]["market"]["charts"]
+    assert charts["salary-by-city"]["query"] == queries["salary_by_city"]["sql"]
+    assert charts["top-skills"]["query"] == f"select * from ({queries['top_skills']['sql']}) limit 25"
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def test_every_table_and_view_page_renders(ds, browse_db):
+    with sqlite3.connect(browse_db) as conn:
+        names = sorted(schema(conn))
+    assert {"jobs", "postings", "sections", "evaluations", "clusters", "quarantine", "runs"} <= set(names)
+    for name in names:
+        response = get(ds, f"/jobs/{name}")
+        assert response.status_code == 200, (name, response.text[:300])
+    for path in ("/", "/jobs", "/-/dashboards", "/-/dashboards/market", "/jobcrawl-static/browse.css"):
+        assert get(ds, path).status_code == 200, path
+
+
+def test_listing_sorts_by_score_and_has_the_default_facets(ds):
+    data = get(ds, "/jobs/jobs.json?_shape=objects").json()
+    assert data["human_description_en"] == "sorted by score descending"
+    assert [(r["id"], r["score"]) for r in data["rows"]] == [(5, 78), (4, 78), (2, 78), (3, 72), (1, 72)]
+    facets = {name: [(f["value"], f["count"]) for f in v["results"]] for name, v in data["facet_results"].items()}
+    assert sorted(facets) == ["category", "city", "company", "score_level", "skills", "work_mode"]
+    assert facets["city"] == [("苏州", 2), ("上海", 1), ("北京", 1), ("杭州", 1)]
+    assert facets["category"] == [("人工智能", 2), ("算法优化工程师", 2), ("后端开发", 1)]
+    assert facets["work_mode"] == [("仅现场办公", 5)]
+    assert facets["score_level"] == [("中等", 5)]
+    assert facets["skills"][:3] == [("C", 4), ("C++", 4), ("CUDA", 4)]
+    assert data["facet_results"]["skills"]["type"] == "array"
+    assert ("Kafka", 1) in facets["skills"] or data["facet_results"]["skills"]["truncated"]
+
+
+def test_postings_table_sorts_by_score_with_the_same_facets(ds):
+    data = get(ds, "/jobs/postings.json?_shape=objects").json()
+    assert data["human_description_en"] == "sorted by score descending"
+    assert [r["id"] for r in data["rows"]] == [5, 4, 2, 3, 1]
+    assert sorted(data["facet_results"]) == ["category", "city", "company", "score_level", "skills", "work_mode"]
+
+
+def test_skill_facet_filter(ds):
+    assert ids(ds, "/jobs/jobs?skills__arraycontains=Kafka") == [4]
+    assert ids(ds, "/jobs/jobs?skills__arraycontains=CUDA&city=上海") == [3]
+
+
+@pytest.mark.parametrize("search, found", [
+    pytest.param("算子", [1, 2, 3, 5], id="two-character-chinese"),
+    pytest.param("CUDA", [1, 2, 3, 5], id="english-word"),
+    pytest.param("cuda", [1, 2, 3, 5], id="english-lower-case"),
+    pytest.param("算子 CUDA", [1, 2, 3, 5], id="both"),
+    pytest.param("kafka", [4], id="backend-skill"),
+    pytest.param("交", [4], id="one-character"),
+    pytest.param("吉利", [1, 3], id="company-and-the-copy-naming-it"),
+    pytest.param('"AI算子"', [1, 3], id="phrase"),
+    pytest.param("工程师 Java", [4], id="chinese-and-english"),
+    pytest.param("算子 Java", [], id="nothing-has-both"),
+    pytest.param("pwned", [5], id="hostile-text-is-text"),
+])
+def test_search_box(ds, search, found):
+    for table in ("jobs", "postings"):
+        assert sorted(ids(ds, f"/jobs/{table}?_search={search}")) == found, table
+
+
+def test_search_results_page_shows_the_postings(ds):
+    page = get(ds, "/jobs/jobs?_search=算子").text
+    assert "4 rows where search matches" in page
+    assert "吉利汽车" in page and "地平线" not in page
+
+
+# --------------------------------------------------------------------------- canned queries
+
+PAY = ("salary", "salary_monthly_min", "salary_months")
+
+
+def pick(rows: list[dict], *keys: str) -> list[tuple]:
+    return [tuple(r[k] for k in keys) for r in rows]
+
+
+@pytest.mark.parametrize("path, keys, expected", [
+    pytest.param("best_postings", ("id", "score", *PAY), [
+        (2, 78, 35000.0, 35000.0, 12), (5, 78, 35000.0, 35000.0, 12), (4, 78, 30000.0, 20000.0, 12),
+        (3, 72, 50000.0, 30000.0, 14), (1, 72, 43000.0, 43000.0, 12)], id="best-all"),
+    pytest.param("best_postings?city=苏州", ("id", "city"), [(2, "苏州"), (5, "苏州")], id="best-city"),
+    pytest.param("best_postings?skill=cuda&min_monthly=40000", ("id", "company", "salary"),
+                 [(3, "星云人才", 50000.0), (1, "吉利汽车", 43000.0)], id="best-skill-alias-and-pay"),
+    pytest.param("best_postings?skill=卡夫卡", ("id",), [], id="best-unknown-skill"),
+    pytest.param("best_postings?skill=Kafka&work_mode=仅现场办公", ("id", "title"), [(4, "后端开发工程师")], id="best-skill-work-mode"),
+    pytest.param("best_postings?work_mode=远程办公", ("id",), [], id="best-remote-none"),
+    pytest.param("salary_by_city", ("city", "currency", "postings", "p25", "median", "p75"), [
+        ("苏州", "CNY", 2, 35000.0, 35000.0, 35000.0), ("杭州", "CNY", 1, 43000.0, 43000.0, 43000.0),
+        ("上海", "CNY", 1, 40000.0, 40000.0, 40000.0), ("北京", "CNY", 1, 25000.0, 25000.0, 25000.0)], id="salary-city"),
+    pytest.param("salary_by_city?category=人工智能", ("city", "postings", "median"),
+                 [("杭州", 1, 43000.0), ("上海", 1, 40000.0)], id="salary-city-in-category"),
+    # 人工智能: midpoints 40000 (30–50K) and 43000: p25 = 40000 + 0.25 × 3000, median 41500, p75 42250.
+    pytest.param("salary_by_category", ("category", "currency", "postings", "p25", "median", "p75"), [
+        ("人工智能", "CNY", 2, 40750.0, 41500.0, 42250.0), ("算法优化工程师", "CNY", 2, 35000.0, 35000.0, 35000.0),
+        ("后端开发", "CNY", 1, 25000.0, 25000.0, 25000.0)], id="salary-category"),
+    pytest.param("salary_by_category?city=苏州", ("category", "postings", "median"),
+                 [("算法优化工程师", 2, 35000.0)], id="salary-category-in-city"),
+    pytest.param("top_skills?city=北京", ("skill", "category", "postings", "share_pct"), [
+        ("Docker", "infra", 1, 100.0), ("Go", "language", 1, 100.0), ("Java", "language", 1, 100.0),
+        ("Kafka", "data", 1, 100.0), ("Kubernetes", "infra", 1, 100.0), ("MySQL", "data", 1, 100.0),
+        ("Redis", "data", 1, 100.0), ("back end", "domain", 1, 100.0), ("distributed systems", "infra", 1, 100.0),
+        ("high concurrency", "infra", 1, 100.0), ("microservices", "infra", 1, 100.0), ("middleware", "infra", 1, 100.0)],
+        id="skills-in-city"),
+    pytest.param("skills_with?skill=kafka", ("skill", "postings", "pct_of_postings"), [
+        ("Docker", 1, 100.0), ("Go", 1, 100.0), ("Java", 1, 100.0), ("Kubernetes", 1, 100.0), ("MySQL", 1, 100.0),
+        ("Redis", 1, 100.0), ("back end", 1, 100.0), ("distributed systems", 1, 100.0), ("high concurrency", 1, 100.0),
+        ("microservices", 1, 100.0), ("middleware", 1, 100.0)], id="co-occurring"),
+    pytest.param("new_postings", ("id", "posted"), [
+        (2, "2026-11-29T02:00:00+00:00"), (5, "2026-11-29T02:00:00+00:00"),
+        (1, "2026-11-29T00:00:00+00:00"), (3, "2026-11-29T00:00:00+00:00")], id="new-7-days"),
+    pytest.param("new_postings?days=11", ("id",), [(2,), (5,), (1,), (3,), (4,)], id="new-11-days"),
+    pytest.param("duplicate_clusters", ("cluster", "size", "companies", "cities", "cross_company", "title", "company", "members"),
+                 [(1, 2, 2, 2, 1, "AI算子开发工程师", "吉利汽车", "1, 3")], id="clusters"),
+    pytest.param("company_activity?company=汽车", ("company", "postings", "open", "cities", "categories", "open_jobs_stated", "mean_score"),
+                 [("吉利汽车", 1, 1, 1, "人工智能", 1900, 72.0)], id="company"),
+    pytest.param("quarantine_review", ("reason", "detail", "source", "locator", "position", "run_id", "text_start"),
+                 [("empty", "empty file (0 bytes)", "textdump", "empty.txt", -1, 1, None)], id="quarantine"),
+    pytest.param("quarantine_review?reason=binary", ("reason",), [], id="quarantine-other-reason"),
+    pytest.param("run_history", ("id", "kind", "status", "files", "found", "new", "updated", "unchanged", "quarantined"),
+                 [(1, "ingest", "partial", 6, 5, 5, 0, 0, 1)], id="runs"),
+])
+def test_canned_query(ds, path, keys, expected):
+    assert get(ds, "/jobs/" + path).status_code == 200
+    assert pick(rows(ds, "/jobs/" + path), *keys) == expected
+
+
+def test_top_skills_shares(ds):
+    top = rows(ds, "/jobs/top_skills")
+    assert len(top) == 50
+    assert pick(top[:3], "skill", "postings", "share_pct") == [("C", 4, 80.0), ("C++", 4, 80.0), ("CUDA", 4, 80.0)]
+    assert ("operator development", 4, 80.0, 1) in pick(top, "skill", "postings", "share_pct", "frontier")
+
+
+def test_company_activity_lists_every_company(ds):
+    assert pick(rows(ds, "/jobs/company_activity"), "company", "postings") == [
+        ("初速度", 1), ("吉利汽车", 1), ("地平线", 1), (HOSTILE_COMPANY, 1), ("星云人才", 1)]
+
+
+def test_canned_query_pages_show_readable_salaries(ds):
+    page = get(ds, "/jobs/best_postings").text
+    assert '<span class="salary">30–50K ×14</span>' in page
+    assert '<span class="salary">43K</span>' in page
+
+
+# --------------------------------------------------------------------------- the posting page
+
+
+def _text(page: str) -> str:
+    """The page's text as a reader sees it: tags dropped, entities decoded, whitespace collapsed."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_posting_page_reads_as_a_posting(ds):
+    page = get(ds, "/jobs/postings/1").text
+    text = _text(page)
+    assert "<title>AI算子开发工程师 · 吉利汽车</title>" in page
+    assert "Salary 43K · 比人工智能中位数低" in text
+    assert "Score 72 中等 (the app's own)" in text
+    for heading in ("关于这个职位 · About", "最低要求 · Requirements", "工作职责 · Responsibilities", "优先资格 · Preferred",
+                    "优点 · Pros", "面试指南 · Interview", "The app&#39;s evaluation: 72"):
+        assert f">{heading}</h" in page, heading
+    assert "<li>本职位隶属于吉利汽车集团，专注于智能驾驶或智能座舱领域的大模型计算性能优化</li>" in page
+    assert page.count('<section class="jd-section') == 4
+    assert "<li>薪资信号: 市场水准 (35K-50K/月)</li>" in page
+    assert "<strong>薪资福利</strong> 70 中等" in page
+    assert '<a href="/jobs/jobs?skills__arraycontains=CUDA">CUDA</a>' in page
+    assert '<a class="skill-page" href="/jobs/skills/CUDA"' in page
+    assert '<a class="source-url" href="https://careers.example.com/jobs/6" rel="noopener noreferrer nofollow">' in page
+    assert 'Duplicate cluster <a href="/jobs/clusters/1">#1</a>' in page
+    assert '<a href="/jobs/postings/3">AI算子开发工程师</a> · 星云人才 · 上海' in page
+    assert "All columns of this row" in page
+
+
+def test_posting_page_of_the_agency_copy_names_the_original(ds):
+    page = get(ds, "/jobs/postings/3").text
+    assert 'a duplicate of <a href="/jobs/postings/1">posting 1</a>' in page
+    assert "Salary 30–50K ×14 as written: 30-50K·14薪" in _text(page)
+
+
+def test_listing_links_postings_and_skills(ds):
+    page = get(ds, "/jobs/jobs").text
+    assert '<a href="/jobs/postings/4">4</a>' in page
+    assert '<a class="skill" href="/jobs/jobs?skills__arraycontains=Kafka">Kafka</a>' in page
+    assert '<span class="salary">20–30K</span>' in page
+    assert " … +16</span>" in page  # posting 2 has 24 skills, 8 shown
+
+
+HOSTILE_PAGES = ["/jobs/postings/5", "/jobs/jobs", "/jobs/postings", "/jobs/jobs?_search=pwned", "/jobs/best_postings",
+                 "/jobs/company_activity", "/jobs/sections?posting_id=5", "/jobs/postings?_facet=company"]
+
+
+@pytest.mark.parametrize("path", HOSTILE_PAGES)
+def test_hostile_text_is_escaped(ds, path):
+    page = get(ds, path).text
+    assert "pwned" in page
+    assert "<script>window.__jobcrawl_pwned" not in page
+    assert "<img src=x" not in page
+    assert "javascript:alert(document.domain)\"" not in page and "href=\"javascript:" not in page
+    assert "&lt;script&gt;window.__jobcrawl_pwned=1" in page or "&lt;img src=x onerror" in page
+
+
+def test_hostile_posting_shows_its_payloads_as_text(ds):
+    page = get(ds, "/jobs/postings/5").text
+    assert "<h1 class=\"posting-title\">&lt;script&gt;window.__jobcrawl_pwned=1;alert(&#39;title&#39;)&lt;/script&gt;模型工程师</h1>" in page
+    assert "<li>&lt;script&gt;window.__jobcrawl_pwned=3;alert(&#39;bullet&#39;)&lt;/script&gt;良好的团队协作能力</li>" in page
+    assert "javascript:alert(document.domain)" in _text(page)  # shown, not linked
+    assert 'class="source-url"' not in page
+
+
+# --------------------------------------------------------------------------- score columns
+
+
+@pytest.mark.parametrize("steps", [pytest.param([
+    ("", (72, "中等", "source")),
+    ("INSERT INTO evaluations (posting_id, scorer, overall, overall_level) VALUES (1, 'jobcrawl-v1', 85, '较高')",
+     (85, "较高", "jobcrawl-v1")),
+    ("UPDATE evaluations SET overall = 59, overall_level = '较低' WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
+     (59, "较低", "jobcrawl-v1")),
+    ("INSERT INTO evaluations (posting_id, scorer, overall, overall_level) VALUES (1, 'fit:me', 99, '较高')",
+     (59, "较低", "jobcrawl-v1")),
+    ("DELETE FROM evaluations WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'", (72, "中等", "source")),
+    ("DELETE FROM evaluations WHERE posting_id = 1 AND scorer = 'source'", (None, None, None)),
+], id="ours-then-the-apps-then-none")])
+def test_score_follows_our_evaluation_then_the_apps(tmp_path, steps):
+    conn = sqlite3.connect(build_browse_db(tmp_path))
+    for sql, expected in steps:
+        with conn:
+            if sql:
+                conn.execute(sql)
+        assert conn.execute("SELECT score, score_level, score_by FROM postings WHERE id = 1").fetchone() == expected, sql
+
+
+def test_reingest_keeps_the_score(tmp_path):
+    """An updated posting's source evaluation is deleted and written again by the writer."""
+    db = build_browse_db(tmp_path)
+    changed = (tmp_path / "in" / "000_7c4373297891d5ca.txt")
+    changed.write_text(SEED0.replace("72综合评分\n综合评分 72", "74综合评分\n综合评分 74"), encoding="utf-8")
+    run_cli("ingest", str(tmp_path / "in"), "--db", str(db), "--as-of", AS_OF)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT score, score_by, version FROM postings WHERE id = 1").fetchone() == (74, "source", 2)
+
+
+# --------------------------------------------------------------------------- jobcrawl serve
+
+
+def test_serve_help_has_an_example():
+    proc = run_cli("serve", "--help", check=True)
+    assert "  Example:\n    jobcrawl serve --db jobs.db\n" in proc.stdout
+    assert "--writable" in proc.stdout and "[default: 127.0.0.1]" in proc.stdout
+
+
+def test_serve_without_a_database_is_a_usage_error(tmp_path):
+    proc = run_cli("serve", "--db", str(tmp_path / "none.db"))
+    assert proc.returncode == 2
+    assert "none.db: no such database" in proc.stderr
+
+
+def test_prepare_reports_a_log_another_process_holds(tmp_path):
+    db = build_browse_db(tmp_path)
+    reader = sqlite3.connect(db)
+    writer = sqlite3.connect(db)
+    with writer:
+        writer.execute("INSERT INTO meta (key, value) VALUES ('x', '1')")
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM postings").fetchone()  # holds a snapshot: the log cannot be emptied
+    with writer:
+        writer.execute("UPDATE meta SET value = '2' WHERE key = 'x'")
+    assert prepare(db) == (0, False)
+    reader.rollback()
+    assert prepare(db) == (0, True)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_serve_runs_datasette_immutable_on_localhost(browse_db):
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "serve", "--db", str(browse_db), "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(base + "/-/databases.json", timeout=5) as r:
+                    databases = json.load(r)
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail(proc.stderr.read() if proc.poll() is not None else "server did not start")
+        assert [(d["name"], d["is_mutable"]) for d in databases] == [("jobs", False)]
+        with urllib.request.urlopen(base + "/jobs/jobs.json?_shape=array&_search=%E7%AE%97%E5%AD%90", timeout=10) as r:
+            assert sorted(x["id"] for x in json.load(r)) == [1, 2, 3, 5]
+        with urllib.request.urlopen(base + "/-/settings.json", timeout=5) as r:
+            assert json.load(r)["suggest_facets"] is False
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert f"serving {browse_db} at http://127.0.0.1:{port}/jobs/jobs" in proc.stderr.read()
+
+
+@pytest.mark.parametrize("monthly, quartiles", [
+    pytest.param([10, 20, 30, 40, 50], (20000.0, 30000.0, 40000.0), id="five-exact-ranks"),
+    pytest.param([10, 20, 30, 40], (17500.0, 25000.0, 32500.0), id="four-interpolated"),
+    pytest.param([40, 10], (17500.0, 25000.0, 32500.0), id="two-unsorted"),
+    pytest.param([33], (33000.0, 33000.0, 33000.0), id="one"),
+    pytest.param([10, 10, 10, 90], (10000.0, 10000.0, 30000.0), id="ties"),
+])
+def test_salary_percentiles_interpolate_linearly(tmp_path, monthly, quartiles):
+    """The canned percentiles equal statistics.quantiles(method='inclusive') (numpy's default)."""
+    import statistics
+
+    from crawler.db.schema import open_db
+
+    db = open_db(tmp_path / "pay.db")
+    db["postings"].insert_all(
+        [{"id": i, "key": f"k{i}", "city": "深圳", "category": "芯片", "salary_status": "parsed", "salary_currency": "CNY",
+          "salary_monthly_min": k * 1000 - 2000, "salary_monthly_max": k * 1000 + 2000, "salary_estimated": 0,
+          "salary_implausible": 0} for i, k in enumerate(monthly, 1)]
+        + [{"id": 99, "key": "est", "city": "深圳", "category": "芯片", "salary_status": "parsed", "salary_currency": "CNY",
+            "salary_monthly_min": 1, "salary_monthly_max": 1, "salary_estimated": 1, "salary_implausible": 0}])
+    sql = build_metadata()["databases"]["jobs"]["queries"]["salary_by_city"]["sql"]
+    row = db.execute(sql, {"category": ""}).fetchone()
+    assert row == ("深圳", "CNY", len(monthly), *quartiles)
+    if len(monthly) > 1:
+        assert tuple(statistics.quantiles([k * 1000 for k in monthly], n=4, method="inclusive")) == quartiles
