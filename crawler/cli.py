@@ -109,7 +109,7 @@ def _report(result, db: str) -> None:
               help="Keep each source's crawl state in DIR/<source>/: a run stopped by Ctrl-C or a signal "
                    "resumes where it stopped when run again. Removed when the source's crawl finishes.")
 @click.option("--max-requests", type=click.IntRange(0), metavar="N",
-              help="Stop each source after N responses (overrides the file; 0 = no cap).")
+              help="Send at most N requests per source (overrides the file; 0 = no cap; cache hits are free).")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="HTTP cache in <db>.httpcache/: unchanged pages are revalidated (304) instead of downloaded.")
 @click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE",
@@ -159,7 +159,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     for source in selected:
         own = sources.settings_for(source)
         if max_requests is not None:
-            own["CLOSESPIDER_PAGECOUNT"] = max_requests
+            own["JOBCRAWL_MAX_REQUESTS"] = max_requests
         if jobdir:
             own["JOBDIR"] = str(Path(jobdir) / source.name)
         jobs.append(Job(source.spider, "crawl", {"source": source.name, "spider": source.spider, **source.args},

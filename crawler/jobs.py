@@ -79,7 +79,7 @@ def run_status(kind: str, stats: dict[str, Any], counts: dict[str, int]) -> str:
     reason = stats.get("finish_reason")
     if reason == "finished":
         return "partial" if counts["quarantined"] or counts["errors"] else "ok"
-    if reason == "closespider_pagecount":
+    if reason in ("request_cap", "closespider_pagecount"):
         return "partial"
     if reason == "shutdown" and kind == "crawl":
         return "interrupted"

@@ -7,6 +7,8 @@
 - :class:`WireStatsMiddleware` counts what crossed the network, below the HTTP cache: requests
   sent, responses by the status the server sent (a revalidated page counts as its 304), and
   cache hits that needed no request.
+- :class:`RequestCapMiddleware` sends at most ``JOBCRAWL_MAX_REQUESTS`` requests over the network per
+  crawl (cache hits are free), then closes the spider with reason ``request_cap``.
 - :class:`ContactUserAgentMiddleware` fills ``{contact}`` in ``USER_AGENT`` from ``JOBCRAWL_CONTACT``.
 """
 
@@ -17,10 +19,11 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
 from scrapy import Request
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.downloadermiddlewares.useragent import UserAgentMiddleware
 from scrapy.http import Response
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
@@ -123,6 +126,32 @@ class WireStatsMiddleware:
         else:
             self.stats.inc_value(f"jobcrawl/http/status/{response.status}")
         return response
+
+
+class RequestCapMiddleware:
+    """A hard cap on the requests one crawl sends: the next one is dropped (``IgnoreRequest``, stat
+    ``jobcrawl/request_cap/dropped``) and the spider closes with reason ``request_cap``. Sits between
+    the HTTP cache and the network, so fresh cache hits do not count."""
+
+    def __init__(self, crawler, cap: int):
+        self.crawler, self.cap, self.sent, self.closing = crawler, cap, 0, False
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        cap = crawler.settings.getint("JOBCRAWL_MAX_REQUESTS")
+        if cap <= 0:
+            raise NotConfigured
+        return cls(crawler, cap)
+
+    def process_request(self, request: Request, spider=None) -> None:
+        if self.sent < self.cap:
+            self.sent += 1
+            return
+        self.crawler.stats.inc_value("jobcrawl/request_cap/dropped")
+        if not self.closing:
+            self.closing = True
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason="request_cap"))
+        raise IgnoreRequest(f"request cap reached ({self.cap} requests)")
 
 
 class ContactUserAgentMiddleware(UserAgentMiddleware):

@@ -54,14 +54,16 @@ RETRY_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
 JOBCRAWL_RETRY_BACKOFF = 1.0
 JOBCRAWL_RETRY_BACKOFF_MAX = 60.0
 JOBCRAWL_RETRY_AFTER_MAX = 300.0
-# Request cap per spider run: the spider stops after this many responses (0 = no cap).
-# `jobcrawl crawl --max-requests N` and `max_requests` in the sources file set it.
-CLOSESPIDER_PAGECOUNT = 0
+# Request cap per spider run: at most this many requests go over the network (0 = no cap; cache
+# hits are free); then the spider closes (reason request_cap). `jobcrawl crawl --max-requests N` and
+# `max_requests` in the sources file set it.
+JOBCRAWL_MAX_REQUESTS = 0
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crawler.middlewares.BackoffRetryMiddleware": 550,
     "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
     "crawler.middlewares.ContactUserAgentMiddleware": 500,
+    "crawler.middlewares.RequestCapMiddleware": 940,  # below the HTTP cache: cache hits are free
     "crawler.middlewares.WireStatsMiddleware": 950,   # below the HTTP cache: what crossed the network
 }
 

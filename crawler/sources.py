@@ -5,7 +5,7 @@
     contact = "https://example.org/jobcrawl-contact"   # optional: JOBCRAWL_CONTACT (User-Agent)
 
     [defaults]                  # optional: settings for every source (each source may override)
-    max_requests = 2000         # stop a source's crawl after this many responses
+    max_requests = 2000         # stop a source's crawl after this many requests
     concurrency = 2             # requests in flight per host
     delay = 0.5                 # minimum seconds between requests to one host
 
@@ -43,7 +43,7 @@ class CrawlSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_requests: int | None = Field(None, ge=0, description="Responses after which the crawl stops (0: no cap).")
+    max_requests: int | None = Field(None, ge=0, description="Requests after which the crawl stops (0: no cap).")
     concurrency: int | None = Field(None, ge=1, description="Requests in flight per host.")
     delay: float | None = Field(None, ge=0, description="Minimum seconds between requests to one host.")
     settings: dict[str, Any] = Field(default_factory=dict, description="Any Scrapy setting.")
@@ -52,7 +52,7 @@ class CrawlSettings(BaseModel):
         """These settings as Scrapy setting names and values."""
         out: dict[str, Any] = {}
         if self.max_requests is not None:
-            out["CLOSESPIDER_PAGECOUNT"] = self.max_requests
+            out["JOBCRAWL_MAX_REQUESTS"] = self.max_requests
         if self.concurrency is not None:
             out["CONCURRENT_REQUESTS_PER_DOMAIN"] = self.concurrency
         if self.delay is not None:

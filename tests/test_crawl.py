@@ -418,6 +418,25 @@ site = "example-cn"
     assert table(db, "SELECT listing, count(*) FROM listing_postings GROUP BY listing") == [("jsonld:example-cn", 3)]
 
 
+def test_request_cap_is_a_hard_limit(server, tmp_path):
+    db = tmp_path / "jobs.db"
+    sources = write_sources(tmp_path / "sources.toml", f"""
+[sources.boards]
+spider = "greenhouse"
+boards = ["gitlab", "examplerobotics", "truncated"]
+base_url = "{server.base}/greenhouse"
+max_requests = 5
+""")
+    before = len(server.hits())
+    proc = crawl(db, sources, "boards", "--max-requests", "2")  # the option wins over the file
+    assert proc.returncode == 1, proc.stderr
+    assert [h.path for h in server.hits()[before:]][0] == "/robots.txt"
+    assert len(server.hits()) - before == 2
+    run = runs(db)["boards"]
+    assert (run["status"], run["requests"], run["errors"], run["stats"]["finish_reason"],
+            run["stats"]["jobcrawl/request_cap/dropped"]) == ("partial", 2, 0, "request_cap", 2)
+
+
 # --------------------------------------------------------------------------- lock, resume, usage
 
 

@@ -25,7 +25,7 @@ def test_example_sources_file_loads():
     assert [s.name for s in sources.select([], all_enabled=True)] == ["gitlab", "matchgroup", "linear"]
     careers = sources.sources["example-careers"]
     assert sources.settings_for(careers) == {
-        "CLOSESPIDER_PAGECOUNT": 500, "CONCURRENT_REQUESTS_PER_DOMAIN": 2, "DOWNLOAD_TIMEOUT": 20,
+        "JOBCRAWL_MAX_REQUESTS": 500, "CONCURRENT_REQUESTS_PER_DOMAIN": 2, "DOWNLOAD_TIMEOUT": 20,
         "JOBCRAWL_CONTACT": "https://github.com/jobcrawl/jobcrawl"}
     assert careers.args == {"start_urls": ["https://careers.example.com/"], "robots_sitemaps": True,
                             "allow": [r"/jobs/\d+"], "deny": [r"/jobs/\d+/apply"], "company": "Example Inc.",
@@ -146,3 +146,43 @@ def test_lock_is_exclusive_and_released(tmp_path):
                 pass
     with db_lock(db):  # released: the file stays, the lock does not
         assert path.exists()
+
+
+# --------------------------------------------------------------------------- spiders' requests
+
+BOARD_URLS = [
+    pytest.param("greenhouse", {"boards": "gitlab,acme"}, [
+        "https://boards-api.greenhouse.io/v1/boards/gitlab/jobs?content=true",
+        "https://boards-api.greenhouse.io/v1/boards/acme/jobs?content=true"], id="greenhouse-comma-separated"),
+    pytest.param("lever", {"boards": ["matchgroup"]}, ["https://api.lever.co/v0/postings/matchgroup?mode=json"],
+                 id="lever-global"),
+    pytest.param("lever", {"boards": ["matchgroup"], "eu": "true"}, ["https://api.eu.lever.co/v0/postings/matchgroup?mode=json"],
+                 id="lever-eu"),
+    pytest.param("lever", {"boards": ["x"], "eu": True, "base_url": "http://127.0.0.1:9/lever/"},
+                 ["http://127.0.0.1:9/lever/v0/postings/x?mode=json"], id="lever-base-url-wins"),
+    pytest.param("ashby", {"boards": ["Example Co"]},
+                 ["https://api.ashbyhq.com/posting-api/job-board/Example%20Co?includeCompensation=true"], id="ashby-quoted"),
+]
+
+
+@pytest.mark.parametrize(("spider", "args", "expected"), BOARD_URLS)
+def test_board_spiders_request_the_listing_urls(spider, args, expected):
+    from crawler.sources import project_spiders
+
+    instance = project_spiders()[spider](**args)
+    assert [instance.board_url(board) for board in instance.args.boards] == expected
+
+
+def test_jsonld_spider_reads_robots_sitemaps_and_filters_links():
+    from crawler.spiders.jsonld import JsonLdSpider
+
+    spider = JsonLdSpider(start_urls="https://careers.example.com/jobs,https://jobs.example.org:8443/",
+                          sitemap_urls=["https://careers.example.com/sitemap.xml"], robots_sitemaps="yes",
+                          allow=[r"/jobs/\d+"], deny=["/apply"])
+    assert spider.sitemap_urls == ["https://careers.example.com/sitemap.xml", "https://careers.example.com/robots.txt",
+                                   "https://jobs.example.org:8443/robots.txt"]
+    assert spider.allowed_domains == ["careers.example.com", "jobs.example.org"]
+    urls = ["https://careers.example.com/jobs/12", "https://careers.example.com/jobs/12/apply",
+            "https://careers.example.com/about", "https://eu.careers.example.com/jobs/3", "https://other.example.net/jobs/1"]
+    assert [(spider.wanted(u), spider.on_site(u)) for u in urls] == [
+        (True, True), (False, True), (False, True), (True, True), (True, False)]

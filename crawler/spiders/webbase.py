@@ -118,9 +118,9 @@ class WebSpider(scrapy.Spider):
 
     def failed(self, failure: Failure) -> None:
         """Errback: count a request that failed for good (after retries). Requests dropped on purpose
-        (robots.txt, offsite; counted in Scrapy's own stats) are not failures."""
+        (robots.txt, offsite, the request cap; each counted in its own stats) are not failures."""
         request = failure.request
-        if failure.check(IgnoreRequest) and any(word in str(failure.value) for word in ("robots.txt", "offsite")):
+        if failure.check(IgnoreRequest) and any(w in str(failure.value) for w in ("robots.txt", "offsite", "request cap")):
             return
         if failure.check(HttpError):
             status = failure.value.response.status
