@@ -424,3 +424,24 @@ def m006_browse(db: sqlite_utils.Database) -> None:
     fts.create_segmented(db.conn)
     fts.rebuild(db.conn)
 
+
+@migrations()
+def m007_market_stats(db: sqlite_utils.Database) -> None:
+    """Market statistics of the corpus (crawler.steps.stats), replaced on every scoring run."""
+    db["market_stats"].create(
+        {"scope": str, "key": str, "currency": str, "n": int, "p25": float, "median": float, "p75": float,
+         "computed_at": str},
+    )
+    db["market_stats"].create_index(["scope", "key"])
+
+
+CHILD_TABLE_DOCS["market_stats"] = {
+    "scope": "category or city+category (monthly salaries); company_open, company+category_open, city+category_open (counts).",
+    "key": "What the statistic is over: `人工智能`, `杭州 · 人工智能`, a company.",
+    "currency": "Currency of the salaries (salary scopes only).",
+    "n": "Salaries in the group (salary scopes) or active postings (count scopes).",
+    "p25": "25th percentile of monthly salary; null when n < 5 (样本不足).",
+    "median": "Median monthly salary; null when n < 5.", "p75": "75th percentile of monthly salary; null when n < 5.",
+    "computed_at": "When the statistics were computed (UTC).",
+}
+
