@@ -317,6 +317,107 @@ def serve(db: str, port: int, host: str, writable: bool) -> None:
     run_server(db, host=host, port=port, writable=writable, prepared=True)
 
 
+@main.command()
+@DB_OPTION
+@click.option("--report", is_flag=True,
+              help="Print agreement with the app's own evaluations (mean absolute error per dimension and "
+                   "overall, the postings furthest apart) and store it in the runs table.")
+@click.option("--top", default=5, show_default=True, type=click.IntRange(0, 1000),
+              help="Postings listed by --report (furthest apart) and --profile (best fits).")
+@click.option("--profile", "profile_file", type=click.Path(exists=True, dir_okay=False),
+              help="Also score personal fit for this profile (TOML: skills I have and want, cities, minimum "
+                   "monthly salary, work modes; see seeds/profile.toml), stored as scorer fit:<name>.")
+def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
+    """Score every active posting: 综合评分 and 薪资福利, 成长发展, 工作生活, 使命价值 with evidence.
+
+    Recomputes the market statistics of the corpus (table market_stats: salary quartiles per
+    category and city + category where at least 5 salaries exist, open postings per company and
+    city + category), then stores our evaluation of every active posting as scorer jobcrawl-v1:
+    scores, levels, explanations, signals and the evidence of every rule that fired (rules:
+    normalize/score.py). Re-scoring replaces only our own rows; the app's own evaluation (scorer
+    source) is never touched. Each run is one row of kind score in the runs table.
+
+    Exit status: 0 done; 2 usage error (no database, bad profile).
+
+    \b
+    Example:
+      jobcrawl score --db jobs.db
+      jobcrawl score --report --top 10
+      jobcrawl score --profile seeds/profile.toml
+    """
+    import time
+
+    from crawler.db.schema import open_db
+    from crawler.db.writer import utcnow
+    from crawler.steps import score as step
+    from normalize.fit import ProfileError, load_profile
+    from normalize.skills import load_taxonomy
+
+    _require_db(db)
+    profile = None
+    if profile_file:
+        try:
+            profile = load_profile(Path(profile_file).read_text(encoding="utf-8"), load_taxonomy())
+        except (ProfileError, UnicodeDecodeError) as err:
+            raise click.UsageError(f"{profile_file}: {err}") from None
+    started, clock = utcnow(), time.perf_counter()
+    database = open_db(db)
+    counts = step.score_corpus(database, now=started)
+    stats: dict = {"counts": counts}
+    click.echo(f"scored {counts['scored']} postings ({counts['scorer']}) · market statistics: "
+               f"{counts['market_stats']} rows, {counts['salary_groups']} salary groups with at least 5 salaries · "
+               f"{time.perf_counter() - clock:.1f} s")
+    if profile:
+        for skill in profile.unknown_skills:
+            click.echo(f"{profile_file}: skill not in the taxonomy, ignored: {skill}", err=True)
+        fit = step.score_profile(database, profile, now=started)
+        stats["fit"] = fit
+        click.echo(f"{fit['scorer']}: scored {fit['scored']} postings; best fits:")
+        for row in step.best_fits(database, fit["scorer"], top=top):
+            click.echo(f"  #{row['id']} {row['company']} · {row['title']} · {row['city'] or '城市未明确'}: {row['summary']}")
+    if report:
+        stats["report"] = step.agreement_report(database, top=top)
+        click.echo(step.format_report(stats["report"]))
+    run_id = step.record_run(database, started=started, stats=stats,
+                             args={"report": report, "top": top, "profile": profile_file})
+    database.close()
+    if report:
+        click.echo(f"report stored in runs #{run_id} (stats)")
+
+
+@main.command()
+@DB_OPTION
+@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to listen on; keep 127.0.0.1 unless the machine is meant to share it.")
+@click.option("--writable", is_flag=True,
+              help="Open the database mutable (Datasette sees changes, e.g. a running ingest) instead of immutable.")
+def serve(db: str, port: int, host: str, writable: bool) -> None:
+    """Browse the database in Datasette: listing, search, facets, posting pages, charts.
+
+    First the only writes: pending migrations, the search index brought level with the postings,
+    the write-ahead log checkpointed. Then Datasette opens the file immutable (read-only, counts
+    cached) unless --writable, or unless another process is writing it. Start at /jobs/jobs;
+    charts at /-/dashboards/market.
+
+    \b
+    Example:
+      jobcrawl serve --db jobs.db
+      jobcrawl serve --db jobs.db --port 8080 --writable
+    """
+    from crawler.serve import prepare, serve as run_server
+
+    _require_db(db)
+    indexed, settled = prepare(db)
+    if indexed:
+        click.echo(f"search index: {indexed} postings indexed", err=True)
+    if not settled and not writable:
+        click.echo("another process is writing the database: serving it mutable (as with --writable)", err=True)
+        writable = True
+    click.echo(f"serving {db} at http://{host}:{port}/jobs/jobs (Ctrl-C to stop)", err=True)
+    run_server(db, host=host, port=port, writable=writable, prepared=True)
+
+
 def _require_db(db: str) -> None:
     if not Path(db).exists():
         raise click.UsageError(f"{db}: no such database (run `jobcrawl ingest` first)")

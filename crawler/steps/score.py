@@ -1,0 +1,267 @@
+"""The scoring step over the database: market statistics, our evaluation of every active posting
+(scorer ``jobcrawl-v1``, rules in :mod:`normalize.score`), personal fit (``fit:<profile>``,
+:mod:`normalize.fit`) and the agreement report against the app's own evaluations.
+
+Batched: postings and their section bullets are read 2,000 at a time by id range, evaluations and
+signals written with ``executemany``, all in one transaction, so a killed run leaves the previous
+scores in place. Re-scoring replaces only the scorer's own rows of the postings it scores (the
+app's ``source`` rows and other scorers are never touched); a closed posting keeps the evaluation
+it had while it was active. Deterministic: ``now`` is the only input besides the database.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections import defaultdict, deque
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from typing import Any, Callable, Iterator
+
+import sqlite_utils
+
+from crawler.db.writer import EVAL_COLS, evaluation_rows, utcnow
+from normalize.fit import FitProfile, score_fit
+from normalize.models import DIMENSIONS, Evaluation
+from normalize.score import SCORER, Market, PostingFacts, SkillInfo, score_posting
+from normalize.skills import load_taxonomy
+
+from .stats import recompute
+
+BATCH = 2000
+PARALLEL_MIN = 20_000
+"""Active postings from which scoring runs in worker processes (starting them costs about a second)."""
+MAX_WORKERS = 2
+ACTIVE = "closed_at IS NULL"
+FACT_COLUMNS = {
+    # PostingFacts field: postings column
+    "title": "title", "company": "company", "city": "city", "district": "district", "category": "category",
+    "seniority": "seniority", "work_mode": "work_mode", "experience_min_years": "experience_min_years",
+    "industry": "company_info_industry", "tags": "tags", "skills": "skills", "description": "description",
+    "extra": "extra", "salary_status": "salary_status", "salary_raw": "salary_raw",
+    "monthly_min": "salary_monthly_min", "monthly_max": "salary_monthly_max", "currency": "salary_currency",
+    "months": "salary_months", "salary_estimated": "salary_estimated", "salary_implausible": "salary_implausible",
+    "compare_raw": "salary_compare_raw", "vs_median": "salary_vs_median", "compare_scope": "salary_compare_scope",
+    "signal_raw": "salary_signal_raw", "signal_min": "salary_signal_min", "signal_max": "salary_signal_max",
+    "signal_currency": "salary_signal_currency", "signal_period": "salary_signal_period",
+    "signal_estimated": "salary_signal_estimated", "signal_implausible": "salary_signal_implausible",
+    "company_open_jobs": "company_activity_open_jobs", "market_open_jobs": "market_open_jobs",
+}
+
+
+def _json(kind: type) -> Callable[[Any], Any]:
+    return lambda v: kind(json.loads(v)) if v else kind()
+
+
+_CONVERT: dict[str, Callable[[Any], Any]] = {
+    "tags": _json(tuple), "skills": _json(tuple), "extra": _json(dict),
+    "salary_estimated": bool, "salary_implausible": bool, "signal_estimated": bool, "signal_implausible": bool,
+    "months": lambda v: v or 12, "salary_status": lambda v: v or "missing",
+}
+_CONVERTERS = [(field, _CONVERT.get(field)) for field in FACT_COLUMNS]
+_SELECT = "SELECT id, " + ", ".join(f"[{c}]" for c in FACT_COLUMNS.values()) + " FROM postings"
+_INSERT_EVAL = f"INSERT INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
+_INSERT_SIGNAL = "INSERT INTO signals (posting_id, scorer, dimension, position, key, value) VALUES (?,?,?,?,?,?)"
+
+
+def taxonomy_info(db: sqlite_utils.Database) -> dict[str, SkillInfo]:
+    """Category, parent and frontier flag of every skill: the ``skills`` table, else the packaged taxonomy."""
+    rows = db.execute("SELECT name, category, parent, frontier FROM skills").fetchall()
+    if rows:
+        return {name: SkillInfo(category, parent, bool(frontier)) for name, category, parent, frontier in rows}
+    return {s.name: SkillInfo(s.category, s.parent, s.frontier) for s in load_taxonomy().skills}
+
+
+def _facts(row: tuple, sections: dict[str, list[str]]) -> PostingFacts:
+    values = {field: convert(v) if convert else v for (field, convert), v in zip(_CONVERTERS, row[1:])}
+    return PostingFacts(sections=sections, **values)
+
+
+RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]
+
+
+def iter_rows(db: sqlite_utils.Database, *, where: str = ACTIVE, batch: int = BATCH) -> Iterator[RawBatch]:
+    """Batches of postings rows (id first, then FACT_COLUMNS) in id order, with their bullets by posting
+    and section key (read per batch by id range, in primary-key order)."""
+    conn = db.conn
+    last = 0
+    while True:
+        rows = conn.execute(f"{_SELECT} WHERE id > ? AND ({where}) ORDER BY id LIMIT ?", (last, batch)).fetchall()
+        if not rows:
+            return
+        first, last = rows[0][0], rows[-1][0]
+        sections: dict[int, dict[str, list[str]]] = defaultdict(dict)
+        for pid, key, text in conn.execute(
+            "SELECT posting_id, key, text FROM sections WHERE posting_id BETWEEN ? AND ? ORDER BY posting_id, seq",
+            (first, last),
+        ):
+            sections[pid].setdefault(key, []).append(text)
+        yield rows, sections
+
+
+def iter_facts(db: sqlite_utils.Database, *, where: str = ACTIVE, batch: int = BATCH) -> Iterator[list[tuple[int, PostingFacts]]]:
+    """Batches of (posting id, facts) in id order."""
+    for rows, sections in iter_rows(db, where=where, batch=batch):
+        yield [(row[0], _facts(row, sections.get(row[0], {}))) for row in rows]
+
+
+Scorer = Callable[[PostingFacts], Evaluation]
+
+
+def _score_batch(score: Scorer, raw: RawBatch, now: str) -> tuple[list[list], list[tuple]]:
+    """evaluations rows and signals rows for one batch."""
+    rows, sections = raw
+    evals, signals = [], []
+    for row in rows:
+        ev_row, sigs = evaluation_rows(row[0], score(_facts(row, sections.get(row[0], {}))), now)
+        evals.append(ev_row)
+        signals.extend(sigs)
+    return evals, signals
+
+
+_WORKER: dict[str, Scorer] = {}
+
+
+def _worker_init(score: Scorer) -> None:
+    _WORKER["score"] = score
+
+
+def _worker_batch(raw: RawBatch, now: str) -> tuple[list[list], list[tuple]]:
+    return _score_batch(_WORKER["score"], raw, now)
+
+
+def _scored_batches(db: sqlite_utils.Database, score: Scorer, now: str, workers: int) -> Iterator[tuple[list, list]]:
+    """Scored batches in id order: in this process, or in ``workers`` spawned processes (the scoring is
+    pure Python and CPU-bound; this process reads and writes meanwhile). At most 2 × workers batches
+    are in flight; results come back in submission order, so the output is the same either way."""
+    if workers <= 1:
+        for raw in iter_rows(db):
+            yield _score_batch(score, raw, now)
+        return
+    context = multiprocessing.get_context("spawn")  # no fork: callers may hold threads (Scrapy, the writer)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(score,)) as pool:
+        pending: deque = deque()
+        for raw in iter_rows(db):
+            pending.append(pool.submit(_worker_batch, raw, now))
+            if len(pending) > 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def _write(db: sqlite_utils.Database, scorer: str, score: Scorer, now: str, workers: int | None) -> int:
+    """Replace ``scorer``'s rows for every active posting with ``score(facts)``, in one transaction."""
+    conn = db.conn
+    if workers is None:
+        active = conn.execute(f"SELECT count(*) FROM postings WHERE {ACTIVE}").fetchone()[0]
+        workers = min(MAX_WORKERS, os.cpu_count() or 1) if active >= PARALLEL_MIN else 1
+    count = 0
+    with conn:
+        for table in ("signals", "evaluations"):
+            conn.execute(f"DELETE FROM {table} WHERE scorer = ? AND posting_id IN (SELECT id FROM postings WHERE {ACTIVE})",
+                         (scorer,))
+        for evals, signals in _scored_batches(db, score, now, workers):
+            conn.executemany(_INSERT_EVAL, evals)
+            conn.executemany(_INSERT_SIGNAL, signals)
+            count += len(evals)
+    return count
+
+
+def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: int | None = None) -> dict:
+    """Recompute the market statistics and score every active posting with ``jobcrawl-v1``.
+
+    ``workers``: scoring processes; default 1 below ``PARALLEL_MIN`` active postings, else up to 2.
+
+    Returns counts: ``scored`` postings, ``market_stats`` rows stored, ``salary_groups`` with at
+    least the minimum sample, ``scorer``.
+    """
+    now = now or utcnow()
+    market, stats_rows = recompute(db, now=now)
+    info = taxonomy_info(db)
+    scored = _write(db, SCORER, partial(score_posting, market=market, taxonomy_info=info), now, workers)
+    sufficient = sum(1 for g in market.salary.values() if g.n >= market.min_sample)
+    return {"scorer": SCORER, "scored": scored, "market_stats": stats_rows, "salary_groups": sufficient}
+
+
+def score_profile(db: sqlite_utils.Database, profile: FitProfile, *, now: str | None = None,
+                  workers: int | None = None) -> dict:
+    """Score the fit of every active posting for ``profile`` (scorer ``fit:<name>``); returns counts."""
+    info = taxonomy_info(db)
+    scored = _write(db, profile.scorer, partial(score_fit, profile=profile, taxonomy_info=info), now or utcnow(),
+                    workers)
+    return {"scorer": profile.scorer, "scored": scored}
+
+
+def agreement_report(db: sqlite_utils.Database, *, scorer: str = SCORER, top: int = 5) -> dict:
+    """Agreement of ``scorer`` with the app's own evaluation wherever a posting has both.
+
+    ``mae``: mean absolute error per dimension and overall (over the pairs where both have the
+    value); ``within_10``: share of dimension pairs at most 10 apart; ``furthest``: the ``top``
+    postings with the largest summed absolute difference over the four dimensions.
+    """
+    cols = ("overall", *DIMENSIONS)
+    pick = ", ".join(f"s.{c}, o.{c}" for c in cols)
+    rows = db.execute(
+        f"SELECT p.id, p.company, p.title, {pick} FROM evaluations s JOIN evaluations o "
+        "ON o.posting_id = s.posting_id AND o.scorer = ? JOIN postings p ON p.id = s.posting_id "
+        "WHERE s.scorer = 'source' ORDER BY p.id",
+        (scorer,),
+    ).fetchall()
+    errors: dict[str, list[int]] = {c: [] for c in cols}
+    distances = []
+    for row in rows:
+        pid, company, title, values = row[0], row[1], row[2], row[3:]
+        diff = {}
+        for i, c in enumerate(cols):
+            src, ours = values[2 * i], values[2 * i + 1]
+            if src is not None and ours is not None:
+                errors[c].append(abs(src - ours))
+                diff[c] = {"source": src, "ours": ours}
+        total = sum(abs(d["source"] - d["ours"]) for c, d in diff.items() if c != "overall")
+        distances.append({"posting_id": pid, "company": company, "title": title, "distance": total, "scores": diff})
+    distances.sort(key=lambda d: (-d["distance"], d["posting_id"]))
+    dim_errors = [e for c in DIMENSIONS for e in errors[c]]
+    return {
+        "scorer": scorer,
+        "pairs": len(rows),
+        "mae": {c: round(sum(e) / len(e), 2) if e else None for c, e in errors.items()},
+        "within_10": round(sum(1 for e in dim_errors if e <= 10) / len(dim_errors), 4) if dim_errors else None,
+        "furthest": distances[:top],
+    }
+
+
+def format_report(report: dict) -> str:
+    """The agreement report as lines for the terminal."""
+    if not report["pairs"]:
+        return f"agreement with source: no posting has both a source and a {report['scorer']} evaluation"
+    mae = " · ".join(f"{c} {v}" for c, v in report["mae"].items() if v is not None)
+    lines = [f"agreement with source over {report['pairs']} postings — mean absolute error: {mae}",
+             f"dimension scores within 10 points: {report['within_10']:.1%}",
+             "furthest apart (source → ours; overall, pay, growth, worklife, mission):"]
+    for d in report["furthest"]:
+        pairs = ", ".join(f"{v['source']}→{v['ours']}" for v in d["scores"].values())
+        lines.append(f"  #{d['posting_id']} {d['company']} · {d['title']}: Σ|Δ| {d['distance']} ({pairs})")
+    return "\n".join(lines)
+
+
+def best_fits(db: sqlite_utils.Database, scorer: str, *, top: int = 5) -> list[dict]:
+    """The ``top`` active postings by fit for one profile scorer, best first."""
+    return [dict(r) for r in db.query(
+        "SELECT p.id, p.company, p.title, p.city, e.overall, e.summary FROM evaluations e JOIN postings p "
+        f"ON p.id = e.posting_id WHERE e.scorer = ? AND p.{ACTIVE} ORDER BY e.overall DESC, p.id LIMIT ?",
+        [scorer, top],
+    )]
+
+
+def record_run(db: sqlite_utils.Database, *, started: str, args: dict, stats: dict) -> int:
+    """One finished ``runs`` row of kind ``score`` with its counts and report in ``stats`` (JSON).
+
+    Written in one go at the end, so a concurrent ingest's running row is left alone.
+    """
+    with db.conn:
+        cur = db.execute(
+            "INSERT INTO runs (kind, started, finished, status, args, stats) VALUES ('score', ?, ?, 'ok', ?, ?)",
+            (started, utcnow(), json.dumps(args, ensure_ascii=False), json.dumps(stats, ensure_ascii=False)),
+        )
+    return cur.lastrowid

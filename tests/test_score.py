@@ -1,0 +1,190 @@
+"""`jobcrawl score` end to end: our evaluation of both seeds on a fixed corpus (the two seeds), market
+statistics, evidence in the export, re-scoring, closed postings, personal fit, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+import pytest
+
+from conftest import AS_OF, SEEDS, export_records, run_cli
+
+pytestmark = pytest.mark.slow
+
+SEED_FILES = sorted(str(p) for p in SEEDS.glob("*.txt"))
+DIMS = ("overall", "pay", "growth", "worklife", "mission")
+LEVELS = ("overall_level", "pay_level", "growth_level", "worklife_level", "mission_level")
+
+
+@pytest.fixture(scope="module")
+def scored_db(tmp_path_factory):
+    """Both seeds ingested and scored once (read-only use; tests that write copy it)."""
+    path = tmp_path_factory.mktemp("scored") / "jobs.db"
+    run_cli("ingest", *SEED_FILES, "--db", str(path), "--as-of", AS_OF, check=True)
+    run_cli("score", "--db", str(path), check=True)
+    return path
+
+
+@pytest.fixture
+def copy_db(scored_db, tmp_path):
+    path = tmp_path / "jobs.db"
+    shutil.copy(scored_db, path)
+    return path
+
+
+def rows(db, sql: str, *params) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def evaluations(db, scorer: str) -> dict[str, tuple]:
+    cols = ", ".join(DIMS + LEVELS)
+    return {r[0][:3]: r[1:] for r in rows(db, f"SELECT p.locator, {cols} FROM evaluations e JOIN postings p "
+                                             "ON p.id = e.posting_id WHERE e.scorer = ? ORDER BY p.id", scorer)}
+
+
+def test_seeds_exact_scores_next_to_the_apps_own(scored_db):
+    assert evaluations(scored_db, "jobcrawl-v1") == {
+        "000": (72, 64, 97, 50, 78, "中等", "中等", "较高", "较低", "中等"),
+        "003": (75, 81, 83, 50, 79, "中等", "较高", "较高", "较低", "中等"),
+    }
+    assert evaluations(scored_db, "source") == {
+        "000": (72, 70, 90, 50, 75, "中等", "中等", "较高", "较低", "中等"),
+        "003": (78, 85, 90, 50, 80, "中等", "较高", "较高", "较低", "较高"),
+    }
+    ours, source = evaluations(scored_db, "jobcrawl-v1"), evaluations(scored_db, "source")
+    assert all(abs(a - b) <= 10 for seed in ours for a, b in zip(ours[seed][:5], source[seed][:5]))
+
+
+def test_signals_use_the_apps_keys(scored_db):
+    got = rows(scored_db, "SELECT posting_id, dimension, key FROM signals WHERE scorer = 'jobcrawl-v1' "
+                          "ORDER BY posting_id, dimension, position")
+    keys = [(d, k) for pid, d, k in got if pid == 1]
+    assert keys == [("growth", "技术前沿"), ("growth", "技术栈"), ("growth", "成长机会"), ("growth", "业务类型"),
+                    ("mission", "行业发展"), ("mission", "社会影响"), ("mission", "创新程度"), ("pay", "薪资信号"),
+                    ("worklife", "工作模式"), ("worklife", "办公地点"), ("worklife", "加班情况")]
+    source_keys = {k for (k,) in rows(scored_db, "SELECT DISTINCT key FROM signals WHERE scorer = 'source'")}
+    assert {k for _, _, k in got} == source_keys
+
+
+def test_export_carries_our_evaluation_with_levels_and_evidence(scored_db):
+    rec = {r["locator"][:3]: r for r in export_records(scored_db)}["003"]
+    ev = rec["evaluation"]
+    assert (ev["scorer"], ev["overall"], ev["pay"], ev["growth"], ev["worklife"], ev["mission"]) == (
+        "jobcrawl-v1", 75, 81, 83, 50, 79)
+    assert ev["levels"] == {"pay": "较高", "growth": "较高", "worklife": "较低", "mission": "中等"}
+    assert ev["summary"] == "自动驾驶方向技术岗，薪资有竞争力、成长空间大，但工作生活信息不足。"
+    assert ev["explanations"]["pay"] == "月薪3.5万，比算法优化工程师中位数高（来源说明，库内同类样本不足），JD未明确提及具体福利项目。"
+    assert [e["rule"] for e in ev["evidence"]["pay"]] == ["peers_too_small", "peers_too_small", "base", "source_compare"]
+    assert ev["evidence"]["pay"][1] == {"rule": "peers_too_small", "scope": "category", "key": "算法优化工程师",
+                                        "currency": "CNY", "n": 1, "min": 5, "text": "样本不足", "points": 0}
+    assert ev["evidence"]["market"] == [
+        {"rule": "company_open", "company": "初速度", "corpus_open": 1, "corpus_open_in_category": 1, "source_open": 73},
+        {"rule": "city_category_open", "key": "苏州 · 算法优化工程师", "corpus_open": 1, "source_open": 10}]
+    assert rec["source_evaluation"]["overall"] == 78 and rec["source_evaluation"]["evidence"] == {}
+
+
+def test_market_stats_say_how_small_the_sample_is(scored_db):
+    got = rows(scored_db, "SELECT scope, key, currency, n, p25, median, p75 FROM market_stats ORDER BY rowid")
+    assert got == [
+        ("category", "人工智能", "CNY", 1, None, None, None),
+        ("category", "算法优化工程师", "CNY", 1, None, None, None),
+        ("city+category", "杭州 · 人工智能", "CNY", 1, None, None, None),
+        ("city+category", "苏州 · 算法优化工程师", "CNY", 1, None, None, None),
+        ("company_open", "初速度", None, 1, None, None, None),
+        ("company_open", "吉利汽车", None, 1, None, None, None),
+        ("company+category_open", "初速度 · 算法优化工程师", None, 1, None, None, None),
+        ("company+category_open", "吉利汽车 · 人工智能", None, 1, None, None, None),
+        ("city+category_open", "杭州 · 人工智能", None, 1, None, None, None),
+        ("city+category_open", "苏州 · 算法优化工程师", None, 1, None, None, None),
+    ]
+
+
+EVAL_SQL = "SELECT * FROM evaluations WHERE scorer = ? ORDER BY posting_id"
+SIGNAL_SQL = "SELECT * FROM signals WHERE scorer = ? ORDER BY posting_id, dimension, position"
+
+
+def test_rescoring_is_deterministic_and_replaces_only_our_rows(copy_db):
+    before = {s: (rows(copy_db, EVAL_SQL, s), rows(copy_db, SIGNAL_SQL, s)) for s in ("source", "jobcrawl-v1")}
+    proc = run_cli("score", "--db", str(copy_db), check=True)
+    assert proc.stdout.startswith("scored 2 postings (jobcrawl-v1) · market statistics: 10 rows, "
+                                  "0 salary groups with at least 5 salaries · ")
+    after = {s: (rows(copy_db, EVAL_SQL, s), rows(copy_db, SIGNAL_SQL, s)) for s in ("source", "jobcrawl-v1")}
+    assert after["source"] == before["source"]
+    strip = lambda evals: [r[:-1] for r in evals]  # noqa: E731 - computed_at moves on
+    assert strip(after["jobcrawl-v1"][0]) == strip(before["jobcrawl-v1"][0])
+    assert after["jobcrawl-v1"][1] == before["jobcrawl-v1"][1]
+    assert after["jobcrawl-v1"][0][0][-1] > before["jobcrawl-v1"][0][0][-1]
+    assert rows(copy_db, "SELECT kind, status FROM runs ORDER BY id") == [("ingest", "ok"), ("score", "ok"), ("score", "ok")]
+
+
+def test_a_closed_posting_keeps_its_evaluation_and_leaves_the_market(copy_db):
+    conn = sqlite3.connect(copy_db)
+    with conn:
+        conn.execute("UPDATE postings SET closed_at = '2026-12-01T00:00:00+00:00' WHERE id = 1")
+    stamp = lambda pid: rows(copy_db, "SELECT computed_at FROM evaluations WHERE scorer = 'jobcrawl-v1' "  # noqa: E731
+                                      "AND posting_id = ?", pid)
+    old = stamp(1)
+    proc = run_cli("score", "--db", str(copy_db), check=True)
+    assert proc.stdout.startswith("scored 1 postings (jobcrawl-v1) · market statistics: 5 rows")
+    assert stamp(1) == old and stamp(2) != old
+    assert rows(copy_db, "SELECT count(*) FROM market_stats WHERE key LIKE '%吉利汽车%' OR key LIKE '%人工智能%'") == [(0,)]
+
+
+def test_profile_adds_fit_with_reasons(copy_db):
+    proc = run_cli("score", "--db", str(copy_db), "--profile", str(SEEDS / "profile.toml"), check=True)
+    assert proc.stdout.splitlines()[1:] == [
+        "fit:cuda-infra: scored 2 postings; best fits:",
+        "  #1 吉利汽车 · AI算子开发工程师 · 杭州: 匹配度87：技能70、薪资100、城市100、工作模式100。",
+        "  #2 初速度 · 模型训练优化开发工程师 · 苏州: 匹配度68：技能50、薪资63、城市100、工作模式100。",
+    ]
+    fit = {r["locator"][:3]: r["fit"]["cuda-infra"] for r in export_records(copy_db)}
+    assert fit["000"]["overall"] == 87 and fit["003"]["overall"] == 68
+    assert fit["000"]["explanations"] == {
+        "skills": "岗位主要技能12项，已掌握6项（CUDA、PyTorch、parallel computing、performance tuning、operator development、"
+                  "performance optimization），缺少FlashAttention、LLM、computer architecture、autonomous driving、"
+                  "smart cockpit、LLM training；想学的FlashAttention、KV Cache在本岗位出现",
+        "salary": "月薪4.3万，达到底线4万", "city": "杭州在意向城市内", "mode": "仅现场办公可接受"}
+    # scoring again without the profile leaves the fit rows alone
+    run_cli("score", "--db", str(copy_db), check=True)
+    assert rows(copy_db, "SELECT count(*) FROM evaluations WHERE scorer = 'fit:cuda-infra'") == [(2,)]
+
+
+@pytest.mark.parametrize("text, message", [
+    pytest.param('name = "x"\nwork_modes = ["sometimes"]', "work_modes: Value error, unknown work mode 'sometimes'",
+                 id="bad-mode"),
+    pytest.param("name = ", "not TOML", id="not-toml"),
+])
+def test_bad_profile_is_a_usage_error(copy_db, tmp_path, text, message):
+    profile = tmp_path / "me.toml"
+    profile.write_text(text, encoding="utf-8")
+    proc = run_cli("score", "--db", str(copy_db), "--profile", str(profile))
+    assert proc.returncode == 2 and f"{profile}: {message}" in proc.stderr
+
+
+def test_score_needs_a_database(tmp_path):
+    proc = run_cli("score", "--db", str(tmp_path / "none.db"))
+    assert proc.returncode == 2 and "no such database" in proc.stderr
+
+
+def test_help_has_an_example():
+    out = run_cli("score", "--help", check=True).stdout
+    assert "Example:" in out and "jobcrawl score --profile seeds/profile.toml" in out
+
+
+def test_worker_processes_write_the_same_rows(copy_db):
+    from crawler.db.schema import open_db
+    from crawler.steps.score import score_corpus
+
+    before = (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1"))
+    db = open_db(copy_db)
+    stamp = before[0][0][-1]
+    assert score_corpus(db, now=stamp, workers=2) == {"scorer": "jobcrawl-v1", "scored": 2, "market_stats": 10,
+                                                      "salary_groups": 0}
+    db.close()
+    assert (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1")) == before
