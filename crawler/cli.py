@@ -42,27 +42,64 @@ def _parse_as_of(value: str | None) -> datetime | None:
 @click.argument("paths", nargs=-1, required=True)
 @DB_OPTION
 @click.option("--as-of", "as_of", metavar="ISO-DATETIME",
-              help="Anchor for relative times (发布于 4 小时前). Default: each file's modification time. "
-                   "Without an offset it means local time.")
+              help="Anchor for relative times (发布于 4 小时前, 90天前更新, 09-03发布). Default: each file's "
+                   "modification time. Without an offset it means local time.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "text", "csv", "jsonl", "lines"]), default="auto",
+              show_default=True,
+              help="How to read the files: auto picks by suffix (.csv/.tsv → csv; .jsonl/.ndjson/.json → jsonl; "
+                   "anything else → text, the job app's dump); lines = one free-text JD per line.")
+@click.option("--preset", metavar="NAME",
+              help="Column layout of csv/jsonl files (see below); none = only --map. Default: each file's "
+                   "header picks the preset that explains most of its columns.")
+@click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN",
+              help="Map a column onto a field, over the preset (repeatable). COLUMN may join columns "
+                   "(city+district); an empty COLUMN unmaps the field.")
+@click.option("--set", "constants", multiple=True, metavar="FIELD=VALUE",
+              help="Give every row this value, e.g. --set company=… when the file has no company (repeatable).")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
               help="Postings written per transaction.")
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
-def ingest(paths: tuple[str, ...], db: str, as_of: str | None, batch_size: int, verbose: int) -> None:
-    """Ingest job-app text dumps into the database through the Scrapy engine.
+def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
+           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, verbose: int) -> None:
+    """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
     PATHS are files, folders (read recursively) or quoted globs. Every file is stored verbatim
     before it is parsed; bad input is quarantined with its reason and the run goes on.
 
+    Tables (csv, jsonl, lines): one posting per row. Title and company are required (a row
+    without them is quarantined as `row 17: no title`); blank rows and repeated header rows
+    are skipped and counted; columns no field uses are kept in the posting's extra. One line
+    per table file says how it was read (encoding, delimiter, preset) and what became of its rows.
+
+    \b
+    FIELDS: title company url location (city) salary posted published valid_through
+            description tags seniority employment_type work_mode category experience
+            education benefits company_info source_id (id)
+    PRESETS: jobspy      JobSpy's CSV (id, site, job_url, title, company, location,
+                         date_posted, min_amount, max_amount, interval, currency, …)
+             zh-board    a generic Chinese listing (职位名称, 公司名称, 薪资, 工作地点,
+                         职位描述, 经验要求, 学历要求, 福利, 发布时间, 公司信息 …)
+             boss-list   BOSS直聘 search cards (职位名称 … 学历经验要求, 公司信息, 详情页链接)
+             boss-jd     BOSS直聘 postings with JD (公司, 经验学历, 职位, 工资, 职位描述 …)
+             lagou-jd    拉勾 postings with JD (公司, 规模, 职位, 工资, 职位诱惑, 职位描述)
+             lagou-api   拉勾 JSON fields (positionName, salary, workYear, companyFullName …)
+             51job-list  前程无忧 rows (职位, 公司, 地址, 薪酬, 标签)
+             generic     columns named like the fields, or job_title, company_name, link …
+
     Exit status: 0 when everything was ingested, 1 when some input was quarantined,
-    2 for usage errors (no such path, bad --as-of).
+    2 for usage errors (no such path, bad --as-of, unknown preset or field).
 
     \b
     Example:
       jobcrawl ingest seeds/
       jobcrawl ingest 'exports/**/*.txt' --db jobs.db --as-of 2026-11-29T12:00:00+08:00
+      jobcrawl ingest jobs.csv --preset jobspy
+      jobcrawl ingest boss.csv --map title=岗位 --map location=城市+区域
+      jobcrawl ingest jds.txt --format lines --set company=某公司 --set title=算法工程师
     """
     from crawler.inputs import InputError, resolve_inputs
     from crawler.jobs import run_into_db
+    from crawler.pages.tabular import format_for
     from crawler.spiders.textdump import TextdumpSpider
 
     anchor = _parse_as_of(as_of)
@@ -71,14 +108,34 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, batch_size: int, 
     except InputError as err:
         raise click.UsageError(str(err)) from None
 
+    spidercls, spider_kwargs = TextdumpSpider, {"inputs": inputs, "as_of": anchor}
+    run_args: dict = {"paths": list(paths), "as_of": as_of}
+    table_options = {"format": fmt, "preset": preset, "mapping": list(mapping), "constants": list(constants)}
+    if any(format_for(inp.path, fmt) != "text" for inp in inputs):
+        from pydantic import ValidationError
+
+        from crawler.spiders.tabular import TabularArgs, TabularSpider
+
+        try:
+            TabularArgs(inputs=inputs, **table_options)
+        except ValidationError as err:
+            raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors())) from None
+        spidercls = TabularSpider
+        spider_kwargs.update(table_options)
+        run_args.update(table_options)
+    elif preset or mapping or constants:
+        raise click.UsageError("--preset, --map and --set apply to csv, jsonl and lines files; "
+                               "PATHS hold only text dumps (see --format)")
+
     show_bar = len(inputs) > 5 and sys.stderr.isatty()
     with click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr, hidden=not show_bar) as bar:
         result = run_into_db(
-            TextdumpSpider, db, kind="ingest", args={"paths": list(paths), "as_of": as_of},
-            spider_kwargs={"inputs": inputs, "as_of": anchor},
+            spidercls, db, kind="ingest", args=run_args, spider_kwargs=spider_kwargs,
             settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size},
             on_response=lambda: bar.update(1),
         )
+    for table in result.stats.get("jobcrawl/tables", []):
+        click.echo(table["summary"])
     _report(result, db)
 
 

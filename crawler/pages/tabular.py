@@ -1,0 +1,1076 @@
+"""Postings exported by other tools — CSV, JSON lines, one free-text JD per line — → :class:`RawPosting` items.
+
+Formats (:func:`format_for` picks one by suffix unless told):
+
+- ``csv``: a header row, then one posting per record. Delimiter sniffed on the header line among
+  ``,`` ``\\t`` ``;`` ``|``; standard quoting, so quoted fields may span lines and keep their ``\\r\\n``.
+- ``jsonl``: one JSON object per line (keys are the columns); a ``.json`` file holding one array of
+  objects is read the same way.
+- ``lines``: one free-text job description per line, no header; constants (``--set``) give what the
+  file lacks (company, title).
+
+**Columns → fields.** A :class:`Preset` maps our raw fields (:data:`FIELDS`) to column names. Without a
+preset name the header is sniffed: the preset explaining the most header columns wins (ties: the
+preset naming fewer columns, i.e. the more specific one). ``--map field=column`` overrides or
+extends it (``field=colA+colB`` joins columns; ``field=`` unmaps); ``--set field=value`` gives every
+row that value. Columns no field uses go to ``extra`` under their header name: nothing is dropped.
+Tags and benefits are split on ``, ， 、 ; ； | ｜`` and line breaks, or read as a JSON / Python list
+literal (``['大数据', 'SQL']``); benefits become a ``福利待遇`` section. Company facts run together
+(``互联网A轮1000-9999人``) go to ``extra['company_info']`` (``normalize.posting.COMPANY_INFO_KEY``).
+
+**Rows.** A row's number is the record's number counting the header as row 1 (the row number a
+spreadsheet shows); for ``jsonl`` and ``lines`` it is the line number (item number in a JSON array).
+It is the posting's ``position`` and appears in every problem (``row 17: no title``). Blank rows and
+rows repeating the header are skipped and counted. Title and company are required: the store keys
+dedupe and scoring on them, and a file without them can supply constants (``--set company=…``).
+A row with more non-empty cells than the header has columns is quarantined (misaligned); fewer cells
+mean empty trailing cells.
+
+**Identity.** ``source`` is ``tabular`` (the preset is a property of the file, not of the posting;
+re-importing with another mapping updates the same postings). ``source_id`` is the mapped id column,
+else the URL, else ``<locator>#<row>``.
+
+**Raw inputs.** A file up to :data:`SINGLE_INPUT_BYTES` is one raw input, stored verbatim and yielded
+before its rows (a first pass counts what the rows become, so its status is known). A larger UTF-8 or
+GB18030 file is read as a stream, line by line, and stored as consecutive raw inputs of whole
+records, up to :data:`BLOCK_ROWS` rows / :data:`BLOCK_BYTES` each (same locator, each with the
+SHA-256 of its own bytes): memory stays flat however long the file is, and the texts concatenated
+are the file.
+
+:func:`parse_table` never raises: every problem becomes a :class:`Quarantined` naming the row (or the
+file) and the problem.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import io
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterator, Mapping
+
+from normalize.fields import EDUCATION_LEVELS
+from normalize.models import Quarantined, RawInput, RawPosting, RawSection
+from normalize.posting import COMPANY_INFO_KEY
+from normalize.text import DecodeError, decode_bytes, fold
+
+__all__ = [
+    "FIELDS",
+    "FORMATS",
+    "PRESETS",
+    "Preset",
+    "TableOptions",
+    "TableReport",
+    "canonical_field",
+    "format_for",
+    "parse_assignments",
+    "parse_table",
+    "sniff_preset",
+    "split_list",
+]
+
+FIELDS = (
+    "title", "company", "url", "location", "salary", "posted", "published", "valid_through", "description",
+    "tags", "seniority", "employment_type", "work_mode", "category", "experience", "education", "benefits",
+    "company_info", "source_id",
+)
+"""Raw fields a column may fill (``RawPosting`` fields, plus ``benefits`` → a section and ``company_info``)."""
+
+FIELD_ALIASES = {"city": "location", "id": "source_id", "link": "url", "jd": "description", "welfare": "benefits"}
+FORMATS = ("auto", "text", "csv", "jsonl", "lines")
+SUFFIX_FORMATS = {".csv": "csv", ".tsv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+LIST_FIELDS = frozenset({"tags", "benefits"})
+JOINERS = {"description": "\n", "location": "·"}
+"""How the values of a field mapped to several columns are joined (default: a space)."""
+REQUIRED = ("title", "company")
+BENEFITS_HEADING = "福利待遇"
+
+SINGLE_INPUT_BYTES = 16 * 2**20
+BLOCK_BYTES = 2 * 2**20
+BLOCK_ROWS = 1000
+HEAD_BYTES = 2**20  # what a large file's encoding and delimiter are judged on
+_JSON_SCAN_LINES = 200  # JSON lines read ahead to learn the keys
+_QUARANTINE_TEXT = 64 * 1024  # text kept for a file-level problem of a large file
+
+csv.field_size_limit(max(csv.field_size_limit(), 64 * 2**20))  # one JD can exceed the 128 KB default
+
+
+# --------------------------------------------------------------------------- field values
+
+
+_LIST_SEP = re.compile(r"\s*(?:[,，、;；|｜\n\r]\s*)+")
+
+
+def _flatten(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _flatten(v)]
+    if value is None:
+        return []
+    text = str(value).strip()
+    return [text] if text else []
+
+
+def split_list(text: str | None) -> list[str]:
+    """Items of a tags/benefits cell: a JSON or Python list literal (nested lists flattened), else the
+    text split on ``, ， 、 ; ； | ｜`` and line breaks. Empty items are dropped."""
+    text = (text or "").strip()
+    if not text:
+        return []
+    if text[0] == "[" and text[-1] == "]" and len(text) < 200_000:
+        for load in (json.loads, ast.literal_eval):
+            try:
+                return _flatten(load(text))
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+    return [item for item in _LIST_SEP.split(text) if item]
+
+
+def canonical_field(name: str) -> str:
+    """Our field name for ``name`` (``city`` → ``location``); ValueError naming the choices otherwise."""
+    key = name.strip().lower().replace("-", "_")
+    key = FIELD_ALIASES.get(key, key)
+    if key not in FIELDS:
+        raise ValueError(f"unknown field {name!r}; fields: {', '.join(FIELDS)} (aliases: {', '.join(FIELD_ALIASES)})")
+    return key
+
+
+def parse_assignments(pairs: list[str] | tuple[str, ...], what: str) -> dict[str, str]:
+    """``["title=职位", "city=城市"]`` → ``{"title": "职位", "location": "城市"}``; ValueError for a pair
+    without ``=`` or an unknown field. ``what`` names the option in the message."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{what} {pair!r}: expected FIELD=VALUE")
+        out[canonical_field(name)] = value.strip()
+    return out
+
+
+# --------------------------------------------------------------------------- presets
+
+
+@dataclass(frozen=True)
+class Derived:
+    """Fields computed from several columns (JobSpy's min/max/interval/currency → one salary text).
+
+    ``fn`` gets ``{column: cell}`` for ``columns`` and returns ``{field: value}`` (``"extra"``: a dict for
+    ``extra``). Derived values fill only fields the column mapping left empty. The columns are consumed.
+    """
+
+    columns: tuple[str, ...]
+    fn: Callable[[dict[str, str]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A column layout: field → candidate column names (the first one the header has is used; an
+    alternative ``a+b`` joins columns ``a`` and ``b``)."""
+
+    name: str
+    about: str
+    columns: Mapping[str, tuple[str, ...]]
+    derived: tuple[Derived, ...] = ()
+
+    def names(self) -> set[str]:
+        out = {_column_key(part) for alts in self.columns.values() for alt in alts for part in alt.split("+")}
+        return out | {_column_key(c) for d in self.derived for c in d.columns}
+
+
+def _number_text(value: str) -> str:
+    try:
+        number = float(value.replace(",", ""))
+    except ValueError:
+        return value
+    return str(int(number)) if number.is_integer() else f"{number:g}"
+
+
+_JOBSPY_INTERVALS = {"yearly": "year", "monthly": "month", "weekly": "week", "daily": "day", "hourly": "hour"}
+
+
+def _jobspy_salary(cells: dict[str, str]) -> dict[str, Any]:
+    """``min_amount, max_amount, interval, currency`` → ``USD 120000-150000/year``; JobSpy's currency
+    defaults to USD (its model's default), so a blank currency means USD."""
+    low, high = _number_text(cells.get("min_amount", "")), _number_text(cells.get("max_amount", ""))
+    if not low and not high:
+        rest = {k: v for k, v in cells.items() if v}
+        return {"extra": rest} if rest else {}
+    amount = f"{low}-{high}" if low and high and low != high else low or high
+    interval = cells.get("interval", "")
+    period = _JOBSPY_INTERVALS.get(interval.lower(), interval)
+    return {"salary": f"{cells.get('currency') or 'USD'} {amount}" + (f"/{period}" if period else "")}
+
+
+def _remote_flag(cells: dict[str, str]) -> dict[str, Any]:
+    """A boolean remote column (``is_remote``: ``True``) → work mode ``Remote``; other values stay in extra."""
+    out: dict[str, Any] = {}
+    for column, value in cells.items():
+        if value.lower() in ("true", "1", "yes"):
+            out["work_mode"] = "Remote"
+        elif value:
+            out.setdefault("extra", {})[column] = value
+    return out
+
+
+_CHIP_EXPERIENCE = re.compile(r"经验|应届|在校")
+_CHIP_EDUCATION = re.compile("^(?:" + "|".join(map(re.escape, EDUCATION_LEVELS)) + r"|学历不限)(?:及以上)?$")
+_CHIP_POSTED = re.compile(r"(?:发布|更新)$")
+_CHIP_HEADCOUNT = re.compile(r"^招(?:\d+|若干)人$")
+
+
+def _51job_labels(cells: dict[str, str]) -> dict[str, Any]:
+    """51job's 标签 cell, ``[[['五险一金'], …], ['南京-栖霞区', '2年经验', '本科', '招2人', '09-03发布']]``:
+    benefits, then chips classified as experience, education, post date, head count (extra 招聘人数);
+    a chip repeating 地址 is that duplicate; other chips are tags."""
+    text = cells.get("标签", "")
+    try:
+        data = ast.literal_eval(text) if text.startswith("[") and len(text) < 200_000 else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        data = None
+    if not (isinstance(data, list) and len(data) == 2 and all(isinstance(x, list) for x in data)):
+        return {"tags": split_list(text)} if text else {}
+    out: dict[str, Any] = {"benefits": _flatten(data[0]), "tags": [], "extra": {}}
+    location = cells.get("地址", "")
+    for chip in _flatten(data[1]):
+        if _CHIP_EXPERIENCE.search(chip) and "experience" not in out:
+            out["experience"] = chip
+        elif _CHIP_EDUCATION.match(chip) and "education" not in out:
+            out["education"] = chip
+        elif _CHIP_POSTED.search(chip) and "posted" not in out:
+            out["posted"] = chip
+        elif _CHIP_HEADCOUNT.match(chip) and "招聘人数" not in out["extra"]:
+            out["extra"]["招聘人数"] = chip
+        elif chip != location:
+            out["tags"].append(chip)
+    return out
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "jobspy",
+            "JobSpy's scrape_jobs() CSV (Indeed, LinkedIn, Glassdoor, Google, ZipRecruiter, Naukri …)",
+            {
+                "source_id": ("id",), "url": ("job_url",), "title": ("title",), "company": ("company",),
+                "location": ("location",), "posted": ("date_posted",), "employment_type": ("job_type",),
+                "seniority": ("job_level",), "category": ("job_function",), "description": ("description",),
+                "company_info": ("company_industry",), "tags": ("skills",), "experience": ("experience_range",),
+                "work_mode": ("work_from_home_type",),
+            },
+            (Derived(("min_amount", "max_amount", "interval", "currency"), _jobspy_salary),
+             Derived(("is_remote",), _remote_flag)),
+        ),
+        Preset(
+            "zh-board",
+            "a generic Chinese board listing (职位名称, 公司名称, 薪资, 工作地点, 职位描述, 经验要求, 学历要求, 福利, 发布时间, 公司信息 …)",
+            {
+                "title": ("职位名称", "岗位名称", "职位", "岗位", "招聘职位"),
+                "company": ("公司名称", "企业名称", "公司全称", "公司", "企业", "招聘单位"),
+                "salary": ("薪资", "薪酬", "薪资范围", "薪水", "工资", "月薪", "待遇"),
+                "location": ("工作地点", "工作城市", "城市+区域", "城市+地区", "城市", "地点", "地区", "位置", "地址", "职位地址"),
+                "description": ("职位描述", "岗位描述", "职位详情", "岗位职责", "职位职责", "工作内容", "职位信息", "职位要求"),
+                "experience": ("经验要求", "工作经验", "经验", "经验学历", "学历经验要求", "经验学历要求"),
+                "education": ("学历要求", "学历", "最低学历"),
+                "benefits": ("福利", "福利待遇", "公司福利", "职位福利", "职位诱惑", "职位亮点"),
+                "posted": ("发布时间", "发布日期", "更新时间", "更新日期", "发布"),
+                "company_info": ("公司信息", "公司规模", "规模", "企业规模", "公司描述"),
+                "category": ("职位类别", "职位类型", "职能类别", "岗位类别", "行业类别"),
+                "tags": ("标签", "职位标签", "技能标签", "关键词"),
+                "employment_type": ("工作性质", "职位性质", "工作类型"),
+                "url": ("职位链接", "链接", "网址", "详情页链接", "详情链接", "url"),
+                "source_id": ("职位id", "职位编号", "岗位编号"),
+            },
+        ),
+        Preset(
+            "boss-list",
+            "BOSS直聘 search cards: 职位名称, 职位地址, 薪资, 学历经验要求, 公司名称, 公司信息, 公司福利, 详情页链接",
+            {
+                "title": ("职位名称",), "location": ("职位地址",), "salary": ("薪资",), "experience": ("学历经验要求",),
+                "company": ("公司名称",), "company_info": ("公司信息",), "benefits": ("公司福利",), "url": ("详情页链接",),
+            },
+        ),
+        Preset(
+            "boss-jd",
+            "BOSS直聘 postings with JD: 公司, 公司行业, 经验学历, 职位, 工资, 位置, 公司描述, 职位描述（大概）, 福利（大概）, 职位描述 …",
+            {
+                "company": ("公司",), "experience": ("经验学历",), "title": ("职位",), "salary": ("工资",),
+                "location": ("位置",), "company_info": ("公司描述",), "tags": ("职位描述（大概）",),
+                "benefits": ("福利（大概）",), "description": ("职位描述",),
+            },
+        ),
+        Preset(
+            "lagou-jd",
+            "拉勾 postings with JD: 公司, 规模, 职位, 工资, 位置, 经验要求, 学历要求, 职位诱惑, 职位描述",
+            {
+                "company": ("公司",), "company_info": ("规模",), "title": ("职位",), "salary": ("工资",),
+                "location": ("位置",), "experience": ("经验要求",), "education": ("学历要求",),
+                "benefits": ("职位诱惑",), "description": ("职位描述",),
+            },
+        ),
+        Preset(
+            "lagou-api",
+            "拉勾's positionAjax JSON fields: positionName, salary, workYear, education, city, district, companyFullName, …",
+            {
+                "source_id": ("positionId",), "title": ("positionName",), "salary": ("salary",),
+                "tags": ("positionLables",), "experience": ("workYear",), "education": ("education",),
+                "benefits": ("positionAdvantage",), "employment_type": ("jobNature",),
+                "location": ("city+district", "city"), "company": ("companyFullName", "companyShortName"),
+                "company_info": ("industryField+financeStage+companySize",), "category": ("secondType",),
+                "posted": ("createTime", "formatCreateTime"), "description": ("jobDescription",),
+            },
+        ),
+        Preset(
+            "51job-list",
+            "前程无忧 list rows: 职位, 公司, 地址, 薪酬, 标签 (benefits and chips as a nested list)",
+            {"title": ("职位",), "company": ("公司",), "location": ("地址",), "salary": ("薪酬",)},
+            (Derived(("标签", "地址"), _51job_labels),),
+        ),
+        Preset(
+            "generic",
+            "columns named like our fields, or common English names (job_title, company_name, city, link …)",
+            {
+                "title": ("title", "job_title", "position", "position_name", "job_name", "role"),
+                "company": ("company", "company_name", "employer", "organization", "hiring_organization"),
+                "url": ("url", "job_url", "link", "apply_url", "posting_url"),
+                "location": ("location", "city", "job_location", "place"),
+                "salary": ("salary", "compensation", "pay", "salary_range", "wage"),
+                "posted": ("posted", "date_posted", "posted_at", "published_at", "created_at", "date"),
+                "description": ("description", "job_description", "jd", "details", "body"),
+                "tags": ("tags", "skills", "keywords", "labels"),
+                "seniority": ("seniority", "level", "job_level", "seniority_level"),
+                "employment_type": ("employment_type", "job_type", "type"),
+                "work_mode": ("work_mode", "workplace_type", "remote_type"),
+                "category": ("category", "department", "function", "job_function"),
+                "experience": ("experience", "years_of_experience", "experience_level"),
+                "education": ("education", "degree"),
+                "benefits": ("benefits", "perks"),
+                "company_info": ("company_info", "industry", "company_industry"),
+                "valid_through": ("valid_through", "closing_date", "deadline", "expires_at"),
+                "source_id": ("source_id", "id", "job_id", "posting_id"),
+            },
+            (Derived(("remote", "is_remote"), _remote_flag),),
+        ),
+    )
+}
+"""Presets by name; see ``jobcrawl ingest --help``."""
+
+
+# --------------------------------------------------------------------------- binding columns
+
+
+def _column_key(name: str) -> str:
+    """A header name as compared: NFKC (full-width brackets), case-folded, without spaces, ``_`` and ``-``."""
+    return re.sub(r"[\s_\-\ufeff]+", "", fold(name))
+
+
+@dataclass
+class Binding:
+    """How one file's columns fill fields: ``fields`` maps a field to the header names joined into it."""
+
+    preset: str | None
+    fields: dict[str, tuple[str, ...]]
+    derived: list[Derived]
+    consumed: frozenset[str]
+    matched: int
+
+    @property
+    def binds_title(self) -> bool:
+        return "title" in self.fields
+
+
+def bind(header: list[str], columns: Mapping[str, tuple[str, ...]], derived: tuple[Derived, ...] = (),
+         preset: str | None = None) -> Binding:
+    """Bind a preset's (or a mapping's) column names to ``header``; names compare by :func:`_column_key`."""
+    index: dict[str, str] = {}
+    for name in header:
+        index.setdefault(_column_key(name), name)
+    fields: dict[str, tuple[str, ...]] = {}
+    used: set[str] = set()
+    for name, alternatives in columns.items():
+        for alt in alternatives:
+            parts = [index.get(_column_key(part)) for part in alt.split("+") if part.strip()]
+            if parts and all(parts):
+                fields[name] = tuple(parts)  # type: ignore[arg-type]
+                used.update(parts)  # type: ignore[arg-type]
+                break
+    bound_derived = []
+    for d in derived:
+        present = {c: index[_column_key(c)] for c in d.columns if _column_key(c) in index}
+        if present:
+            bound_derived.append(Derived(tuple(present.values()), _renamed(d.fn, present)))
+            used.update(present.values())
+    return Binding(preset, fields, bound_derived, frozenset(used), len(used))
+
+
+def _renamed(fn: Callable[[dict[str, str]], dict[str, Any]], names: dict[str, str]):
+    """``fn`` reading cells under the preset's spelling of the header names."""
+    if all(k == v for k, v in names.items()):
+        return fn
+    return lambda cells: fn({key: cells.get(actual, "") for key, actual in names.items()})
+
+
+def sniff_preset(header: list[str]) -> tuple[Preset | None, int]:
+    """The preset explaining the most header columns (ties: the one naming fewer columns) and how many it
+    explains; ``(None, 0)`` when no preset binds a title column."""
+    best: tuple[tuple[int, int], Preset] | None = None
+    for preset in PRESETS.values():
+        binding = bind(header, preset.columns, preset.derived, preset.name)
+        if not binding.binds_title:
+            continue
+        score = (binding.matched, -len(preset.names()))
+        if best is None or score > best[0]:
+            best = (score, preset)
+    return (best[1], best[0][0]) if best else (None, 0)
+
+
+# --------------------------------------------------------------------------- options and report
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """What the user said about the columns: a preset name (None: sniff; ``none``: mapping only), a
+    mapping (field → column spec, ``""`` unmaps) and constants (field → value for every row)."""
+
+    preset: str | None = None
+    mapping: Mapping[str, str] = field(default_factory=dict)
+    constants: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TableReport:
+    """What reading one file did. ``rows`` = ``postings + quarantined + header_rows + blank_rows``."""
+
+    locator: str
+    format: str
+    encoding: str | None = None
+    delimiter: str | None = None
+    preset: str | None = None
+    sniffed: bool = False
+    columns: int = 0
+    matched: int = 0
+    rows: int = 0
+    postings: int = 0
+    quarantined: int = 0
+    header_rows: int = 0
+    blank_rows: int = 0
+    duplicates: int = 0
+    inputs: int = 0
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def line(self) -> str:
+        """One line for humans: how the file was read and what became of its rows."""
+        how = [self.format]
+        if self.encoding:
+            how.append(self.encoding)
+        if self.delimiter:
+            how.append("delimiter " + {"\t": "tab", ",": "comma", ";": "semicolon", "|": "bar"}.get(self.delimiter, repr(self.delimiter)))
+        mapping = ""
+        if self.format != "lines" and self.columns:
+            chosen = f"preset {self.preset}" + (" (sniffed)" if self.sniffed else "") if self.preset else "no preset"
+            rest = ", the rest kept in extra" if self.matched < self.columns else ""
+            mapping = f" · {chosen}, {self.matched} of {self.columns} columns mapped{rest}"
+        if self.error:
+            return f"{self.locator}: {', '.join(how)}{mapping} · not imported: {self.error}"
+        return (f"{self.locator}: {', '.join(how)}{mapping} · rows {self.rows}: postings {self.postings}, "
+                f"quarantined {self.quarantined}, repeated headers skipped {self.header_rows}, "
+                f"blank skipped {self.blank_rows}" + (f" · {self.duplicates} repeat an earlier row's id (the later row wins)"
+                                                       if self.duplicates else ""))
+
+
+def format_for(path: str | Path, requested: str = "auto") -> str:
+    """The format to read ``path`` with: ``requested`` unless ``auto``, else by suffix (.csv/.tsv → csv,
+    .jsonl/.ndjson/.json → jsonl), else ``text`` (the job app's dump)."""
+    if requested != "auto":
+        return requested
+    return SUFFIX_FORMATS.get(Path(path).suffix.lower(), "text")
+
+
+# --------------------------------------------------------------------------- reading records
+
+
+@dataclass
+class _Record:
+    """One record: its number (row or line), first physical line, text and bytes as read, and its
+    cells (CSV and lines) or object (JSON), or why it could not be read."""
+
+    number: int
+    line: int
+    text: str
+    raw: bytes | None = None
+    cells: list[str] | None = None
+    obj: Any = None
+    error: tuple[str, str] | None = None
+
+
+class _Source:
+    """The input's lines, decoded.
+
+    Byte mode (UTF-8 and GB18030, where a ``\\n`` byte never occurs inside a character): lines are
+    read from the bytes or the open file and decoded one by one, so a file of any size is read in
+    bounded memory. Text mode (UTF-16/32, a file whose lines end in ``\\r`` alone, a JSON array): the
+    decoded text is split. :meth:`take` returns the text and bytes of the record just read.
+    """
+
+    def __init__(self, *, encoding: str, head: bytes, whole: bool, stream: BinaryIO | None = None,
+                 text: str | None = None, skip: int = 0, newline: str = "\n"):
+        self.encoding, self.head, self.whole, self.stream, self.text = encoding, head, whole, stream, text
+        self.codec = "utf-8" if encoding == "utf-8-sig" else encoding  # the BOM is skipped, not decoded
+        self.skip, self.newline = skip, newline
+        self.line_no = 0
+        self.bad_bytes = False
+        self._texts: list[str] = []
+        self._raws: list[bytes] = []
+
+    def reopen(self, stream: BinaryIO) -> _Source:
+        """The same input from its start (for a second pass)."""
+        stream.seek(0)
+        return _Source(encoding=self.encoding, head=self.head, whole=self.whole, stream=self.stream, text=self.text,
+                       skip=self.skip, newline=self.newline)
+
+    def lines(self) -> Iterator[str]:
+        if self.text is not None:
+            newline = re.escape(self.newline)
+            for match in re.finditer(rf"[^{newline}]*{newline}|[^{newline}]+", self.text):
+                self.line_no += 1
+                self._texts.append(match.group())
+                yield match.group()
+            return
+        assert self.stream is not None
+        skip = self.skip
+        for chunk in self.stream:
+            self._raws.append(chunk)
+            if skip:
+                chunk, skip = chunk[skip:], 0
+            try:
+                line = chunk.decode(self.codec)
+            except UnicodeDecodeError:
+                line = chunk.decode(self.codec, "replace")
+                self.bad_bytes = True
+            self.line_no += 1
+            self._texts.append(line)
+            yield line
+
+    def take(self) -> tuple[str, bytes | None]:
+        """Text and bytes of the lines read since the last call."""
+        text = "".join(self._texts)
+        raw = b"".join(self._raws) if self.text is None else None
+        self._texts.clear()
+        self._raws.clear()
+        return text, raw
+
+    def bad_record(self) -> tuple[str, str] | None:
+        if self.bad_bytes:
+            self.bad_bytes = False
+            return ("bad_encoding", f"bytes that are not {self.codec}")
+        return None
+
+    def first_line(self) -> str:
+        """The first non-blank line (for sniffing the delimiter)."""
+        sample = self.text[:HEAD_BYTES] if self.text is not None else self.head[self.skip:].decode(self.codec, "replace")
+        return next((line for line in sample.splitlines() if line.strip()), "")
+
+
+def _delimiter(first_line: str, prefer_tab: bool) -> str:
+    """The delimiter of a header line: the most frequent of ``, \\t ; |`` outside quotes (comma if none)."""
+    unquoted = re.sub(r'"[^"]*"', "", first_line)
+    counts = {d: unquoted.count(d) for d in (",", "\t", ";", "|")}
+    if prefer_tab and counts["\t"]:
+        return "\t"
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def _csv_records(source: _Source, delimiter: str) -> Iterator[_Record]:
+    reader = csv.reader(source.lines(), delimiter=delimiter, quotechar='"', doublequote=True)
+    number = 0
+    previous: _Record | None = None
+    while True:
+        first_line = source.line_no + 1
+        try:
+            cells: list[str] | None = next(reader)
+            error = None
+        except StopIteration:
+            break
+        except csv.Error as err:
+            cells, error = None, ("bad_csv", f"not CSV: {err}")
+        number += 1
+        text, raw = source.take()
+        record = _Record(number, first_line, text, raw, cells=cells, error=source.bad_record() or error)
+        if previous is not None:
+            yield previous
+        previous = record
+    if previous is not None:
+        span = source.line_no - previous.line + 1
+        if previous.error is None and span > 1 and previous.text.count('"') % 2:
+            # csv reads an unclosed quote to the end of the file without complaint
+            previous.error = ("bad_csv", f"a quoted field opened here never closes (the record runs {span} lines, "
+                                         f"to the end of the file; its text is kept)")
+        yield previous
+
+
+def _json_records(source: _Source) -> Iterator[_Record]:
+    for line in source.lines():
+        number = source.line_no
+        text, raw = source.take()
+        error = source.bad_record()
+        obj = None
+        if error is None and line.strip():
+            try:
+                obj = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as err:
+                error = ("bad_json", f"not JSON ({err.msg} at column {err.colno})")
+            except ValueError as err:
+                error = ("bad_json", f"not JSON ({err})")
+            else:
+                if not isinstance(obj, dict):
+                    error, obj = ("not_object", f"a JSON {type(obj).__name__}, not an object"), None
+        yield _Record(number, number, text, raw, obj=obj, error=error)
+
+
+def _json_array(source: _Source) -> Iterator[_Record]:
+    """A ``.json`` file holding one array: each element is a record numbered from 1."""
+    text = source.text or ""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        yield _Record(1, 1, text, error=("bad_json", f"not JSON ({err.msg} at line {err.lineno} column {err.colno})"))
+        return
+    for i, obj in enumerate(data if isinstance(data, list) else [data], 1):
+        error = None if isinstance(obj, dict) else ("not_object", f"a JSON {type(obj).__name__}, not an object")
+        yield _Record(i, i, json.dumps(obj, ensure_ascii=False), obj=obj if error is None else None, error=error)
+
+
+def _line_records(source: _Source) -> Iterator[_Record]:
+    for line in source.lines():
+        number = source.line_no
+        text, raw = source.take()
+        yield _Record(number, number, text, raw, cells=[line.strip()], error=source.bad_record())
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def _header_names(cells: list[str]) -> list[str]:
+    """Header cells as unique names: blanks become ``column N``, repeats get `` (2)``, `` (3)``."""
+    names: list[str] = []
+    seen: set[str] = set()
+    for i, cell in enumerate(cells):
+        name = cell.strip().lstrip("\ufeff") or f"column {i + 1}"
+        base, n = name, 1
+        while name in seen:
+            n += 1
+            name = f"{base} ({n})"
+        seen.add(name)
+        names.append(name)
+    return names
+
+
+# --------------------------------------------------------------------------- rows → items
+
+
+class _Table:
+    """Turns one file's records into items, given its header and options."""
+
+    def __init__(self, *, locator: str, fetched_at: str, as_of: str, source: str, options: TableOptions,
+                 report: TableReport):
+        self.locator, self.fetched_at, self.as_of, self.source = locator, fetched_at, as_of, source
+        self.options, self.report = options, report
+        self.header: list[str] = []
+        self.header_raw: list[str] = []
+        self.binding: Binding | None = None
+        self.seen_ids: set[str] = set()
+
+    def set_header(self, header: list[str], raw: list[str] | None = None) -> str | None:
+        """Bind columns; returns a problem (one line) when the mapping cannot work for this file."""
+        opts = self.options
+        self.header = header
+        self.header_raw = [c.strip() for c in (raw if raw is not None else header)]
+        preset = None
+        if opts.preset and opts.preset != "none":
+            preset = PRESETS[opts.preset]
+        elif opts.preset is None and self.report.format != "lines":
+            preset, _ = sniff_preset(header)
+            self.report.sniffed = preset is not None
+        columns: dict[str, tuple[str, ...]] = dict(preset.columns) if preset else {}
+        for name, spec in opts.mapping.items():
+            if spec:
+                columns[name] = (spec,)
+            else:
+                columns.pop(name, None)
+        for name in opts.constants:
+            columns.pop(name, None)
+        binding = bind(header, columns, preset.derived if preset else (), preset.name if preset else None)
+        self.binding = binding
+        self.report.preset = binding.preset
+        self.report.columns, self.report.matched = len(header), binding.matched
+        keys = {_column_key(h) for h in header}
+        for name, spec in opts.mapping.items():
+            missing = [part for part in spec.split("+") if spec and _column_key(part) not in keys]
+            if missing:
+                return f"--map {name}={spec}: no column {missing[0]!r} (columns: {', '.join(header)})"
+        for name in REQUIRED:
+            if name not in binding.fields and name not in opts.constants:
+                return (f"no column gives the {name} (columns: {', '.join(header)}); "
+                        f"use --map {name}=COLUMN, --set {name}=VALUE or --preset NAME")
+        return None
+
+    def is_header(self, cells: list[str]) -> bool:
+        """A row repeating the header verbatim (exports that concatenate pages do this)."""
+        n = len(self.header_raw)
+        return (len(cells) >= n and cells[0].strip() == self.header_raw[0]
+                and [c.strip() for c in cells[:n]] == self.header_raw and not any(c.strip() for c in cells[n:]))
+
+    def where(self, record: _Record, unit: str) -> str:
+        return f"{unit} {record.number}" + (f" (line {record.line})" if record.line != record.number else "")
+
+    def item(self, record: _Record, values: Mapping[str, Any], unit: str,
+             build: bool = True) -> RawPosting | Quarantined | bool:
+        """A record's values (header name → cell) as a RawPosting (``True`` when not ``build``), or why
+        it cannot be one."""
+        binding = self.binding
+        assert binding is not None
+        out: dict[str, Any] = {}
+        for name, columns in binding.fields.items():
+            parts = [text for c in columns if (text := _cell(values.get(c)))]
+            if name in LIST_FIELDS:
+                out[name] = [item for part in parts for item in split_list(part)]
+            elif parts:
+                out[name] = JOINERS.get(name, " ").join(parts)
+        extra: dict[str, str] = {}
+        for derived in binding.derived:
+            for name, value in derived.fn({c: _cell(values.get(c)) for c in derived.columns}).items():
+                if name == "extra":
+                    extra.update(value)
+                elif value and not out.get(name):
+                    out[name] = value
+        out.update(self.options.constants)
+        for name in [n for n in LIST_FIELDS if isinstance(out.get(n), str)]:
+            out[name] = split_list(out[name])
+        for key, value in values.items():
+            if key not in binding.consumed and (text := _cell(value)):
+                extra[key] = text
+        missing = [name for name in REQUIRED if not (out.get(name) or "").strip()]
+        if missing:
+            return self.quarantine(record, "missing_field", f"{self.where(record, unit)}: no {', no '.join(missing)}")
+        if not build:
+            return True
+        if out.get("company_info"):
+            extra[COMPANY_INFO_KEY] = out.pop("company_info")
+        benefits = out.pop("benefits", [])
+        url = out.get("url") or None
+        source_id = out.pop("source_id", None) or url or f"{self.locator}#{record.number}"
+        if source_id in self.seen_ids:
+            self.report.duplicates += 1
+        self.seen_ids.add(source_id)
+        return RawPosting(
+            source=self.source, source_id=source_id, locator=self.locator, position=record.number,
+            fetched_at=self.fetched_at, as_of=self.as_of, extra=extra,
+            sections=[RawSection(heading=BENEFITS_HEADING, lines=benefits)] if benefits else [],
+            **{k: v for k, v in out.items() if v},
+        )
+
+    def quarantine(self, record: _Record, reason: str, detail: str) -> Quarantined:
+        return Quarantined(source=self.source, locator=self.locator, position=record.number, reason=reason,
+                           detail=detail, text=record.text, fetched_at=self.fetched_at)
+
+
+def _cells_to_values(table: _Table, record: _Record) -> dict[str, str] | tuple[str, str]:
+    cells = record.cells or []
+    width = len(table.header)
+    if len(cells) > width and any(c.strip() for c in cells[width:]):
+        return ("misaligned", f"{len(cells)} cells but the header has {width} columns")
+    return dict(zip(table.header, cells))
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+@dataclass
+class _Block:
+    """Records read since the last raw input was emitted: their text, bytes (hashed) and items."""
+
+    texts: list[str] = field(default_factory=list)
+    digest: Any = field(default_factory=hashlib.sha256)
+    size: int = 0
+    rows: int = 0
+    items: list[RawPosting | Quarantined] = field(default_factory=list)
+
+    def add(self, record: _Record) -> None:
+        self.texts.append(record.text)
+        if record.raw is not None:
+            self.digest.update(record.raw)
+            self.size += len(record.raw)
+
+
+def parse_table(data: bytes | Path, *, locator: str, fetched_at: str, as_of: str, fmt: str,
+                options: TableOptions | None = None, source: str = "tabular",
+                report: TableReport | None = None) -> Iterator[RawInput | RawPosting | Quarantined]:
+    """One CSV / JSONL / lines file — its bytes, or its path to read it as a stream — → a
+    :class:`RawInput` before the items read from it (one per block of rows), then a :class:`RawPosting`
+    or a :class:`Quarantined` per data row. Never raises. ``report`` (filled in as rows are read) says
+    how the file was read and counts its rows.
+    """
+    options = options or TableOptions()
+    report = report if report is not None else TableReport(locator=locator, format=fmt)
+    report.format = fmt
+    base = dict(source=source, locator=locator, fetched_at=fetched_at)
+    stream: BinaryIO = data.open("rb") if isinstance(data, Path) else io.BytesIO(data)
+    with stream:
+        try:
+            src = _open(stream, fmt)
+        except DecodeError as err:
+            report.error = str(err)
+            sha, size = _file_sha(stream)
+            stream.seek(0)
+            kept = stream.read(SINGLE_INPUT_BYTES)  # all of it unless the file is large
+            yield RawInput(**base, sha256=sha, size=size, as_of=as_of, body=kept,
+                           text=kept.decode("utf-8", "replace"), error=str(err), status="quarantined")
+            yield Quarantined(**base, input_sha256=sha, reason=err.reason, detail=str(err), text=None)
+            return
+        report.encoding = src.encoding
+        table = _Table(locator=locator, fetched_at=fetched_at, as_of=as_of, source=source, options=options, report=report)
+        try:
+            yield from _parse(stream, src, table, report, base, as_of)
+        except Exception as err:  # a parser bug must not stop the run: the file is kept with the reason
+            detail = f"parser error: {type(err).__name__}: {err}"
+            report.error = detail
+            sha, size = _file_sha(stream)
+            yield RawInput(**base, sha256=sha, size=size, as_of=as_of, encoding=src.encoding,
+                           text=_head_text(src), error=detail, status="quarantined")
+            yield Quarantined(**base, input_sha256=sha, reason="parser_error", detail=detail, text=None)
+
+
+
+def _file_sha(stream: BinaryIO) -> tuple[str, int]:
+    """SHA-256 and size of the whole input, read again from the start."""
+    stream.seek(0)
+    digest, size = hashlib.sha256(), 0
+    for block in iter(lambda: stream.read(2**20), b""):
+        digest.update(block)
+        size += len(block)
+    return digest.hexdigest(), size
+
+
+def _open(stream: BinaryIO, fmt: str) -> _Source:
+    """Check the encoding (the whole input up to :data:`SINGLE_INPUT_BYTES`, else its first MB) and
+    choose byte or text mode; raises DecodeError."""
+    head = stream.read(SINGLE_INPUT_BYTES + 1)
+    whole = len(head) <= SINGLE_INPUT_BYTES
+    if whole:
+        text, encoding = decode_bytes(head)
+    else:
+        cut = head.rfind(b"\n", 0, HEAD_BYTES)
+        text, encoding = None, decode_bytes(head[:cut + 1] if cut > 0 else head[:HEAD_BYTES])[1]
+    stream.seek(0)
+    sample = head[:HEAD_BYTES]
+    newline = "\r" if b"\n" not in sample and b"\r" in sample else "\n"
+    json_array = fmt == "jsonl" and sample.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+    if encoding in ("utf-8", "utf-8-sig", "gb18030") and newline == "\n" and not json_array:
+        return _Source(encoding=encoding, head=sample, whole=whole, stream=stream, skip=3 if encoding == "utf-8-sig" else 0)
+    if text is None:
+        text, encoding = decode_bytes(stream.read())  # UTF-16/32 or \r lines: decoded whole
+    return _Source(encoding=encoding, head=sample, whole=True, text=text, newline=newline)
+
+
+def _head_text(src: _Source) -> str:
+    if src.text is not None and len(src.text) <= _QUARANTINE_TEXT * 4:
+        return src.text
+    head = src.head[src.skip:_QUARANTINE_TEXT]
+    return head[: head.rfind(b"\n") + 1 or len(head)].decode(src.codec, "replace")
+
+
+def _parse(stream: BinaryIO, src: _Source, table: _Table, report: TableReport, base: dict,
+           as_of: str) -> Iterator[RawInput | RawPosting | Quarantined]:
+    def file_problem(reason: str, detail: str) -> Iterator[RawInput | Quarantined]:
+        report.error = detail
+        sha, size = _file_sha(stream)
+        short = src.text is not None and len(src.text) <= _QUARANTINE_TEXT * 4
+        yield RawInput(**base, sha256=sha, size=size, encoding=src.encoding, as_of=as_of, text=_head_text(src),
+                       status="quarantined", error=detail + ("" if short else f"; first {_QUARANTINE_TEXT // 1024} KB kept"))
+        yield Quarantined(**base, input_sha256=sha, reason=reason, detail=detail, text=src.text if short else None)
+
+    start = _start(src, table, report, base["locator"])
+    if isinstance(start, _FileProblem):
+        yield from file_problem(start.reason, start.detail)
+        return
+    block, records, unit = start
+    if src.whole:
+        # One raw input for the file, yielded before its items: a first pass counts what the rows
+        # become (without building them) so the raw input's status is known; the second builds them.
+        scratch = TableReport(locator=report.locator, format=report.format)
+        kinds = [_classify(table, record, unit, scratch, build=False) for record in records]
+        postings = sum(kind is True for kind in kinds)
+        quarantined = sum(isinstance(kind, Quarantined) for kind in kinds)
+        sha, size = _file_sha(stream)
+        yield RawInput(**base, sha256=sha, size=size, encoding=src.encoding, text=_whole_text(stream, src), as_of=as_of,
+                       status="parsed" if not quarantined else "partial" if postings else "quarantined",
+                       postings=postings, error=f"{quarantined} rows quarantined" if quarantined else None)
+        report.inputs += 1
+        again = _start(src.reopen(stream), table, report, base["locator"], bound=True)
+        assert not isinstance(again, _FileProblem)
+        for record in again[1]:
+            report.rows += 1
+            item = _row_item(table, record, unit, report)
+            if item is not None:
+                item.input_sha256 = sha
+                yield item
+        return
+    for record in records:
+        report.rows += 1
+        block.rows += 1
+        block.add(record)
+        item = _row_item(table, record, unit, report)
+        if item is not None:
+            block.items.append(item)
+        if block.rows >= BLOCK_ROWS or block.size >= BLOCK_BYTES:
+            yield from _emit(block, src, base, as_of, report)
+            block = _Block()
+    if block.rows or report.inputs == 0:
+        yield from _emit(block, src, base, as_of, report)
+
+
+def _whole_text(stream: BinaryIO, src: _Source) -> str:
+    """The whole input decoded (small inputs only)."""
+    if src.text is not None:
+        return src.text
+    stream.seek(0)
+    return stream.read()[src.skip:].decode(src.codec, "replace")
+
+
+@dataclass
+class _FileProblem:
+    reason: str
+    detail: str
+
+
+def _start(src: _Source, table: _Table, report: TableReport, locator: str,
+           bound: bool = False) -> tuple[_Block, Iterator[_Record], str] | _FileProblem:
+    """Read up to the data rows: the header (CSV: the first non-blank record), the keys of the first
+    objects (JSON lines) or nothing (lines), and bind the columns unless ``bound``. Returns the first
+    block (holding the header's text), the data records and the unit rows are counted in, or a
+    file-level problem."""
+    fmt = report.format
+    if fmt == "csv":
+        report.delimiter = _delimiter(src.first_line(), prefer_tab=locator.lower().endswith(".tsv"))
+        records: Iterator[_Record] = _csv_records(src, report.delimiter)
+        unit = "row"
+    elif fmt == "jsonl" and src.text is not None and src.text.lstrip().startswith("["):
+        records, unit = _json_array(src), "item"
+    elif fmt == "jsonl":
+        records, unit = _json_records(src), "line"
+    else:
+        records, unit = _line_records(src), "line"
+    block = _Block()
+    pending: list[_Record] = []  # records read while looking for the header that are rows themselves
+    problem = None
+    if fmt == "csv":
+        for record in records:
+            if record.error is None and record.cells and any(c.strip() for c in record.cells):
+                block.add(record)
+                if not bound:
+                    problem = table.set_header(_header_names(record.cells), record.cells)
+                break
+            if record.error:
+                pending.append(record)  # an unreadable record before the header is still a row
+            else:
+                block.add(record)  # blank lines before the header
+        else:
+            return _FileProblem("no_posting", "no header row: the file holds only blank lines")
+    elif fmt == "jsonl":
+        keys: dict[str, None] = {}
+        for record in records:
+            pending.append(record)
+            if isinstance(record.obj, dict):
+                keys.update(dict.fromkeys(record.obj))
+            if len(pending) >= _JSON_SCAN_LINES:
+                break
+        if bound:
+            pass
+        elif keys:
+            problem = table.set_header(list(keys))
+        elif any(r.error for r in pending):  # only malformed lines so far: each is quarantined
+            table.binding = Binding(None, {}, [], frozenset(), 0)
+        else:
+            return _FileProblem("no_posting", "no JSON object in the file")
+    elif not bound:
+        table.binding = Binding(None, {"description": ("description",)}, [], frozenset({"description"}), 1)
+        problem = next((f"no value for the {n}: use --set {n}=VALUE (a lines file has one description per line)"
+                        for n in REQUIRED if n not in table.options.constants), None)
+    if problem:
+        return _FileProblem("no_mapping", problem)
+    return block, _chain(pending, records), unit
+
+
+def _chain(first: list[_Record], rest: Iterator[_Record]) -> Iterator[_Record]:
+    yield from first
+    yield from rest
+
+
+def _row_item(table: _Table, record: _Record, unit: str, report: TableReport) -> RawPosting | Quarantined | None:
+    """The item of one record (counted in ``report``); None for a blank row or a repeated header."""
+    item = _classify(table, record, unit, report)
+    assert not isinstance(item, bool)
+    if isinstance(item, RawPosting):
+        report.postings += 1
+    elif item is not None:
+        report.quarantined += 1
+    return item
+
+
+def _classify(table: _Table, record: _Record, unit: str, report: TableReport,
+              build: bool = True) -> RawPosting | Quarantined | bool | None:
+    """What a record becomes: a posting (``True`` instead when not ``build``), a quarantine record, or
+    None for a blank row or a repeated header (counted in ``report``)."""
+    where = table.where(record, unit)
+    if record.error:
+        return table.quarantine(record, record.error[0], f"{where}: {record.error[1]}")
+    if record.cells is not None and report.format == "csv":
+        if not any(c.strip() for c in record.cells):
+            report.blank_rows += 1
+            return None
+        if table.is_header(record.cells):
+            report.header_rows += 1
+            return None
+        values = _cells_to_values(table, record)
+        if isinstance(values, tuple):
+            return table.quarantine(record, values[0], f"{where}: {values[1]}")
+    elif record.cells is not None:  # lines
+        if not record.cells[0]:
+            report.blank_rows += 1
+            return None
+        values = {"description": record.cells[0]}
+    else:
+        if record.obj is None or not any(_cell(v) for v in record.obj.values()):
+            report.blank_rows += 1
+            return None
+        values = record.obj
+    return table.item(record, values, unit, build)
+
+
+def _emit(block: _Block, src: _Source, base: dict, as_of: str,
+          report: TableReport) -> Iterator[RawInput | RawPosting | Quarantined]:
+    """The raw input of a block of rows of a large file, then the block's items."""
+    sha = block.digest.hexdigest()
+    postings = sum(isinstance(i, RawPosting) for i in block.items)
+    quarantined = len(block.items) - postings
+    status = "parsed" if not quarantined else "partial" if postings else "quarantined"
+    report.inputs += 1
+    yield RawInput(**base, sha256=sha, size=block.size, encoding=src.encoding, text="".join(block.texts), as_of=as_of,
+                   status=status, postings=postings, error=f"{quarantined} rows quarantined" if quarantined else None)
+    for item in block.items:
+        item.input_sha256 = sha
+        yield item

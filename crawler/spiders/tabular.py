@@ -1,0 +1,155 @@
+"""``tabular``: ingest CSV / JSON-lines / one-JD-per-line exports of other tools (file:// requests
+through the engine; the format and the column mapping are in :mod:`crawler.pages.tabular`).
+
+Arguments (keywords from Python; ``-a NAME=VALUE`` strings on the command line):
+
+- ``paths`` or ``inputs``, ``as_of``: as for :mod:`crawler.spiders.textdump`;
+- ``format``: ``auto`` (by suffix: .csv/.tsv, .jsonl/.ndjson/.json, anything else ``text``), ``csv``,
+  ``jsonl``, ``lines`` or ``text``. Files read as ``text`` go to the job app's dump parser with source
+  ``textdump``, so one run can mix dumps and tables;
+- ``preset``: a name of :data:`crawler.pages.tabular.PRESETS`, ``none`` (the mapping only), or unset
+  (each file's header picks the best preset);
+- ``mapping`` (``--map``): field → column (``colA+colB`` joins, empty unmaps); ``constants``
+  (``--set``): field → value for every row. Dicts, or strings of ``field=value`` pairs separated by ``;``.
+
+A table file larger than :data:`~crawler.pages.tabular.SINGLE_INPUT_BYTES` is still requested
+through the engine, but :class:`TableFileHandler` leaves its bytes on disk and the callback reads
+it as a stream, so memory stays flat however long the file is (Scrapy's own ``file://`` handler
+reads a whole file into the response body).
+
+Stats: ``jobcrawl/tables`` (one :class:`~crawler.pages.tabular.TableReport` dict per table file),
+``jobcrawl/rows``, ``jobcrawl/rows/header_skipped``, ``jobcrawl/rows/blank_skipped``,
+``jobcrawl/rows/duplicate_id``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal
+
+import scrapy
+from pydantic import Field, field_validator
+from scrapy.core.downloader.handlers.file import FileDownloadHandler
+from scrapy.http import Response
+
+from crawler.inputs import InputFile
+from crawler.pages.tabular import (
+    PRESETS,
+    SINGLE_INPUT_BYTES,
+    TableOptions,
+    TableReport,
+    format_for,
+    parse_assignments,
+    parse_table,
+)
+from crawler.spiders.textdump import TextdumpArgs, TextdumpSpider, _iso
+from normalize.models import Quarantined, RawInput
+
+NOT_CONSTANT = ("source_id", "url")  # the same value on every row would merge all rows into one posting
+
+
+class TabularArgs(TextdumpArgs):
+    """Validated spider arguments."""
+
+    format: Literal["auto", "text", "csv", "jsonl", "lines"] = Field("auto", description="How to read each file.")
+    preset: str | None = Field(None, description="Preset name, `none`, or None to sniff each header.")
+    mapping: dict[str, str] = Field(default_factory=dict, description="Field → column spec (`--map`).")
+    constants: dict[str, str] = Field(default_factory=dict, description="Field → value for every row (`--set`).")
+    max_table_bytes: int = Field(4096 * 2**20, description="Larger table files are quarantined unread.")
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        if value is not None and value != "none" and value not in PRESETS:
+            raise ValueError(f"unknown preset {value!r}; presets: {', '.join(PRESETS)}, none")
+        return value
+
+    @field_validator("mapping", "constants", mode="before")
+    @classmethod
+    def _pairs(cls, value, info):
+        what = "--map" if info.field_name == "mapping" else "--set"
+        if isinstance(value, str):
+            value = [pair for pair in value.split(";") if pair.strip()]
+        if isinstance(value, dict):
+            value = [f"{k}={v}" for k, v in value.items()]
+        out = parse_assignments(list(value or []), what)
+        if info.field_name == "constants" and (fixed := [f for f in NOT_CONSTANT if f in out]):
+            raise ValueError(f"--set {fixed[0]}: one value for every row would make them all one posting")
+        return out
+
+
+class TableFileHandler(FileDownloadHandler):
+    """``file://`` as usual, except that a request with ``meta["stream"]`` gets an empty body: its
+    callback reads the file itself, in blocks."""
+
+    async def download_request(self, request, *args):
+        if request.meta.get("stream"):
+            return Response(url=request.url, body=b"", flags=["stream"])
+        return await super().download_request(request, *args)
+
+
+class TabularSpider(TextdumpSpider):
+    name = "tabular"
+    custom_settings = {
+        **TextdumpSpider.custom_settings,
+        "DOWNLOAD_HANDLERS": {"file": "crawler.spiders.tabular.TableFileHandler"},
+    }
+
+    def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
+                 inputs: list[InputFile] | None = None, format: str = "auto", preset: str | None = None,
+                 mapping=None, constants=None, **kwargs):
+        super().__init__(paths=paths, as_of=as_of, inputs=inputs, **kwargs)
+        self.args = TabularArgs(inputs=self.args.inputs, as_of=self.args.as_of, format=format, preset=preset,
+                                mapping=mapping or {}, constants=constants or {})
+        self.options = TableOptions(self.args.preset, self.args.mapping, self.args.constants)
+        self.tables: list[dict] = []
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.args.max_table_bytes = int(crawler.settings.getfloat("JOBCRAWL_MAX_TABLE_MB", 4096) * 2**20)
+        return spider
+
+    def file_format(self, inp: InputFile) -> str:
+        return format_for(inp.path, self.args.format)
+
+    async def start(self):
+        """The text dump spider's requests, each told its format; tables have their own size limit
+        and the large ones are streamed."""
+        self.crawler.stats.set_value("jobcrawl/tables", self.tables)
+        text_limit = self.args.max_bytes
+        self.args.max_bytes = max(text_limit, self.args.max_table_bytes)
+        async for out in super().start():
+            if isinstance(out, scrapy.Request):
+                inp, size = out.meta["input"], out.meta["size"]
+                fmt = self.file_format(inp)
+                if size > (text_limit if fmt == "text" else self.args.max_table_bytes):
+                    for item in self._too_large(inp, size, out.meta["as_of"]):
+                        yield item
+                    continue
+                out.meta.update(format=fmt, stream=fmt != "text" and size > SINGLE_INPUT_BYTES)
+            yield out
+
+    def parse(self, response):
+        fmt = response.meta["format"]
+        if fmt == "text":
+            yield from super().parse(response)
+            return
+        inp: InputFile = response.meta["input"]
+        fetched = _iso(datetime.now(timezone.utc))
+        report = TableReport(locator=inp.locator, format=fmt)
+        found = 0
+        data = inp.path if response.meta["stream"] else response.body
+        for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"],
+                                fmt=fmt, options=self.options, report=report):
+            if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
+                found += 1
+            yield item
+        stats = self.crawler.stats
+        stats.inc_value("jobcrawl/postings_found", found)
+        stats.inc_value("jobcrawl/files")
+        stats.inc_value("jobcrawl/rows", report.rows)
+        stats.inc_value("jobcrawl/rows/header_skipped", report.header_rows)
+        stats.inc_value("jobcrawl/rows/blank_skipped", report.blank_rows)
+        stats.inc_value("jobcrawl/rows/duplicate_id", report.duplicates)
+        self.tables.append(report.as_dict() | {"summary": report.line()})
