@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 
 import pytest
 
 from bench.gen import write_dumps
 from conftest import AS_OF, SEEDS, SHARED_DATA, run_cli
 from normalize.score import round_half_up
+from test_score import rows as query
 
 pytestmark = pytest.mark.slow
 
@@ -29,14 +29,6 @@ def report_run(tmp_path_factory):
     run_cli("ingest", str(root / "variants"), *SEED_FILES, "--db", str(db), "--as-of", AS_OF, check=True)
     proc = run_cli("score", "--db", str(db), "--report", "--top", "3", check=True)
     return db, proc.stdout
-
-
-def query(db, sql: str, *params) -> list[tuple]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def test_report_figures(report_run):
