@@ -9,13 +9,18 @@ opens the file with ``immutable=1`` and takes the table counts from :func:`inspe
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import sys
+import threading
 import sqlite3
+import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from datasette.app import Datasette
-from datasette.database import Database
+from datasette.database import Database, QueryInterrupted, Results
 
 from browse.metadata import DATABASE, STATIC_MOUNT, build_metadata
 
@@ -30,6 +35,80 @@ SETTINGS: dict[str, Any] = {
     "default_facet_size": 15,
     "max_returned_rows": 1000,
 }
+
+
+class ResultCache:
+    """Query results of one immutable file, shared by the instances that serve it (thread-safe).
+
+    Least recently used results go first past ``max_rows`` rows in all; results longer than
+    ``max_result_rows`` are not kept. A query that ran out of time is remembered for
+    ``timeout_ttl`` seconds with its time limit.
+    """
+
+    def __init__(self, *, max_rows: int = 200_000, max_result_rows: int = 2_000, timeout_ttl: float = 300):
+        self.max_rows, self.max_result_rows, self.timeout_ttl = max_rows, max_result_rows, timeout_ttl
+        self.results: OrderedDict[tuple, Results] = OrderedDict()
+        self.timeouts: dict[tuple, tuple[float, int]] = {}
+        self._rows = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Results | None:
+        with self._lock:
+            hit = self.results.get(key)
+            if hit is not None:
+                self.results.move_to_end(key)
+                return Results(list(hit.rows), hit.truncated, hit.description)
+        return None
+
+    def timed_out(self, key: tuple, limit: int) -> bool:
+        """True when the query ran out of time under this limit or a larger one, lately."""
+        with self._lock:
+            until, under = self.timeouts.get(key, (0.0, 0))
+        return time.monotonic() < until and limit <= under
+
+    def put(self, key: tuple, results: Results) -> None:
+        if len(results.rows) > self.max_result_rows:
+            return
+        with self._lock:
+            if key not in self.results:
+                self._rows += len(results.rows) + 1
+            self.results[key] = results
+            while self._rows > self.max_rows:
+                _, old = self.results.popitem(last=False)
+                self._rows -= len(old.rows) + 1
+
+    def put_timeout(self, key: tuple, limit: int) -> None:
+        with self._lock:
+            self.timeouts[key] = (time.monotonic() + self.timeout_ttl, limit)
+
+
+class CachedDatabase(Database):
+    """An immutable database whose query results come from a :class:`ResultCache`: the same SQL
+    and parameters give the same rows for as long as the file is served, so a listing's facets or a
+    popular search are computed once. A query that ran out of time fails at once under the same or a
+    smaller limit for a while, instead of spending the limit again on every page."""
+
+    def __init__(self, ds: Datasette, path: str, cache: ResultCache):
+        super().__init__(ds, path=path, is_mutable=False)
+        self.cache = cache
+
+    async def execute(self, sql, params=None, truncate=False, custom_time_limit=None, page_size=None,
+                      log_sql_errors=True):
+        frozen = tuple(sorted(params.items())) if isinstance(params, dict) else tuple(params or ())
+        key = (sql, frozen, truncate, page_size or self.ds.page_size)
+        limit = min(custom_time_limit or self.ds.sql_time_limit_ms, self.ds.sql_time_limit_ms)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        if self.cache.timed_out(key, limit):
+            raise QueryInterrupted(None, sql, params)
+        try:
+            results = await super().execute(sql, params, truncate, custom_time_limit, page_size, log_sql_errors)
+        except QueryInterrupted:
+            self.cache.put_timeout(key, limit)
+            raise
+        self.cache.put(key, results)
+        return Results(list(results.rows), results.truncated, results.description)
 
 
 def prepare(db_path: str | Path) -> tuple[int, bool]:
@@ -81,8 +160,12 @@ def inspect_data(db_path: Path, conn: sqlite3.Connection, tables: list[str]) -> 
     }}
 
 
-def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dict[str, Any] | None = None) -> Datasette:
-    """A configured Datasette instance serving ``db_path`` as ``jobs`` (not started; tests use ``.client``)."""
+def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dict[str, Any] | None = None,
+                   cache: ResultCache | None = None) -> Datasette:
+    """A configured Datasette instance serving ``db_path`` as ``jobs`` (not started; tests use ``.client``).
+
+    Immutable unless ``writable``; an immutable file's query results go to ``cache`` (a new one by
+    default; pass one to share it between instances)."""
     db_path = Path(db_path).resolve()
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
         found = schema(conn)
@@ -98,20 +181,69 @@ def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dic
         cache_headers=True,
     )
     ds.remove_database("_memory")  # added when no file is passed to the constructor
-    ds.add_database(Database(ds, path=str(db_path), is_mutable=writable), name=DATABASE)
+    if writable:
+        database = Database(ds, path=str(db_path), is_mutable=True)
+    else:
+        database = CachedDatabase(ds, str(db_path), cache if cache is not None else ResultCache())
+    ds.add_database(database, name=DATABASE)
     return ds
+
+
+WARM_PAGES = ("/jobs/jobs",)
+WARM_TIME_LIMIT_MS = 600_000
+
+
+async def warm(ds: Datasette) -> list[tuple[str, int, float]]:
+    """Request the front pages (the listing, the charts' queries) so their results are cached;
+    ``ds`` should be an instance with generous time limits sharing the served instance's cache
+    (at 500k postings the listing's skills facet alone takes minutes). Returns
+    ``(path, status, seconds)`` per page; nothing for a writable (uncached) database."""
+    if not isinstance(ds.get_database(DATABASE), CachedDatabase):
+        return []
+    from urllib.parse import urlencode
+
+    charts = ds.plugin_config("datasette-dashboards") or {}
+    paths = list(WARM_PAGES) + [
+        f"/{DATABASE}.json?" + urlencode({"sql": chart["query"], "_shape": "objects"})
+        for dashboard in charts.values() for chart in dashboard.get("charts", {}).values() if chart.get("query")
+    ]
+    done = []
+    for path in paths:
+        start = time.perf_counter()
+        response = await ds.client.get(path)
+        done.append((path.split("?")[0], response.status_code, time.perf_counter() - start))
+    return done
+
+
+def warm_in_background(db_path: str | Path, ds: Datasette) -> threading.Thread | None:
+    """Start warming ``ds``'s cache from a second instance with ``WARM_TIME_LIMIT_MS`` limits, in a
+    thread of its own; prints one line when done. None for a writable database."""
+    database = ds.get_database(DATABASE)
+    if not isinstance(database, CachedDatabase):
+        return None
+    limits = {"sql_time_limit_ms": WARM_TIME_LIMIT_MS, "facet_time_limit_ms": WARM_TIME_LIMIT_MS}
+    warmer = make_datasette(db_path, settings=limits, cache=database.cache)
+
+    def run() -> None:
+        start = time.perf_counter()
+        done = asyncio.run(warm(warmer))
+        pages = ", ".join(f"{path} {status} {seconds:.1f} s" for path, status, seconds in done)
+        print(f"cache warmed in {time.perf_counter() - start:.1f} s: {pages}", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=run, name="jobcrawl-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def serve(db_path: str | Path, *, host: str = "127.0.0.1", port: int = 8001, writable: bool = False,
           prepared: bool = False) -> None:
     """Serve the database until interrupted (what ``jobcrawl serve`` runs); :func:`prepare` it first
-    unless ``prepared``."""
-    import asyncio
-
+    unless ``prepared``. An immutable file's cache is warmed in the background while it serves."""
     import uvicorn
 
     if not prepared:
         writable = not prepare(db_path)[1] or writable
     ds = make_datasette(db_path, writable=writable)
     asyncio.run(ds.invoke_startup())
+    warm_in_background(db_path, ds)
     uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on", workers=1)

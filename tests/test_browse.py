@@ -647,3 +647,87 @@ def test_salary_percentiles_interpolate_linearly(tmp_path, monthly, quartiles):
     assert row == ("深圳", "CNY", len(monthly), *quartiles)
     if len(monthly) > 1:
         assert tuple(statistics.quantiles([k * 1000 for k in monthly], n=4, method="inclusive")) == quartiles
+
+
+# --------------------------------------------------------------------------- the result cache
+
+SLOW_SQL = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 50000000) select count(*) from c"
+
+
+@pytest.fixture
+def sqlite_runs(monkeypatch):
+    """Counts the queries that reach SQLite (Datasette's own Database.execute) through the cache."""
+    from datasette.database import Database
+
+    runs: list[str] = []
+    real = Database.execute
+
+    async def counted(self, sql, *args, **kwargs):
+        runs.append(sql)
+        return await real(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(Database, "execute", counted)
+    return runs
+
+
+def test_immutable_results_are_computed_once(browse_db, sqlite_runs):
+    from crawler.serve import CachedDatabase
+
+    db = make_datasette(browse_db).get_database("jobs")
+    assert isinstance(db, CachedDatabase)
+    sql = "select id, title from postings where city = :city order by id"
+    first = asyncio.run(db.execute(sql, {"city": "苏州"}))
+    assert [tuple(r) for r in first.rows] == [(2, "模型训练优化开发工程师"), (5, HOSTILE_TITLE)]
+    first.rows.clear()  # a caller's copy: the cached rows stay whole
+    again = asyncio.run(db.execute(sql, {"city": "苏州"}))
+    assert [tuple(r) for r in again.rows] == [(2, "模型训练优化开发工程师"), (5, HOSTILE_TITLE)]
+    assert sqlite_runs == [sql]
+    asyncio.run(db.execute(sql, {"city": "杭州"}))
+    assert sqlite_runs == [sql, sql]
+
+
+def test_a_timed_out_query_fails_at_once_until_given_more_time(browse_db, sqlite_runs):
+    from datasette.database import QueryInterrupted
+
+    db = make_datasette(browse_db).get_database("jobs")
+    for _ in range(2):
+        with pytest.raises(QueryInterrupted):
+            asyncio.run(db.execute(SLOW_SQL, custom_time_limit=20))
+    assert sqlite_runs == [SLOW_SQL]  # the second one was not run again
+    with pytest.raises(QueryInterrupted):
+        asyncio.run(db.execute(SLOW_SQL, custom_time_limit=40))
+    assert sqlite_runs == [SLOW_SQL, SLOW_SQL]  # more time: tried again
+
+
+def test_writable_databases_are_not_cached(browse_db):
+    from crawler.serve import CachedDatabase
+
+    assert not isinstance(make_datasette(browse_db, writable=True).get_database("jobs"), CachedDatabase)
+
+
+def test_warm_computes_the_listing_and_the_charts(browse_db):
+    from crawler.serve import warm
+
+    ds = make_datasette(browse_db)
+    done = asyncio.run(warm(ds))
+    assert [(path, status) for path, status, _ in done] == [
+        ("/jobs/jobs", 200), ("/jobs.json", 200), ("/jobs.json", 200), ("/jobs.json", 200)]
+    assert len(ds.get_database("jobs").cache.results) > 8
+
+
+def test_warming_in_the_background_gives_the_front_page_more_time(browse_db, monkeypatch, capsys):
+    """A query slower than the visitors' limit completes in the warming thread and is then served
+    from the shared cache."""
+    import urllib.parse
+
+    import crawler.serve as serve_module
+
+    sql = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000) select count(*) as n from c"
+    path = "/jobs.json?" + urllib.parse.urlencode({"sql": sql, "_shape": "array"})
+    ds = make_datasette(browse_db, settings={"sql_time_limit_ms": 20, "facet_time_limit_ms": 20})
+    assert get(ds, path).status_code == 400  # interrupted
+    monkeypatch.setattr(serve_module, "WARM_PAGES", (path,))
+    serve_module.warm_in_background(browse_db, ds).join(timeout=120)
+    assert "cache warmed in" in capsys.readouterr().err
+    assert get(ds, path).json() == [{"n": 2000000}]
+    assert serve_module.warm_in_background(browse_db, make_datasette(browse_db, writable=True)) is None

@@ -445,3 +445,9 @@ CHILD_TABLE_DOCS["market_stats"] = {
     "computed_at": "When the statistics were computed (UTC).",
 }
 
+
+@migrations()
+def m008_browse_listing_indexes(db: sqlite_utils.Database) -> None:
+    """Indexes for the listing's usual filters: a city or category sorted by score; city, work mode and pay."""
+    for cols in (["city", "score"], ["category", "score"], ["city", "work_mode", "salary_monthly_max"]):
+        db["postings"].create_index(cols, if_not_exists=True)

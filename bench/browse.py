@@ -1,0 +1,338 @@
+"""Benchmark: browsing 500,000 postings in Datasette through ``jobcrawl serve``.
+
+Generates a database of N postings (default 500,000) by varying the rows the two seeds ingest to
+(company, title, city, category, work mode, salary, skills, dates, both evaluations) and drawing
+the JD bullets from the seeds (one posting in five), the 296 real Chinese JDs of
+``fixtures/dedupe/bases.jsonl`` or a few English bullets (one in eight),
+written directly with ``executemany`` into a database made by ``crawler.db.schema.open_db``, with
+sections, evaluations, signals, posting_skills and both full-text indexes filled (the FTS rows go
+through ``crawler.db.fts.insert_rows``, as the writer's do). Then starts ``jobcrawl serve`` on
+127.0.0.1 and prints the median latency over HTTP of each page (after one unmeasured request):
+
+- the listing with its default facets and sort (``/jobs/jobs``), and the ``postings`` table page,
+- a filtered query (city + work mode + minimum monthly pay, with the facets),
+- a full-text search for a two-character Chinese term, an English word, and both,
+- a posting page,
+
+the first (cold) request of each and the median of the next ones (warm: ``jobcrawl serve`` keeps
+the query results of the immutable file), the server's start time (it warms the listing and the
+charts), the database size, the generation time and the server's peak RSS.
+
+    python bench/browse.py                       # 500,000 postings, 20 requests per page
+    python bench/browse.py --n 20000 --requests 5
+    python bench/browse.py --db /tmp/browse.db   # reuse a database generated before (same N)
+
+Target (issue 8): every median < 200 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import random
+import resource
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from crawler.db import fts  # noqa: E402
+from crawler.db.schema import open_db  # noqa: E402
+from normalize.posting import level_for  # noqa: E402
+from normalize.skills import load_taxonomy  # noqa: E402
+
+ANCHOR = datetime(2026, 11, 29, 4, tzinfo=timezone.utc)
+CITIES = {"北京": 18, "上海": 16, "深圳": 12, "杭州": 9, "广州": 6, "苏州": 4, "南京": 4, "成都": 4, "武汉": 3,
+          "西安": 3, "合肥": 2, "重庆": 2, "天津": 2, "长沙": 2, "厦门": 1, "无锡": 1, "宁波": 1, "青岛": 1,
+          "济南": 1, "郑州": 1, "珠海": 1, "东莞": 1, "佛山": 1, "大连": 1, "沈阳": 1, "Singapore": 1,
+          "San Francisco": 1, "Seattle": 1, "London": 1, "Remote": 1}
+CATEGORIES = {"人工智能": 20, "算法优化工程师": 10, "自动驾驶": 10, "深度学习": 8, "高性能计算": 6, "机器学习": 6,
+              "计算机视觉": 6, "自然语言处理": 6, "芯片设计": 5, "后端开发": 5, "推荐算法": 4, "数据挖掘": 4,
+              "嵌入式": 3, "测试开发": 2, "运维开发": 2}
+WORK_MODES = {"仅现场办公": 70, "混合办公": 22, "远程办公": 8}
+TITLES = ["AI算子开发工程师", "模型训练优化开发工程师", "大模型推理优化工程师", "CUDA高性能计算工程师", "AI编译器工程师",
+          "自动驾驶感知算法工程师", "深度学习框架开发工程师", "GPU性能优化工程师", "端侧模型部署工程师", "分布式训练工程师",
+          "LLM Inference Engineer", "GPU Kernel Engineer", "ML Systems Engineer", "Autonomous Driving Perception Engineer"]
+SENIORITY = ["普通员工/个人贡献者", "资深员工", "专家", "实习生", "团队负责人"]
+SYLLABLES = "星云智擎睿芯算维元启航深度量子视界天工极光灵犀智源海纳远景墨子鲲鹏北辰九章曦和云端数智奇点玄武青藤长风"
+EN_BULLETS = [
+    "Design and optimize CUDA kernels for transformer inference on NVIDIA GPUs",
+    "Profile training jobs with Nsight Systems and remove communication bottlenecks",
+    "Build the serving stack for large language models with vLLM and TensorRT-LLM",
+    "Experience with PyTorch internals, custom operators and torch.compile",
+    "Strong C++ and Python; familiarity with Triton or CUTLASS is a plus",
+    "Own the distributed training infrastructure on Kubernetes and Slurm",
+    "Work with researchers to quantize and deploy models on edge devices",
+    "Improve the perception stack of our autonomous driving platform",
+]
+
+
+def _picker(rng: random.Random, names: list[str], weights: list[float]):
+    """A function drawing one of ``names`` with the given weights."""
+    cum = list(itertools.accumulate(weights))
+    return lambda: rng.choices(names, cum_weights=cum)[0]
+
+
+def _companies(rng: random.Random, n: int = 6000) -> tuple[list[str], list[float]]:
+    names = sorted({rng.choice(SYLLABLES) + rng.choice(SYLLABLES) + rng.choice(["科技", "智能", "汽车", "半导体", "信息", "机器人"])
+                    for _ in range(n * 2)})[:n]
+    rng.shuffle(names)
+    names[:5] = ["吉利汽车", "初速度", "地平线", "字节跳动", "阿里云"]
+    return names, [1 / (r + 1) ** 0.9 for r in range(len(names))]
+
+
+def _templates(workdir: Path) -> list[dict]:
+    """The seeds as ingested by the real CLI: each posting row with its child rows."""
+    db = workdir / "seeds.db"
+    subprocess.run([sys.executable, "-m", "crawler.cli", "ingest", *map(str, sorted((ROOT / "seeds").glob("*.txt"))), "--db", str(db),
+                    "--as-of", "2026-11-29T12:00:00+08:00"], cwd=ROOT, check=True, capture_output=True)
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    out = []
+    for row in conn.execute("SELECT * FROM postings ORDER BY id"):
+        pid = row["id"]
+        out.append({
+            "row": dict(row),
+            "section_rows": [dict(r) for r in conn.execute("SELECT * FROM sections WHERE posting_id = ? ORDER BY seq", (pid,))],
+            "evaluation": dict(conn.execute("SELECT * FROM evaluations WHERE posting_id = ?", (pid,)).fetchone()),
+            "signals": [tuple(r)[1:] for r in conn.execute("SELECT * FROM signals WHERE posting_id = ?", (pid,))],
+            "skills": json.loads(row["skills"]),
+            "tags": json.loads(row["tags"]),
+        })
+    return out
+
+
+def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
+    """Write ``n`` varied postings with their child rows and FTS rows into a new database at ``path``."""
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        templates = _templates(Path(tmp))
+    taxonomy = load_taxonomy()
+    head = list(dict.fromkeys(s for t in templates for s in t["skills"]))
+    tail = [s.name for s in taxonomy.skills if s.name not in head]
+    category_of = {s.name: s.category for s in taxonomy.skills}
+    bases = [{"title": b["title"], "sections": b} for b in map(json.loads, (ROOT / "fixtures/dedupe/bases.jsonl").open())]
+    for t in templates:
+        t["sections"] = {}
+        for sec in t["section_rows"]:
+            t["sections"].setdefault(sec["key"], []).append(sec["text"])
+    skill_pool = head + tail
+    skill_cum = list(itertools.accumulate(1 / (r + 1) ** 0.8 for r in range(len(skill_pool))))
+    company = _picker(rng, *_companies(rng))
+    city, category, work_mode = (_picker(rng, list(t), list(t.values())) for t in (CITIES, CATEGORIES, WORK_MODES))
+
+    db = open_db(path)
+    conn = db.conn
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA cache_size = -400000")
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(postings)")]
+    insert_posting = f"INSERT INTO postings ({', '.join(f'[{c}]' for c in columns)}) VALUES ({', '.join('?' * len(columns))})"
+    ev_cols = list(templates[0]["evaluation"])
+    insert_ev = f"INSERT INTO evaluations ({', '.join(ev_cols)}) VALUES ({', '.join('?' * len(ev_cols))})"
+
+    for start in range(0, n, batch):
+        postings, sections, evals, signals, skills, fts_rows = [], [], [], [], [], []
+        for i in range(start, min(n, start + batch)):
+            pid = i + 1
+            t = templates[i % len(templates)]
+            row = dict(t["row"])
+            english = rng.random() < 0.12
+            lo = rng.choice([8, 12, 15, 18, 20, 25, 30, 35, 40, 45, 50, 60]) * 1000
+            hi = lo * rng.choice([1.0, 1.3, 1.5, 1.6, 2.0])
+            months = rng.choice([12, 12, 13, 14, 15, 16])
+            negotiable = rng.random() < 0.08
+            chosen = list(dict.fromkeys(rng.choices(skill_pool, cum_weights=skill_cum, k=rng.randint(8, 30))))
+            first = ANCHOR - timedelta(days=rng.random() ** 2 * 180)
+            ours = max(30, min(98, round(rng.gauss(68, 10))))
+            source = max(30, min(98, round(rng.gauss(72, 9))))
+            row.update({
+                "id": pid, "key": f"bench{pid:07d}", "source_id": f"bench/{i // 100:05d}.txt#{i % 100}",
+                "locator": f"bench/{i // 100:05d}.txt", "position": i % 100,
+                "company": company(),
+                "title": rng.choice(TITLES[10:] if english else TITLES[:10]),
+                "city": city(), "category": category(), "work_mode": work_mode(), "seniority": rng.choice(SENIORITY),
+                "skills": json.dumps(chosen, ensure_ascii=False),
+                "salary_raw": "面议" if negotiable else f"{lo // 1000:.0f}-{hi / 1000:.0f}K·{months}薪",
+                "salary_status": "negotiable" if negotiable else "parsed",
+                "salary_min": None if negotiable else lo, "salary_max": None if negotiable else hi,
+                "salary_months": months,
+                "salary_monthly_min": None if negotiable else lo, "salary_monthly_max": None if negotiable else hi,
+                "salary_annual_min": None if negotiable else lo * months,
+                "salary_annual_max": None if negotiable else hi * months,
+                "posted_at": first.isoformat(), "first_seen": first.isoformat(),
+                "last_seen": (first + timedelta(days=rng.random() * 20)).isoformat(),
+                "closed_at": (first + timedelta(days=25)).isoformat() if rng.random() < 0.05 else None,
+                "content_hash": hashlib.sha256(f"bench{pid}".encode()).hexdigest(),
+                "score": ours, "score_level": level_for(ours), "score_by": "jobcrawl-v1",
+            })
+            row["remote"] = int(row["work_mode"] == "远程办公")
+            postings.append([row.get(c) for c in columns])
+
+            base = t if rng.random() < 0.2 or english else rng.choice(bases)
+            keep = []
+            for key, heading in (("about", "关于这个职位"), ("requirements", "最低要求"), ("responsibilities", "工作职责")):
+                items = list(base["sections"].get(key, []))
+                if key == "requirements":
+                    rng.shuffle(items)
+                    items = items[: max(2, len(items) - rng.randint(0, 3))]
+                keep.extend([pid, 0, key, heading, j, text] for j, text in enumerate(items))
+            if english:
+                keep = [[pid, 0, "requirements", "Requirements", j, b] for j, b in enumerate(rng.sample(EN_BULLETS, 4))]
+            elif base is not t:
+                row["title"] = base["title"]
+            keep.append([pid, 0, "responsibilities", "工作职责", 99, f"参与第{pid}号项目的研发与交付，编号{pid * 7919 % 100000}"])
+            for seq, b in enumerate(keep):
+                b[1] = seq
+            sections.extend(keep)
+
+            ev = dict(t["evaluation"], posting_id=pid, overall=source, overall_level=level_for(source))
+            evals.append([ev[c] for c in ev_cols])
+            evals.append([ev[c] for c in ev_cols])
+            evals[-1][1], evals[-1][2], evals[-1][7] = "jobcrawl-v1", ours, level_for(ours)
+            signals.extend((pid, *s) for s in t["signals"])
+            skills.extend((pid, s, "requirements", seq, category_of.get(s, "domain"), 1, 0, s, s) for seq, s in enumerate(chosen))
+            body = "\n".join([" ".join(t["tags"]) if base is t else "", *(b[5] for b in keep)])
+            fts_rows.append((pid, row["title"], row["company"], body))
+
+        with conn:
+            conn.executemany(insert_ev, evals)  # before the postings rows: the score triggers find nothing to update
+            conn.executemany(insert_posting, postings)
+            conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", sections)
+            conn.executemany("INSERT INTO signals (posting_id, scorer, dimension, position, key, value) VALUES (?,?,?,?,?,?)", signals)
+            conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, category, count, first_offset, matched, snippet)"
+                             " VALUES (?,?,?,?,?,?,?,?,?)", skills)
+            fts.insert_rows(conn, fts_rows)
+        print(f"\r  generated {min(n, start + batch):,}/{n:,}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('bench_postings', ?)", (str(n),))
+    conn.execute("PRAGMA optimize")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
+# --------------------------------------------------------------------------- serving and timing
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> float:
+    start = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=120) as response:
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"{url}: HTTP {response.status}")
+    return (time.perf_counter() - start) * 1000
+
+
+def _wait(url: str, proc: subprocess.Popen, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"jobcrawl serve exited {proc.returncode}")
+        try:
+            _get(url)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit(f"{url} did not answer in {timeout} s")
+
+
+PAGES = {
+    "listing, default sort and facets": "/jobs/jobs",
+    "filtered (city, work mode, pay ≥ 40K)": "/jobs/jobs?city=上海&work_mode=混合办公&salary__gte=40000",
+    "search, 2-char Chinese (算子)": "/jobs/jobs?_search=算子",
+    "search, English word (CUDA)": "/jobs/jobs?_search=CUDA",
+    "search, both (算子 CUDA)": "/jobs/jobs?_search=算子+CUDA",
+    "postings table, default facets": "/jobs/postings",
+    "posting page": "/jobs/postings/{middle}",
+}
+
+
+def measure(db: Path, requests: int, n: int) -> tuple[dict[str, dict[str, float]], float, float, float, list[str]]:
+    """Cold (first) and warm (median, max) latency in ms of each page over HTTP, measured once the
+    server has warmed its cache; the seconds until it answered and until it was warm, its peak RSS
+    in MB and its log lines."""
+    port = _free_port()
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "serve", "--db", str(db), "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log: list[str] = []
+    threading.Thread(target=lambda: log.extend(iter(proc.stderr.readline, "")), daemon=True).start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait(base + "/-/versions.json", proc)
+        answered = time.perf_counter() - start
+        deadline = time.monotonic() + 1800
+        while not any("cache warmed" in line for line in log) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        warmed = time.perf_counter() - start
+        results = {}
+        for name, path in PAGES.items():
+            url = base + urllib.parse.quote(path.format(middle=n // 2), safe="/?=&_+")
+            cold = _get(url)
+            times = [_get(url) for _ in range(requests)]
+            results[name] = {"median_ms": statistics.median(times), "cold_ms": cold, "max_ms": max(times)}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return results, answered, warmed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, log
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=500_000, help="postings to generate")
+    parser.add_argument("--requests", type=int, default=20, help="measured requests per page")
+    parser.add_argument("--db", type=Path, help="database to (re)use; generated when absent or of another N")
+    args = parser.parse_args()
+
+    tmp = None
+    if args.db is None:
+        tmp = tempfile.TemporaryDirectory()
+        args.db = Path(tmp.name) / "jobs.db"
+    have = None
+    if args.db.exists():
+        with sqlite3.connect(args.db) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'bench_postings'").fetchone()
+            have = int(row[0]) if row else None
+    if have != args.n:
+        args.db.unlink(missing_ok=True)
+        start = time.perf_counter()
+        generate(args.db, args.n)
+        print(f"generated {args.n:,} postings in {time.perf_counter() - start:.0f} s → {args.db} "
+              f"({args.db.stat().st_size / 2**20:,.0f} MB)")
+    else:
+        print(f"reusing {args.db} ({args.n:,} postings, {args.db.stat().st_size / 2**20:,.0f} MB)")
+
+    results, answered, warmed, rss, log = measure(args.db, args.requests, args.n)
+    print(f"jobcrawl serve answered after {answered:.1f} s, warm after {warmed:.1f} s:\n  " + "  ".join(log))
+    print(f"\nhttp://127.0.0.1, {args.n:,} postings: first request (cold: computed), then the median and")
+    print(f"max of {args.requests} more (warm: the immutable database's query results come from the cache)")
+    print(f"{'page':40} {'cold ms':>9} {'warm median ms':>15} {'warm max ms':>12}")
+    for name, r in results.items():
+        flag = "" if r["median_ms"] < 200 else "  > 200 ms target"
+        print(f"{name:40} {r['cold_ms']:9.0f} {r['median_ms']:15.0f} {r['max_ms']:12.0f}{flag}")
+    print(f"server peak RSS {rss:.0f} MB")
+    if tmp:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
