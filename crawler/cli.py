@@ -343,39 +343,6 @@ def dedupe(db: str, rebuild: bool) -> None:
 
 @main.command()
 @DB_OPTION
-@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Interface to listen on; keep 127.0.0.1 unless the machine is meant to share it.")
-@click.option("--writable", is_flag=True,
-              help="Open the database mutable (Datasette sees changes, e.g. a running ingest) instead of immutable.")
-def serve(db: str, port: int, host: str, writable: bool) -> None:
-    """Browse the database in Datasette: listing, search, facets, posting pages, charts.
-
-    First the only writes: pending migrations, the search index brought level with the postings,
-    the write-ahead log checkpointed. Then Datasette opens the file immutable (read-only, counts
-    cached) unless --writable, or unless another process is writing it. Start at /jobs/jobs;
-    charts at /-/dashboards/market.
-
-    \b
-    Example:
-      jobcrawl serve --db jobs.db
-      jobcrawl serve --db jobs.db --port 8080 --writable
-    """
-    from crawler.serve import prepare, serve as run_server
-
-    _require_db(db)
-    indexed, settled = prepare(db)
-    if indexed:
-        click.echo(f"search index: {indexed} postings indexed", err=True)
-    if not settled and not writable:
-        click.echo("another process is writing the database: serving it mutable (as with --writable)", err=True)
-        writable = True
-    click.echo(f"serving {db} at http://{host}:{port}/jobs/jobs (Ctrl-C to stop)", err=True)
-    run_server(db, host=host, port=port, writable=writable, prepared=True)
-
-
-@main.command()
-@DB_OPTION
 @click.option("--report", is_flag=True,
               help="Print agreement with the app's own evaluations (mean absolute error per dimension and "
                    "overall, the postings furthest apart) and store it in the runs table.")
