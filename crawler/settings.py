@@ -39,9 +39,6 @@ AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 CONCURRENT_REQUESTS = 16                     # all hosts of one spider together
 CONCURRENT_REQUESTS_PER_DOMAIN = 2           # at most 2 requests in flight per host
-# Items of one response processed at once. The pipelines are synchronous, so more buys nothing, and
-# Scrapy starts this many asyncio tasks per response: 8 instead of 100 saves ~20% CPU per page.
-CONCURRENT_ITEMS = 8
 DOWNLOAD_TIMEOUT = 30
 REDIRECT_MAX_TIMES = 5                       # a redirect loop fails fast
 DEPTH_LIMIT = 5                              # links followed from a start URL, at most this deep

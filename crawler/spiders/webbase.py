@@ -63,7 +63,10 @@ class WebSpider(scrapy.Spider):
     """Base of the web spiders. ``Args`` validates the keyword arguments (``-a`` or a sources file)."""
 
     Args: ClassVar[type[WebArgs]] = WebArgs
-    custom_settings: ClassVar[dict[str, Any]] = {"HTTPCACHE_ENABLED": True}
+    # CONCURRENT_ITEMS: Scrapy starts that many asyncio tasks per response to run the (synchronous)
+    # pipelines; 8 instead of 100 saves ~20% CPU per page. Not project-wide: with few workers, items
+    # of consecutive responses interleave, and ingest keeps row ids in file order.
+    custom_settings: ClassVar[dict[str, Any]] = {"HTTPCACHE_ENABLED": True, "CONCURRENT_ITEMS": 8}
 
     def __init__(self, **kwargs: Any):
         self.args = self.Args(**kwargs)
