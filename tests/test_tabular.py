@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import crawler.pages.tabular as tabular
-from conftest import AS_OF, FIXTURES, SEEDS, export_records, run_cli
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
 from crawler.pages.tabular import (
     TableOptions,
     TableReport,
@@ -632,3 +635,23 @@ def test_cli_table_options_need_a_table(tmp_path):
     proc = run_cli("ingest", str(SEEDS), "--preset", "jobspy", "--db", str(tmp_path / "jobs.db"))
     assert proc.returncode == 2
     assert "--preset, --map and --set apply to csv, jsonl and lines files" in proc.stderr
+
+
+@pytest.mark.slow
+def test_spider_streams_a_large_table_through_the_engine(tmp_path):
+    """Above JOBCRAWL_TABLE_STREAM_MB the file:// response has no body and the callback streams the file."""
+    lines = ["职位名称,公司名称,职位描述"] + [f"工程师{i},公司{i},\"岗位职责：负责第{i}项工作\"" for i in range(40)]
+    path = tmp_path / "big.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "tabular", "-a", f"paths={path}", "-s", f"JOBCRAWL_DB={db}",
+         "-s", "JOBCRAWL_TABLE_STREAM_MB=0.001", "-s", "LOG_LEVEL=INFO"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "'streamed': True," in proc.stderr  # the stats dump
+    assert int(re.search(r"'downloader/response_bytes': (\d+),", proc.stderr)[1]) < 100  # no body: it stayed on disk
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM postings WHERE locator = 'big.csv'").fetchone() == (40,)
+        assert conn.execute("SELECT sha256, status, postings FROM raw_inputs").fetchall() == [
+            (hashlib.sha256(path.read_bytes()).hexdigest(), "parsed", 40)]

@@ -158,7 +158,8 @@ class Derived:
     """Fields computed from several columns (JobSpy's min/max/interval/currency → one salary text).
 
     ``fn`` gets ``{column: cell}`` for ``columns`` and returns ``{field: value}`` (``"extra"``: a dict for
-    ``extra``). Derived values fill only fields the column mapping left empty. The columns are consumed.
+    ``extra``). Derived values fill only fields the column mapping left empty, never title or company
+    (those are checked before anything is derived). The columns are consumed.
     """
 
     columns: tuple[str, ...]
@@ -459,6 +460,7 @@ class TableReport:
     blank_rows: int = 0
     duplicates: int = 0
     inputs: int = 0
+    streamed: bool = False
     error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -466,7 +468,7 @@ class TableReport:
 
     def line(self) -> str:
         """One line for humans: how the file was read and what became of its rows."""
-        how = [self.format]
+        how = [self.format + (f", read as a stream into {self.inputs} raw inputs" if self.streamed else "")]
         if self.encoding:
             how.append(self.encoding)
         if self.delimiter:
@@ -737,10 +739,22 @@ class _Table:
     def where(self, record: _Record, unit: str) -> str:
         return f"{unit} {record.number}" + (f" (line {record.line})" if record.line != record.number else "")
 
+    def missing(self, values: Mapping[str, Any]) -> list[str]:
+        """Required fields the record has no value for (derived values never give title or company)."""
+        assert self.binding is not None
+        constants, fields = self.options.constants, self.binding.fields
+        return [name for name in REQUIRED if not constants.get(name, "").strip()
+                and not any(_cell(values.get(c)) for c in fields.get(name, ()))]
+
     def item(self, record: _Record, values: Mapping[str, Any], unit: str,
              build: bool = True) -> RawPosting | Quarantined | bool:
         """A record's values (header name → cell) as a RawPosting (``True`` when not ``build``), or why
         it cannot be one."""
+        missing = self.missing(values)
+        if missing:
+            return self.quarantine(record, "missing_field", f"{self.where(record, unit)}: no {', no '.join(missing)}")
+        if not build:
+            return True
         binding = self.binding
         assert binding is not None
         out: dict[str, Any] = {}
@@ -755,7 +769,7 @@ class _Table:
             for name, value in derived.fn({c: _cell(values.get(c)) for c in derived.columns}).items():
                 if name == "extra":
                     extra.update(value)
-                elif value and not out.get(name):
+                elif value and not out.get(name) and name not in REQUIRED:
                     out[name] = value
         out.update(self.options.constants)
         for name in [n for n in LIST_FIELDS if isinstance(out.get(n), str)]:
@@ -763,11 +777,6 @@ class _Table:
         for key, value in values.items():
             if key not in binding.consumed and (text := _cell(value)):
                 extra[key] = text
-        missing = [name for name in REQUIRED if not (out.get(name) or "").strip()]
-        if missing:
-            return self.quarantine(record, "missing_field", f"{self.where(record, unit)}: no {', no '.join(missing)}")
-        if not build:
-            return True
         if out.get("company_info"):
             extra[COMPANY_INFO_KEY] = out.pop("company_info")
         benefits = out.pop("benefits", [])
@@ -817,26 +826,29 @@ class _Block:
 
 
 def parse_table(data: bytes | Path, *, locator: str, fetched_at: str, as_of: str, fmt: str,
-                options: TableOptions | None = None, source: str = "tabular",
-                report: TableReport | None = None) -> Iterator[RawInput | RawPosting | Quarantined]:
+                options: TableOptions | None = None, source: str = "tabular", report: TableReport | None = None,
+                single_input_bytes: int | None = None) -> Iterator[RawInput | RawPosting | Quarantined]:
     """One CSV / JSONL / lines file — its bytes, or its path to read it as a stream — → a
-    :class:`RawInput` before the items read from it (one per block of rows), then a :class:`RawPosting`
-    or a :class:`Quarantined` per data row. Never raises. ``report`` (filled in as rows are read) says
-    how the file was read and counts its rows.
+    :class:`RawInput` before the items read from it (one per block of rows when the file is larger
+    than ``single_input_bytes``, default :data:`SINGLE_INPUT_BYTES`), then a :class:`RawPosting` or a
+    :class:`Quarantined` per data row. Never raises. ``report`` (filled in as rows are read) says how
+    the file was read and counts its rows.
     """
     options = options or TableOptions()
     report = report if report is not None else TableReport(locator=locator, format=fmt)
     report.format = fmt
+    report.streamed = isinstance(data, Path)
+    limit = SINGLE_INPUT_BYTES if single_input_bytes is None else single_input_bytes
     base = dict(source=source, locator=locator, fetched_at=fetched_at)
     stream: BinaryIO = data.open("rb") if isinstance(data, Path) else io.BytesIO(data)
     with stream:
         try:
-            src = _open(stream, fmt)
+            src = _open(stream, fmt, limit)
         except DecodeError as err:
             report.error = str(err)
             sha, size = _file_sha(stream)
             stream.seek(0)
-            kept = stream.read(SINGLE_INPUT_BYTES)  # all of it unless the file is large
+            kept = stream.read(limit)  # all of it unless the file is large
             yield RawInput(**base, sha256=sha, size=size, as_of=as_of, body=kept,
                            text=kept.decode("utf-8", "replace"), error=str(err), status="quarantined")
             yield Quarantined(**base, input_sha256=sha, reason=err.reason, detail=str(err), text=None)
@@ -865,11 +877,11 @@ def _file_sha(stream: BinaryIO) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _open(stream: BinaryIO, fmt: str) -> _Source:
-    """Check the encoding (the whole input up to :data:`SINGLE_INPUT_BYTES`, else its first MB) and
-    choose byte or text mode; raises DecodeError."""
-    head = stream.read(SINGLE_INPUT_BYTES + 1)
-    whole = len(head) <= SINGLE_INPUT_BYTES
+def _open(stream: BinaryIO, fmt: str, limit: int) -> _Source:
+    """Check the encoding (the whole input up to ``limit`` bytes, else its first :data:`HEAD_BYTES`)
+    and choose byte or text mode; raises DecodeError."""
+    head = stream.read(limit + 1)
+    whole = len(head) <= limit
     if whole:
         text, encoding = decode_bytes(head)
     else:

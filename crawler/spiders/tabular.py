@@ -12,10 +12,11 @@ Arguments (keywords from Python; ``-a NAME=VALUE`` strings on the command line):
 - ``mapping`` (``--map``): field → column (``colA+colB`` joins, empty unmaps); ``constants``
   (``--set``): field → value for every row. Dicts, or strings of ``field=value`` pairs separated by ``;``.
 
-A table file larger than :data:`~crawler.pages.tabular.SINGLE_INPUT_BYTES` is still requested
-through the engine, but :class:`TableFileHandler` leaves its bytes on disk and the callback reads
-it as a stream, so memory stays flat however long the file is (Scrapy's own ``file://`` handler
-reads a whole file into the response body).
+A table file larger than ``JOBCRAWL_TABLE_STREAM_MB`` (default 16, :data:`~crawler.pages.tabular.SINGLE_INPUT_BYTES`)
+is still requested through the engine, but :class:`TableFileHandler` leaves its bytes on disk and the
+callback reads it as a stream, stored as raw inputs of blocks of rows, so memory stays flat however
+long the file is (Scrapy's own ``file://`` handler reads a whole file into the response body).
+``JOBCRAWL_MAX_TABLE_MB`` (default 4096) quarantines larger table files unread.
 
 Stats: ``jobcrawl/tables`` (one :class:`~crawler.pages.tabular.TableReport` dict per table file),
 ``jobcrawl/rows``, ``jobcrawl/rows/header_skipped``, ``jobcrawl/rows/blank_skipped``,
@@ -103,11 +104,14 @@ class TabularSpider(TextdumpSpider):
                                 mapping=mapping or {}, constants=constants or {})
         self.options = TableOptions(self.args.preset, self.args.mapping, self.args.constants)
         self.tables: list[dict] = []
+        self.stream_above = SINGLE_INPUT_BYTES
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.args.max_table_bytes = int(crawler.settings.getfloat("JOBCRAWL_MAX_TABLE_MB", 4096) * 2**20)
+        stream_mb = crawler.settings.getfloat("JOBCRAWL_TABLE_STREAM_MB", SINGLE_INPUT_BYTES / 2**20)
+        spider.stream_above = int(stream_mb * 2**20)
         return spider
 
     def file_format(self, inp: InputFile) -> str:
@@ -127,7 +131,7 @@ class TabularSpider(TextdumpSpider):
                     for item in self._too_large(inp, size, out.meta["as_of"]):
                         yield item
                     continue
-                out.meta.update(format=fmt, stream=fmt != "text" and size > SINGLE_INPUT_BYTES)
+                out.meta.update(format=fmt, stream=fmt != "text" and size > self.stream_above)
             yield out
 
     def parse(self, response):
@@ -141,7 +145,7 @@ class TabularSpider(TextdumpSpider):
         found = 0
         data = inp.path if response.meta["stream"] else response.body
         for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"],
-                                fmt=fmt, options=self.options, report=report):
+                                fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above):
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
             yield item
