@@ -16,6 +16,7 @@ the load average around the runs (the machine is shared). The full run also repo
     python bench/crawl.py              # N = 2000
     python bench/crawl.py --n 500      # a quick run
     python bench/crawl.py --breakdown  # also validate+normalize only, and with skills (no store)
+    python bench/crawl.py --repeat 3   # best of 3 per mode: steadier on a shared machine
 
 Target (issue 7): full ≥ 0.9 × bare.
 """
@@ -148,8 +149,8 @@ def crawl(mode: str, base: str, db: Path) -> dict:
             "new": counts.get("new"), "finish_reason": stats.get("finish_reason")}
 
 
-def run_mode(mode: str, base: str, workdir: Path) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--one", mode, "--base", base, "--db", str(workdir / f"{mode}.db")],
+def run_mode(mode: str, base: str, db: Path) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--one", mode, "--base", base, "--db", str(db)],
                           cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
@@ -161,6 +162,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="detail pages (default 2000)")
     parser.add_argument("--breakdown", action="store_true",
                         help="also crawl with validate+normalize only and with skills added (no store)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="crawl each mode this many times (alternating) and report each one's fastest run")
     parser.add_argument("--one", choices=[*PARTIAL, "full"], help=argparse.SUPPRESS)
     parser.add_argument("--base", help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
@@ -175,7 +178,13 @@ def main() -> None:
         with MockServer(workdir / "www", workdir / "requests.log") as server:
             load_before = os.getloadavg()
             modes = ["bare", "normalize", "skills", "full"] if args.breakdown else ["bare", "full"]
-            results = [run_mode(mode, server.base, workdir) for mode in modes]
+            best: dict[str, dict] = {}
+            for i in range(args.repeat):  # alternate the modes; keep each one's fastest crawl
+                for mode in modes:
+                    r = run_mode(mode, server.base, workdir / f"{mode}-{i}.db")
+                    if mode not in best or r["pages_per_s"] > best[mode]["pages_per_s"]:
+                        best[mode] = r
+            results = [best[mode] for mode in modes]
             load_after = os.getloadavg()
         bare, full = results[0], results[-1]
         for r in results:
