@@ -301,9 +301,9 @@ def test_column_descriptions_come_from_the_model(browse_db):
 
 def test_every_canned_query_has_title_description_and_its_params():
     queries = build_metadata()["databases"]["jobs"]["queries"]
-    assert sorted(queries) == ["best_postings", "company_activity", "duplicate_clusters", "new_postings",
-                               "quarantine_review", "run_history", "salary_by_category", "salary_by_city",
-                               "skills_with", "top_skills"]
+    assert sorted(queries) == ["best_postings", "company_activity", "duplicate_clusters", "market_stats",
+                               "new_postings", "quarantine_review", "run_history", "salary_by_category",
+                               "salary_by_city", "skills_with", "top_skills"]
     for name, q in queries.items():
         assert q["title"] and q["description"], name
         assert sorted(q["params"]) == sorted(set(re.findall(r"(?<!:):(\w+)", q["sql"]))), name
@@ -433,6 +433,7 @@ def pick(rows: list[dict], *keys: str) -> list[tuple]:
     pytest.param("quarantine_review", ("reason", "detail", "source", "locator", "position", "run_id", "text_start"),
                  [("empty", "empty file (0 bytes)", "textdump", "empty.txt", -1, 1, None)], id="quarantine"),
     pytest.param("quarantine_review?reason=binary", ("reason",), [], id="quarantine-other-reason"),
+    pytest.param("market_stats", ("scope",), [], id="market-stats-before-scoring"),
     pytest.param("run_history", ("id", "kind", "status", "files", "found", "new", "updated", "unchanged", "quarantined"),
                  [(1, "ingest", "partial", 6, 5, 5, 0, 0, 1)], id="runs"),
 ])
@@ -731,3 +732,30 @@ def test_warming_in_the_background_gives_the_front_page_more_time(browse_db, mon
     assert "cache warmed in" in capsys.readouterr().err
     assert get(ds, path).json() == [{"n": 2000000}]
     assert serve_module.warm_in_background(browse_db, make_datasette(browse_db, writable=True)) is None
+
+
+@pytest.fixture(scope="module")
+def scored_ds(tmp_path_factory):
+    """The browse database after ``jobcrawl score`` (our evaluations, market statistics)."""
+    db = build_browse_db(tmp_path_factory.mktemp("scored"))
+    run_cli("score", "--db", str(db), check=True)
+    assert prepare(db) == (0, True)
+    return make_datasette(db), db
+
+
+def test_our_scores_drive_the_listing_once_scored(scored_ds):
+    ds, db = scored_ds
+    with sqlite3.connect(db) as conn:
+        ours = dict(conn.execute("SELECT posting_id, overall FROM evaluations WHERE scorer = 'jobcrawl-v1'"))
+    assert sorted(ours) == [1, 2, 3, 4, 5]
+    listing = rows(ds, "/jobs/jobs")
+    assert {r["score_by"] for r in listing} == {"jobcrawl-v1"}
+    assert [(r["id"], r["score"]) for r in listing] == sorted(ours.items(), key=lambda kv: (-kv[1], -kv[0]))
+
+
+def test_market_stats_query(scored_ds):
+    ds, _ = scored_ds
+    assert pick(rows(ds, "/jobs/market_stats?scope=category"), "key", "currency", "n", "median") == [
+        ("人工智能", "CNY", 2, None), ("算法优化工程师", "CNY", 2, None), ("后端开发", "CNY", 1, None)]
+    assert pick(rows(ds, "/jobs/market_stats?key=苏州"), "scope", "key", "n") == [
+        ("city+category", "苏州 · 算法优化工程师", 2), ("city+category_open", "苏州 · 算法优化工程师", 2)]
