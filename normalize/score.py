@@ -443,7 +443,7 @@ class Hit(NamedTuple):
     section: str
     matched: str  # as written when folding kept the line's length, else folded
     snippet: str  # about 2 × SNIPPET_RADIUS characters around the hit
-    clause: str  # the clause of the line the hit is in (between punctuation)
+    clause: str  # scope rules only: the clause of the line the hit is in (between punctuation)
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -499,12 +499,10 @@ def find_rules(lines: Sequence[tuple[str, str]]) -> dict[str, Hit]:
         section, written = lines[line_no]
         line = written if len(written) == len(pieces[line_no]) else pieces[line_no]
         s, e = start - starts[line_no], end - starts[line_no]
-        hit = None
         for rule in new:
             if section not in rule.skip_sections:
-                hit = hit or Hit(rule, section, line[s:e], line[max(0, s - SNIPPET_RADIUS): e + SNIPPET_RADIUS],
-                                 _clause(line, s, e))
-                hits[rule.name] = hit._replace(rule=rule)
+                hits[rule.name] = Hit(rule, section, line[s:e], line[max(0, s - SNIPPET_RADIUS): e + SNIPPET_RADIUS],
+                                      _clause(line, s, e) if rule.group == "scope" else "")
     return hits
 
 
@@ -525,7 +523,7 @@ def format_money(value: float, currency: str | None = "CNY") -> str:
 _REMOTE = re.compile(r"远程|居家|remote|telecommute|wfh", re.I)
 _HYBRID = re.compile(r"混合|hybrid", re.I)
 _ONSITE = re.compile(r"现场|坐班|驻场|on-?site|in-?office|in office", re.I)
-_SENIOR = re.compile(r"资深|高级|专家|架构师|负责人|主管|总监|经理|首席|leader|lead\b|senior|staff|principal|head of|\bsr\.?\b", re.I)
+_SENIOR = re.compile(r"资深|高级|专家|架构师|负责人|主管|总监|首席|leader|lead\b|senior|staff|principal|head of|\bsr\.?\b", re.I)
 _JUNIOR = re.compile(r"实习|助理|初级|应届|校招|管培|intern|junior|assistant|trainee|graduate", re.I)
 
 

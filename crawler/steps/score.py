@@ -61,7 +61,7 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
 }
 _CONVERTERS = [(field, _CONVERT.get(field)) for field in FACT_COLUMNS]
 _SELECT = "SELECT id, " + ", ".join(f"[{c}]" for c in FACT_COLUMNS.values()) + " FROM postings"
-_INSERT_EVAL = f"INSERT INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
+_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
 _INSERT_SIGNAL = "INSERT INTO signals (posting_id, scorer, dimension, position, key, value) VALUES (?,?,?,?,?,?)"
 
 
@@ -158,9 +158,10 @@ def _write(db: sqlite_utils.Database, scorer: str, score: Scorer, now: str, work
         workers = min(MAX_WORKERS, os.cpu_count() or 1) if active >= PARALLEL_MIN else 1
     count = 0
     with conn:
-        for table in ("signals", "evaluations"):
-            conn.execute(f"DELETE FROM {table} WHERE scorer = ? AND posting_id IN (SELECT id FROM postings WHERE {ACTIVE})",
-                         (scorer,))
+        # Every active posting gets a new evaluations row (INSERT OR REPLACE: the per-row triggers of
+        # the browse columns then fire once, not for a DELETE and an INSERT); its signals may shrink.
+        conn.execute(f"DELETE FROM signals WHERE scorer = ? AND posting_id IN (SELECT id FROM postings WHERE {ACTIVE})",
+                     (scorer,))
         for evals, signals in _scored_batches(db, score, now, workers):
             conn.executemany(_INSERT_EVAL, evals)
             conn.executemany(_INSERT_SIGNAL, signals)
