@@ -1,0 +1,127 @@
+"""Benchmark: the scoring step (market statistics + jobcrawl-v1 over every active posting).
+
+Builds a corpus of N postings: ``BASE`` seed variants (bench/gen.py) ingested through the real
+``jobcrawl ingest``, then cloned in SQL with varied company, city and salary up to N (the scoring
+step reads rows, so clones cost it the same as ingested postings). Then runs ``score_corpus`` in a
+fresh process and prints postings/s, the market statistics' share, the CPU seconds of this process
+and of the scoring workers (2 from 20k postings), peak RSS and the load average (the machine is
+shared: compare CPU seconds across runs, wall time only at a low load).
+
+    python bench/score.py                 # N = 10,000 and 100,000
+    python bench/score.py --n 2000        # a quick run
+
+Target (issue 6 brief): 100k postings scored in well under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.gen import CITIES, write_dumps  # noqa: E402
+
+BASE = 1000
+
+
+def build(n: int, workdir: Path) -> Path:
+    """A database of ``n`` postings: BASE ingested variants of the seeds, the rest SQL clones."""
+    base = min(n, BASE)
+    write_dumps(workdir / "in", base, per_file=100)
+    db = workdir / "jobs.db"
+    subprocess.run([sys.executable, "-m", "crawler.cli", "ingest", str(workdir / "in"), "--db", str(db),
+                    "--as-of", "2026-11-29T12:00:00+08:00"], cwd=ROOT, capture_output=True, check=True)
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    cols = [r[1] for r in conn.execute("PRAGMA table_info(postings)") if r[1] not in ("id", "key")]
+    varied = {
+        "company": "company || ' ' || :k",
+        "city": "CASE (id + :k) % 10 " + " ".join(f"WHEN {i} THEN '{c}'" for i, c in enumerate(CITIES)) + " END",
+        "salary_monthly_min": "salary_monthly_min * (0.7 + 0.05 * ((id * 7 + :k) % 13))",
+        "salary_monthly_max": "salary_monthly_max * (0.7 + 0.05 * ((id * 7 + :k) % 13))",
+    }
+    select = ", ".join(varied.get(c, f"[{c}]") for c in cols)
+    with conn:
+        for k in range(1, -(-n // base)):
+            off = k * base
+            limit = min(base, n - off)
+            conn.execute(f"INSERT INTO postings (id, key, {', '.join(f'[{c}]' for c in cols)}) "
+                         f"SELECT id + :off, key || '-' || :k, {select} FROM postings WHERE id <= :limit",
+                         {"off": off, "k": k, "limit": limit})
+            conn.execute("INSERT INTO sections (posting_id, seq, key, heading, position, text) "
+                         "SELECT posting_id + :off, seq, key, heading, position, text FROM sections "
+                         "WHERE posting_id <= :limit", {"off": off, "limit": limit})
+    conn.close()
+    return db
+
+
+def one(n: int, workdir: Path) -> dict:
+    """Build, then score in this process (peak RSS = RUSAGE_SELF after the corpus is built)."""
+    db_path = build(n, workdir)
+    from crawler.db.schema import open_db
+    from crawler.steps.score import score_corpus
+    from crawler.steps.stats import compute_market
+
+    db = open_db(db_path)
+    start = time.perf_counter()
+    compute_market(db)
+    stats_s = time.perf_counter() - start
+    cpu = _cpu()
+    start = time.perf_counter()
+    counts = score_corpus(db, now="2026-11-29T12:00:00+00:00")
+    elapsed = time.perf_counter() - start
+    main_cpu, workers_cpu = (after - before for after, before in zip(_cpu(), cpu))
+    db.close()
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"n": n, "scored": counts["scored"], "seconds": round(elapsed, 2), "stats_seconds": round(stats_s, 2),
+            "postings_per_s": round(counts["scored"] / elapsed), "peak_rss_mb": round(rss_mb),
+            "db_mb": round(db_path.stat().st_size / 2**20), "salary_groups": counts["salary_groups"],
+            "main_cpu": round(main_cpu, 1), "workers_cpu": round(workers_cpu, 1), "load": round(os.getloadavg()[0], 1)}
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its finished children (the scoring workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, action="append", help="postings (repeatable); default 10000 and 100000")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        workdir = Path(tempfile.mkdtemp(prefix="jobcrawl-bench-score-"))
+        try:
+            print(json.dumps(one(args.one, workdir)))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return
+    results = []
+    for n in args.n or [10_000, 100_000]:
+        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True)
+        r = json.loads(out.stdout.splitlines()[-1])
+        results.append(r)
+        print(f"N={n:>7,}  score_corpus {r['seconds']:>6.1f} s  {r['postings_per_s']:>6,} postings/s  "
+              f"(market statistics alone {r['stats_seconds']} s)  CPU: main {r['main_cpu']} s, workers "
+              f"{r['workers_cpu']} s  peak RSS {r['peak_rss_mb']} MB  db {r['db_mb']} MB  "
+              f"salary groups ≥ 5: {r['salary_groups']}  load average {r['load']}", flush=True)
+    if len(results) > 1:
+        a, b = results[0], results[-1]
+        print(f"time ratio {b['n']:,} / {a['n']:,}: {b['seconds'] / a['seconds']:.2f} (linear: {b['n'] / a['n']:.0f}); "
+              f"peak RSS ratio {b['peak_rss_mb'] / a['peak_rss_mb']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
