@@ -27,10 +27,12 @@ import pstats
 import re
 import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,8 +113,13 @@ def one(n: int, workdir: Path, profile: bool) -> dict:
         raise SystemExit(proc.stderr[-3000:])
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = usage.ru_utime + usage.ru_stime
+    with sqlite3.connect(db) as conn:  # the engine's own clock: crawl (parse, pipelines, writes) vs the rest
+        started, finished, stats = conn.execute("SELECT started, finished, stats FROM runs ORDER BY id DESC").fetchone()
+    crawl_s = json.loads(stats).get("elapsed_time_seconds", 0.0)
+    run_s = (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
     result = {"n": n, "origin": origin, "seconds": round(elapsed, 2), "rows_per_s": round(n / elapsed),
               "cpu_seconds": round(cpu, 1), "rows_per_cpu_s": round(n / cpu),
+              "crawl_seconds": round(crawl_s, 1), "after_crawl_seconds": round(run_s - crawl_s, 1),
               "load": [round(load, 1), round(os.getloadavg()[0], 1)],
               "peak_rss_mb": round(usage.ru_maxrss / 1024), "csv_mb": round(data.stat().st_size / 2**20, 1),
               "db_mb": round(db.stat().st_size / 2**20), "exit": proc.returncode, "output": proc.stdout.splitlines()}
@@ -147,6 +154,8 @@ def main() -> None:
           f"{result['rows_per_s']:,} rows/s  ({result['cpu_seconds']:.1f} CPU-s: {result['rows_per_cpu_s']:,} rows "
           f"per CPU-second)  peak RSS {result['peak_rss_mb']} MB  db {result['db_mb']} MB  "
           f"load average {result['load'][0]} → {result['load'][1]}  (exit {result['exit']})")
+    print(f"  of which the crawl (parsing, pipelines, SQLite writes) {result['crawl_seconds']:.1f} s, "
+          f"steps after it (dedupe) {result['after_crawl_seconds']:.1f} s; the rest is start-up")
     for line in result["output"]:
         print("  " + line)
     for line in result.get("profile", []):
