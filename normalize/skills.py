@@ -16,11 +16,11 @@ guards and the matching rules). Matching is one Aho-Corasick automaton over the 
 Speed (bench/skills.py): NFKC over every line costs more than the whole match, so the text is only
 casefolded and the automaton also holds the full-width forms of each alias (``ＣＵＤＡ``, ``C＋＋``);
 lines where casefolding changes the length or that hold characters outside the BMP are folded with
-``fold`` character by character instead. Guards always see ``fold``-ed context. The automaton runs
-over the UTF-16 hex digits of the text: pyahocorasick searches a node's children one by one, and
-Chinese text meets ~1,000 distinct first characters at the root where hex meets 16. Text without CJK
-or full-width characters (English postings) is read directly by a second automaton that holds only
-the aliases without them.
+``fold`` character by character instead. Guards always see ``fold``-ed context. The automaton is
+ahocorasick-rs with leftmost-longest matches, so most hits need no Python work at all; only the
+matches that a boundary or guard could reject are checked (:meth:`Taxonomy._hits`).
+tests/test_skills.py keeps the earlier scanner (every overlapping match filtered in Python) as the
+reference this one must equal, hit for hit.
 
 Pure functions; no Scrapy or SQLite imports.
 """
@@ -31,13 +31,17 @@ import functools
 import hashlib
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, compress, count
+from operator import itemgetter
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-import ahocorasick
+import ahocorasick_rs
 
 from .text import fold
 
@@ -66,6 +70,7 @@ _FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}  # !
 _WORD = frozenset(_ASCII_WORD + "".join(_FULLWIDTH[c] for c in _ASCII_WORD))
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")  # CJK, Hangul, full width
 
 
@@ -96,6 +101,9 @@ class SkillHit(NamedTuple):
     snippet: str  # ~40 characters around the first hit, on one line
 
 
+_new_tuple = tuple.__new__  # SkillHit._make without its Python frame
+
+
 def _is_cjk(ch: str) -> bool:
     return "\u2e80" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff"
 
@@ -106,8 +114,12 @@ _FIRST_LETTER = re.compile(r"[\W\d_]*([^\W\d_])")
 
 def _next_to_cjk(left: str, right: str) -> bool:
     """Whether the nearest letter before or after the hit is CJK."""
-    before, after = _LAST_LETTER.search(left), _FIRST_LETTER.match(right)
-    return bool((before and _is_cjk(before.group(1))) or (after and _is_cjk(after.group(1))))
+    # Only the last letter can start a match of _LAST_LETTER: try the last character first.
+    before = (left and _LAST_LETTER.match(left, len(left) - 1)) or _LAST_LETTER.search(left)
+    if before and _is_cjk(before.group(1)):
+        return True
+    after = _FIRST_LETTER.match(right)
+    return bool(after and _is_cjk(after.group(1)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +170,12 @@ class _Guard:
             return False
         if self.case is not None and not self.case.accepts(written):
             return False
-        cjk = _next_to_cjk(left, right)
-        if not cjk and self.latin_case is not None and not self.latin_case.accepts(written):
-            return False
+        if self.latin_case is None and self.latin == self.cjk:  # the script around the hit does not matter
+            cjk = False
+        else:
+            cjk = _next_to_cjk(left, right)
+            if not cjk and self.latin_case is not None and not self.latin_case.accepts(written):
+                return False
         if (self.cjk if cjk else self.latin) == "accept":
             return True
         return bool((self.left and self.left.search(left)) or (self.right and self.right.match(right)))
@@ -239,8 +254,27 @@ def _variants(folded: str) -> list[str]:
             if v != folded]
 
 
-def _hex(text: str) -> str:
-    return text.encode("utf-16-be").hex()
+def _span(offsets: list[int] | None, start: int, end: int) -> tuple[int, int]:
+    """A span of the folded text in the original text."""
+    return (start, end) if offsets is None else (offsets[start], offsets[end])
+
+
+# The characters NFKC changes that are frequent in Chinese postings, with their NFKC forms.
+_NFKC_COMMON = tuple((c, unicodedata.normalize("NFKC", c)) for c in "，；\xa0：）（\u3000")
+
+
+def _fold_window(text: str) -> str:
+    """``fold(text)``, without NFKC when replacing the common full-width characters already normalizes.
+
+    Exact: replacing a character by its NFKC form keeps the string's NFKD, so an NFKC-normalized
+    result is the string's NFKC.
+    """
+    if text.isascii():
+        return text.lower()
+    quick = text
+    for char, normal in _NFKC_COMMON:
+        quick = quick.replace(char, normal)
+    return quick.casefold() if unicodedata.is_normalized("NFKC", quick) else fold(text)
 
 
 def _width_variants(folded: str) -> set[str]:
@@ -255,8 +289,8 @@ def _width_variants(folded: str) -> set[str]:
 def _match_text(text: str) -> tuple[str, list[int] | None]:
     """The text the automaton reads, and a map from its offsets to ``text`` when they differ."""
     folded = text.casefold()
-    if len(folded) == len(text) and not _ASTRAL.search(folded):
-        return folded, None
+    if len(folded) == len(text) and len(folded.encode("utf-16-le", "surrogatepass")) == 2 * len(folded):
+        return folded, None  # no character folded longer, none outside the BMP
     pieces = []
     for ch in text:
         piece = fold(ch)
@@ -291,33 +325,36 @@ class Taxonomy:
         for folded, alias in variants:
             self._aliases.setdefault(folded, alias)
         self._check_parents()
+        self._skill_names = [skill.name for skill in self.skills]
+        self._skill_categories = [skill.category for skill in self.skills]
         unused = set(guards) - used_guards
         if unused:
             raise TaxonomyError(f"guards never used: {sorted(unused)}")
-        self._automaton = ahocorasick.Automaton()  # over UTF-16 hex digits
-        self._latin_automaton = ahocorasick.Automaton()  # aliases without CJK, over plain text without CJK
         # One-letter aliases (C, R) would hit at every c and r of English text: a regex finds only the
         # free-standing ones (one-letter aliases therefore never take a version digit).
-        self._letters: dict[str, tuple] = {}
+        letters: dict[str, tuple] = {}
+        keys: dict[str, tuple] = {}
         for folded, alias in self._aliases.items():
             if _ASTRAL.search(folded):
                 raise TaxonomyError(f"alias {folded!r} of {self.skills[alias.skill].name!r}: only BMP characters")
-            value = (alias.skill, alias.length, alias.check_left, alias.check_right, alias.trailing_digit,
-                     alias.guard)
+            value = (alias.skill, alias.check_left, alias.check_right, alias.trailing_digit, alias.guard)
             for key in {folded} | _width_variants(folded):
                 if key != folded and key in self._aliases:
                     continue
-                if len(key) == 1 and key in _WORD:
-                    self._letters[key] = value
-                else:
-                    self._automaton.add_word(_hex(key), value)
-                    if not _WIDE.search(key):
-                        self._latin_automaton.add_word(key, value)
-        self._automaton.make_automaton()
-        self._latin_automaton.make_automaton()
+                (letters if len(key) == 1 and key in _WORD else keys)[key] = value
+        # Keys: the automaton's patterns, then the one-letter aliases; values: (skill, check_left,
+        # check_right, trailing_digit, guard). Every key starting with a letter or digit checks left.
+        self._values = list(keys.values()) + list(letters.values())
+        self._skill_of = [value[0] for value in self._values]
+        self._checked = [bool(value[1] or value[2] or value[4]) for value in self._values]
+        self._key_index = {key: i for i, key in enumerate(keys)}
+        self._letter_key = {letter: len(keys) + i for i, letter in enumerate(letters)}
         word = "".join(sorted(_WORD))
-        self._letter_re = re.compile(f"(?<![{word}])[{''.join(sorted(self._letters))}](?![{word}])") \
-            if self._letters else None
+        # (?<![word])c(?![word]) for each letter: starting with a literal lets the search skip ahead.
+        self._letter_res = [re.compile(f"{re.escape(letter)}(?<![{word}].)(?![{word}])") for letter in sorted(letters)]
+        self._word_run = re.compile(f"[{word}]*")
+        self._one_line = not any("\n" in key for key in keys)
+        self._longest = ahocorasick_rs.AhoCorasick(list(keys), matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
 
     def _add_skill(self, category: str, entry: Mapping, guards: Mapping[str, _Guard],
                    used_guards: set[str], variants: list[tuple[str, _Alias]]) -> None:
@@ -429,90 +466,158 @@ class Taxonomy:
     def scan(self, text: str) -> list[tuple[int, int, int]]:
         """Accepted, non-overlapping hits in ``text``: ``(start, end, skill index)``, offsets in ``text``.
 
-        Hits never span a line break; guards see context only from the hit's own line.
+        Hits never span a line break; guards see context only from the hit's own line. The hits are
+        the leftmost-longest choice among the candidates (occurrences of aliases) that pass the
+        boundary, URL and guard checks.
+        """
+        skill_of = self._skill_of
+        return [(start, end, skill_of[key]) for key, start, end in self._hits(text)]
+
+    def _hits(self, text: str) -> list[tuple[int, int, int]]:
+        """:meth:`scan` as ``(key, start, end)``.
+
+        A leftmost-longest automaton reports exactly the hits while every match it reports is
+        accepted; most need no check at all (no boundary, no guard). At a match that is not accepted
+        the longest accepted shorter alias at the same start is kept, if any, and the search goes on
+        after it, or after the start, and past the rest of a Latin word (no candidate starts inside
+        one). The automaton's later matches stand from the first that starts there, unless a skipped
+        one reaches past it: then the rest of the line is searched again. A free-standing one-letter
+        alias is a hit when no other hit covers it (it cannot cover another candidate's start).
         """
         folded, offsets = _match_text(text)
-        n = len(folded)
+        try:
+            todo = self._longest.find_matches_as_indexes(folded)
+        except UnicodeEncodeError:  # lone surrogates, which no alias holds
+            folded = _SURROGATE.sub("\ufffd", folded)
+            todo = self._longest.find_matches_as_indexes(folded)
         urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()
-        found: list[tuple[int, int, int]] = []
-        if not _WIDE.search(folded):
-            matches, mask, shift = self._latin_automaton.iter(folded), 0, 0
-        else:
-            matches, mask, shift = self._automaton.iter(_hex(folded)), 3, 2
-        for last, (skill, length, check_left, check_right, trailing_digit, guard) in matches:
-            if last & mask != mask:  # a hex match that does not end on a character boundary
-                continue
-            end = (last + 1) >> shift
-            start = end - length
-            if check_left and start > 0 and folded[start - 1] in _WORD:
-                continue
-            if check_right and end < n:
-                nxt = folded[end]
-                if nxt in _WORD and not (trailing_digit and nxt in _DIGITS):
-                    continue
-            if urls and any(lo <= start < hi for lo, hi in urls):
-                continue
-            found.append((start, -end, skill, guard))
-        if self._letter_re is not None:
-            for m in self._letter_re.finditer(folded):
-                skill, _, _, _, _, guard = self._letters[m.group()]
-                if not (urls and any(lo <= m.start() < hi for lo, hi in urls)):
-                    found.append((m.start(), -m.end(), skill, guard))
-        if not found:
-            return []
-        found.sort()  # (start, -end, skill) never tie: one alias per position and end
         kept: list[tuple[int, int, int]] = []
-        reach = -1
-        for start, neg_end, skill, guard in found:  # leftmost-longest; guards only for contenders
-            if start >= reach:
-                if guard is not None:
-                    lo, hi = (start, -neg_end) if offsets is None else (offsets[start], offsets[-neg_end])
-                    if not self._guard_accepts(guard, text, lo, hi):
-                        continue
-                kept.append((start, -neg_end, skill))
-                reach = -neg_end
+        run = 0  # todo[run:j] are accepted
+        while True:
+            if urls:
+                checks: Iterable[int] = range(len(todo))
+            else:
+                checks = compress(count(), map(self._checked.__getitem__, map(itemgetter(0), todo)))
+            for j in checks:
+                if j < run:
+                    continue
+                key, start, end = todo[j]
+                if self._accepted(key, text, folded, offsets, urls, start, end):
+                    continue
+                kept += todo[run:j]
+                resume = self._after_rejection(text, folded, offsets, urls, key, start, end, kept)
+                reached, run = end, j + 1
+                while run < len(todo) and todo[run][1] < resume:
+                    reached = todo[run][2]
+                    run += 1
+                if reached > resume:  # a skipped match hid candidates starting after ``resume``
+                    line_end = folded.find("\n", resume) if self._one_line else -1
+                    line_end = len(folded) if line_end < 0 else line_end
+                    while run < len(todo) and todo[run][1] < line_end:
+                        run += 1
+                    todo = [(k, s + resume, e + resume)
+                            for k, s, e in self._longest.find_matches_as_indexes(folded[resume:line_end])
+                            ] + todo[run:]
+                    run = 0
+                    break
+            else:
+                kept += todo[run:]
+                break
+        if self._letter_res:
+            kept = self._with_letters(text, folded, offsets, urls, kept)
         if offsets is not None:
-            kept = [(offsets[s], offsets[e], k) for s, e, k in kept]
+            kept = [(key, offsets[start], offsets[end]) for key, start, end in kept]
         return kept
+
+    def _after_rejection(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
+                         key: int, start: int, end: int, kept: list[tuple[int, int, int]]) -> int:
+        """Keep the longest accepted alias shorter than the rejected match at ``start``, if any; where to go on."""
+        if self._values[key][1] and start and folded[start - 1] in _WORD:
+            resume = start  # inside a Latin word: so is every candidate at this start
+        else:
+            resume = start + 1
+            for stop in range(end - 1, start, -1):
+                shorter = self._key_index.get(folded[start:stop])
+                if shorter is not None and self._accepted(shorter, text, folded, offsets, urls, start, stop):
+                    kept.append((shorter, start, stop))
+                    resume = stop
+                    break
+        if folded[resume - 1] in _WORD:  # every candidate starting in the rest of a word starts with
+            resume = self._word_run.match(folded, resume).end()  # a letter or digit: rejected
+        return resume
+
+    def _accepted(self, key: int, text: str, folded: str, offsets: list[int] | None,
+                  urls: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+        """Whether the candidate ``folded[start:end]`` passes the Latin boundaries, the URL spans and its guard."""
+        _, check_left, check_right, trailing_digit, guard = self._values[key]
+        if check_left and start > 0 and folded[start - 1] in _WORD:
+            return False
+        if check_right and end < len(folded):
+            nxt = folded[end]
+            if nxt in _WORD and not (trailing_digit and nxt in _DIGITS):
+                return False
+        if urls and any(lo <= start < hi for lo, hi in urls):
+            return False
+        return guard is None or self._guard_accepts(guard, text, *_span(offsets, start, end))
+
+    def _with_letters(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
+                      kept: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """``kept`` with the accepted free-standing one-letter aliases that no hit in it covers."""
+        starts = [start for _, start, _ in kept]
+        added = []
+        for letter_re in self._letter_res:
+            for m in letter_re.finditer(folded):
+                pos = m.start()
+                covering = bisect_right(starts, pos) - 1
+                if covering >= 0 and kept[covering][2] > pos:
+                    continue
+                key = self._letter_key[m.group()]
+                if self._accepted(key, text, folded, offsets, urls, pos, pos + 1):
+                    added.append((key, pos, pos + 1))
+        return sorted(kept + added, key=itemgetter(1)) if added else kept
 
     @staticmethod
     def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:
         left = text[max(0, start - _WINDOW):start].rpartition("\n")[2]
         right = text[end:end + _WINDOW].partition("\n")[0]
-        left = left.lower() if left.isascii() else fold(left)
-        right = right.lower() if right.isascii() else fold(right)
-        return guard.accepts(left, right, text[start:end])
+        return guard.accepts(_fold_window(left), _fold_window(right), text[start:end])
 
     def tag(self, sections: Mapping[str, Sequence[str]], tags: Sequence[str] = ()) -> list[SkillHit]:
         """See :func:`tag`."""
         blocks = [(TAGS_SECTION, tags)] if tags else []
         blocks += [(key, [lines] if isinstance(lines, str) else lines) for key, lines in sections.items()]
         texts = ["\n".join(lines) for _, lines in blocks]
-        bounds = []  # where each section starts in the whole text, scanned once
-        pos = 0
-        for text in texts:
-            bounds.append(pos)
-            pos += len(text) + 1
-        whole = "\n".join(texts)
-        first: list[dict[int, list]] = [{} for _ in blocks]
-        block = 0
-        for start, end, skill in self.scan(whole):  # hits come in text order and never span a line break
-            while block + 1 < len(bounds) and start >= bounds[block + 1]:
-                block += 1
-            entry = first[block].get(skill)
+        whole = "\n".join(texts)  # scanned once; hits never span a line break
+        bounds = list(accumulate((len(text) + 1 for text in texts), initial=0))  # where blocks start, and the end
+        first: dict[int, list] = {}  # block * skills + skill → [start, end, count, block] of its first hit
+        skill_of, per_block = self._skill_of, len(self.skills)
+        block, block_end = 0, bounds[1] if texts else 0
+        for key, start, end in self._hits(whole):  # in text order
+            if start >= block_end:
+                while start >= bounds[block + 1]:
+                    block += 1
+                block_end = bounds[block + 1]
+            group = block * per_block + skill_of[key]
+            entry = first.get(group)
             if entry is None:
-                first[block][skill] = [start, end, 1]
+                first[group] = [start, end, 1, block]
             else:
                 entry[2] += 1
         hits: list[SkillHit] = []
-        skills = self.skills
-        for (section, _), base, found in zip(blocks, bounds, first):
-            for skill, (start, end, count) in found.items():  # dicts keep insertion order: by first offset
-                before = whole[max(base, start - SNIPPET_RADIUS):start].rpartition("\n")[2]
-                after = whole[end:end + SNIPPET_RADIUS].partition("\n")[0]
-                s = skills[skill]
-                hits.append(SkillHit(s.name, s.category, section, count, start - base, whole[start:end],
-                                     (before + whole[start:end] + after).strip()))
+        names, categories = self._skill_names, self._skill_categories
+        lines = list(accumulate(map((1).__add__, map(len, whole.split("\n"))), initial=0))  # where lines start
+        for group, (start, end, count, block) in first.items():  # by first offset: dicts keep insertion order
+            base = bounds[block]
+            line = bisect_right(lines, start)
+            low = lines[line - 1]  # the snippet: at most SNIPPET_RADIUS around the hit, within its line
+            if start - SNIPPET_RADIUS > low:
+                low = start - SNIPPET_RADIUS
+            high = lines[line] - 1
+            if end + SNIPPET_RADIUS < high:
+                high = end + SNIPPET_RADIUS
+            skill = group % per_block
+            hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], blocks[block][0], count, start - base,
+                                              whole[start:end], whole[low:high].strip())))
         return hits
 
 

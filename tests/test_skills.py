@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import random
+import re
 import sys
 from pathlib import Path
 
+import ahocorasick
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from normalize.skills import (
+    _ASTRAL,
+    _DIGITS,
+    _FIRST_LETTER,
+    _LAST_LETTER,
+    _URL,
+    _WIDE,
+    _WINDOW,
+    _WORD,
     CATEGORIES,
+    SNIPPET_RADIUS,
+    TAGS_SECTION,
     SkillHit,
     Taxonomy,
     TaxonomyError,
+    _is_cjk,
+    _width_variants,
     load_taxonomy,
     skills_in_order,
     tag,
 )
+from normalize.text import fold
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -524,3 +543,296 @@ def test_eval_rejects_labels_that_are_not_skills():
     case = skills_eval.Case("x", "dev", {"about": ["Python"]}, (), frozenset({"Pythonn"}))
     with pytest.raises(ValueError, match="x: Pythonn"):
         skills_eval.evaluate([case])
+
+
+# --------------------------------------------------------------------------- the scanner against its reference
+# The tagger before its speed-up (pyahocorasick over UTF-16 hex digits, every overlapping match
+# filtered in Python, NFKC-folded guard context), kept verbatim as the reference: the fast scanner
+# must give the same hits, hit for hit, including every evidence field.
+
+
+def _ref_match_text(text):
+    folded = text.casefold()
+    if len(folded) == len(text) and not _ASTRAL.search(folded):
+        return folded, None
+    pieces = []
+    for ch in text:
+        piece = fold(ch)
+        pieces.append("\ufffd" * len(piece) if _ASTRAL.search(piece) else piece)
+    offsets = [i for i, piece in enumerate(pieces) for _ in piece]
+    offsets.append(len(text))
+    return "".join(pieces), offsets
+
+
+def _ref_hex(text):
+    return text.encode("utf-16-be").hex()
+
+
+@functools.cache
+def _ref_automata(taxonomy):
+    """The reference's two automata (UTF-16 hex digits; plain text without CJK), one-letter aliases and their regex."""
+    automaton, latin_automaton, letters = ahocorasick.Automaton(), ahocorasick.Automaton(), {}
+    for folded, alias in taxonomy._aliases.items():
+        value = (alias.skill, alias.length, alias.check_left, alias.check_right, alias.trailing_digit, alias.guard)
+        for key in {folded} | _width_variants(folded):
+            if key != folded and key in taxonomy._aliases:
+                continue
+            if len(key) == 1 and key in _WORD:
+                letters[key] = value
+            else:
+                automaton.add_word(_ref_hex(key), value)
+                if not _WIDE.search(key):
+                    latin_automaton.add_word(key, value)
+    automaton.make_automaton()
+    latin_automaton.make_automaton()
+    word = "".join(sorted(_WORD))
+    letter_re = re.compile(f"(?<![{word}])[{''.join(sorted(letters))}](?![{word}])") if letters else None
+    return automaton, latin_automaton, letters, letter_re
+
+
+def _ref_guard_accepts(guard, text, start, end):
+    left = text[max(0, start - _WINDOW):start].rpartition("\n")[2]
+    right = text[end:end + _WINDOW].partition("\n")[0]
+    left = left.lower() if left.isascii() else fold(left)
+    right = right.lower() if right.isascii() else fold(right)
+    written = text[start:end]
+    if (guard.reject_left and guard.reject_left.search(left)) or (guard.reject_right and guard.reject_right.match(right)):
+        return False
+    if any(lp.search(left) and rp.match(right) for lp, rp in guard.reject_around):
+        return False
+    if guard.case is not None and not guard.case.accepts(written):
+        return False
+    before, after = _LAST_LETTER.search(left), _FIRST_LETTER.match(right)
+    cjk = bool((before and _is_cjk(before.group(1))) or (after and _is_cjk(after.group(1))))
+    if not cjk and guard.latin_case is not None and not guard.latin_case.accepts(written):
+        return False
+    if (guard.cjk if cjk else guard.latin) == "accept":
+        return True
+    return bool((guard.left and guard.left.search(left)) or (guard.right and guard.right.match(right)))
+
+
+def _ref_scan(taxonomy, text):
+    automaton, latin_automaton, letters, letter_re = _ref_automata(taxonomy)
+    folded, offsets = _ref_match_text(text)
+    n = len(folded)
+    urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()
+    found = []
+    if not _WIDE.search(folded):
+        matches, mask, shift = latin_automaton.iter(folded), 0, 0
+    else:
+        matches, mask, shift = automaton.iter(_ref_hex(folded)), 3, 2
+    for last, (skill, length, check_left, check_right, trailing_digit, guard) in matches:
+        if last & mask != mask:
+            continue
+        end = (last + 1) >> shift
+        start = end - length
+        if check_left and start > 0 and folded[start - 1] in _WORD:
+            continue
+        if check_right and end < n:
+            nxt = folded[end]
+            if nxt in _WORD and not (trailing_digit and nxt in _DIGITS):
+                continue
+        if urls and any(lo <= start < hi for lo, hi in urls):
+            continue
+        found.append((start, -end, skill, guard))
+    if letter_re is not None:
+        for m in letter_re.finditer(folded):
+            skill, _, _, _, _, guard = letters[m.group()]
+            if not (urls and any(lo <= m.start() < hi for lo, hi in urls)):
+                found.append((m.start(), -m.end(), skill, guard))
+    if not found:
+        return []
+    found.sort()
+    kept = []
+    reach = -1
+    for start, neg_end, skill, guard in found:
+        if start >= reach:
+            if guard is not None:
+                lo, hi = (start, -neg_end) if offsets is None else (offsets[start], offsets[-neg_end])
+                if not _ref_guard_accepts(guard, text, lo, hi):
+                    continue
+            kept.append((start, -neg_end, skill))
+            reach = -neg_end
+    if offsets is not None:
+        kept = [(offsets[s], offsets[e], k) for s, e, k in kept]
+    return kept
+
+
+def _ref_tag(taxonomy, sections, tags=()):
+    blocks = [(TAGS_SECTION, tags)] if tags else []
+    blocks += [(key, [lines] if isinstance(lines, str) else lines) for key, lines in sections.items()]
+    texts = ["\n".join(lines) for _, lines in blocks]
+    bounds = []
+    pos = 0
+    for text in texts:
+        bounds.append(pos)
+        pos += len(text) + 1
+    whole = "\n".join(texts)
+    first = [{} for _ in blocks]
+    block = 0
+    for start, end, skill in _ref_scan(taxonomy, whole):
+        while block + 1 < len(bounds) and start >= bounds[block + 1]:
+            block += 1
+        entry = first[block].get(skill)
+        if entry is None:
+            first[block][skill] = [start, end, 1]
+        else:
+            entry[2] += 1
+    hits = []
+    for (section, _), base, found in zip(blocks, bounds, first):
+        for skill, (start, end, count) in found.items():
+            before = whole[max(base, start - SNIPPET_RADIUS):start].rpartition("\n")[2]
+            after = whole[end:end + SNIPPET_RADIUS].partition("\n")[0]
+            s = taxonomy.skills[skill]
+            hits.append(SkillHit(s.name, s.category, section, count, start - base, whole[start:end],
+                                 (before + whole[start:end] + after).strip()))
+    return hits
+
+
+def _assert_same_as_reference(taxonomy, postings):
+    """tag() and scan() of every posting (sections, tags) equal the reference's."""
+    for sections, tags in postings:
+        assert taxonomy.tag(sections, tags) == _ref_tag(taxonomy, sections, tags), (sections, tags)
+        for lines in sections.values():
+            text = lines if isinstance(lines, str) else "\n".join(lines)
+            assert taxonomy.scan(text) == _ref_scan(taxonomy, text), text
+
+
+def _fixture_lines():
+    skills_eval = _load_eval()
+    lines = [line for case in skills_eval.load_cases() for text in case.sections.values() for line in text]
+    return [line for line in lines if line.strip()] + [line for lines in SEED_000_SECTIONS.values() for line in lines]
+
+
+# Pieces that exercise folding, widths, boundaries, guards, URLs and the rejection paths.
+_TRICKY = [
+    "C", "c", "R", "r", "Go", "go", "C/C++", "c++", "C＋＋", "ＣＵＤＡ", "Ｃ", "C语言", "R语言", "R&D", "(c)", "C-level",
+    "Python3", "Qt5", "ROS2", "Google", "golang", "JavaScript", "java", "engineer", "microsoft", "gitlab", "display",
+    "http://www.example.cn/a.html ", "www.x.com/c ", "https://", "量化", "可量化", "数学", "专业", "前端", "与前端",
+    "ß", "ﬁ", "İ", "Ⅱ", "……", "𝐂𝐔𝐃𝐀", "\U0001F600", "\xa0", "\u3000", "，", "、", "/", "-", "_", " ", "\n", "3d", "2C",
+]
+
+
+def _random_texts(count, seed):
+    """Texts mixing cut fixture lines with the tricky pieces, from a fixed seed."""
+    rng = random.Random(seed)
+    chunks = [line[i:i + rng.randint(1, 40)] for line in _fixture_lines() for i in range(0, len(line), 9)]
+    return ["".join(rng.choice(chunks) if rng.random() < 0.7 else rng.choice(_TRICKY)
+                    for _ in range(rng.randint(1, 40))) for _ in range(count)]
+
+
+@pytest.mark.parametrize(
+    "tags, sections",
+    [
+        pytest.param(SEED_000_TAGS, SEED_000_SECTIONS, id="seed-000"),
+        pytest.param(SEED_003_TAGS, SEED_003_SECTIONS, id="seed-003"),
+        pytest.param((), {"about": "Python与Go语言"}, id="string-section"),
+        pytest.param(["Cuda"], {"tags": ["C/C++"], "about": []}, id="section-named-tags"),
+        pytest.param((), {}, id="empty"),
+    ],
+)
+def test_same_hits_as_reference_on_seeds(tags, sections):
+    _assert_same_as_reference(load_taxonomy(), [(sections, tags)])
+
+
+def test_same_hits_as_reference_on_the_evaluation_set():
+    cases = _load_eval().load_cases()
+    assert len(cases) >= 60
+    _assert_same_as_reference(load_taxonomy(), [(case.sections, case.tags) for case in cases])
+
+
+@pytest.mark.shared_data
+def test_same_hits_as_reference_on_the_reference_rows_and_bench_postings():
+    if not SHARED.is_dir():
+        pytest.skip("../shared/data is absent")
+    cases = _load_eval().load_reference_cases(SHARED)
+    assert cases
+    _assert_same_as_reference(load_taxonomy(), [(case.sections, case.tags) for case in cases])
+    spec = importlib.util.spec_from_file_location("skills_bench", ROOT / "bench" / "skills.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    postings = bench.build_postings(60, 5000) + bench.build_postings(20, 5000, "bytes", bench.english_lines())
+    _assert_same_as_reference(load_taxonomy(), [(sections, ()) for sections in postings])
+
+
+@pytest.mark.parametrize("seed", [pytest.param(seed, id=f"seed-{seed}") for seed in range(4)])
+def test_same_hits_as_reference_on_random_text_from_fixtures(seed):
+    texts = _random_texts(400, seed)
+    _assert_same_as_reference(load_taxonomy(), [({"about": text.split("\n")}, ()) for text in texts])
+    _assert_same_as_reference(load_taxonomy(), [({"about": texts[i:i + 5]}, texts[i + 5].split("\n"))
+                                                for i in range(0, len(texts) - 6, 6)])
+
+
+# A small taxonomy whose aliases nest and overlap, with guards that reject, so that random text over
+# its alphabet reaches every path of the scanner (shorter aliases, Latin words, a second search).
+_OVERLAPPING = """
+[guards.no_x]
+doc = "Rejected right before x."
+latin = "accept"
+cjk = "accept"
+reject_right = ['x']
+[guards.upper]
+doc = "Upper case in Latin text."
+latin = "accept"
+cjk = "accept"
+latin_case = "upper"
+[skills]
+language = [
+  { name = "A", en = ["ab", "abc-d", "a b c"] },
+  { name = "B", en = ["bc", "b2"], zh = ["乙丙"] },
+  { name = "C", guarded = ["c"], guard = "upper", zh = ["丙丁"] },
+  { name = "D", en = ["cd", "dab"], guarded = { no_x = ["bcd", "d"] } },
+  { name = "E", zh = ["甲乙", "乙"], guarded = { no_x = ["甲", "甲乙丙丁"] } },
+  { name = "F", en = ["d-a", "bc/d", "xa"] },
+]
+"""
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # abc-d is followed by a letter; its shorter form abc (a variant of "a b c") stands, and dab,
+        # which starts inside abc-d, is found by searching again.
+        pytest.param("abc-dab ", [("A", 1, 0, "abc"), ("D", 1, 4, "dab")], id="shorter-alias-then-search-again"),
+        # 甲 is rejected before x: xa starts right after it, not inside a word.
+        pytest.param("甲xa", [("F", 1, 1, "xa")], id="rejected-cjk-then-latin"),
+        # 甲乙丙丁 is rejected before x: 甲乙 stands, then 丙丁 (inside the rejected match).
+        pytest.param("甲乙丙丁x丙丁", [("E", 1, 0, "甲乙"), ("C", 2, 2, "丙丁")], id="shorter-cjk-alias"),
+        pytest.param("甲乙丙丁", [("E", 1, 0, "甲乙丙丁")], id="longest"),
+        pytest.param("C/bc", [("C", 1, 0, "C"), ("B", 1, 2, "bc")], id="one-letter-alias"),
+        pytest.param("c/bc", [("B", 1, 2, "bc")], id="one-letter-alias-rejected"),
+        pytest.param("xbc bc", [("B", 1, 4, "bc")], id="inside-a-word"),
+        pytest.param("ab2", [("A", 1, 0, "ab")], id="version-digit"),
+    ],
+)
+def test_overlapping_aliases(text, expected):
+    taxonomy = _overlapping_taxonomy()
+    hits = taxonomy.tag({"a": [text]})
+    assert [(h.skill, h.count, h.first_offset, h.matched) for h in hits] == expected
+    assert hits == _ref_tag(taxonomy, {"a": [text]})
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(st.text(alphabet="abcdABCDx2 -/\n甲乙丙丁，", max_size=40))
+def test_same_hits_as_reference_with_overlapping_aliases(text):
+    taxonomy = _overlapping_taxonomy()
+    assert taxonomy.scan(text) == _ref_scan(taxonomy, text)
+    assert taxonomy.tag({"a": text.split("\n")}) == _ref_tag(taxonomy, {"a": text.split("\n")})
+
+
+@functools.cache
+def _overlapping_taxonomy():
+    return Taxonomy(_OVERLAPPING.encode())
+
+
+def test_lone_surrogate_is_read_as_a_replacement_character():
+    text = "熟悉CUDA\ud800与C++"
+    assert [(h.skill, h.first_offset, h.matched) for h in tag({"about": [text]})] == [
+        ("CUDA", 2, "CUDA"), ("C++", 8, "C++"),
+    ]
+
+
+def test_keys_starting_with_a_letter_or_digit_check_their_left_boundary():
+    """The scanner skips the rest of a Latin word after a rejection: it relies on this."""
+    taxonomy = load_taxonomy()
+    assert all(taxonomy._values[index][1] == (key[0] in _WORD) for key, index in taxonomy._key_index.items())
