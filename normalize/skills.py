@@ -580,7 +580,9 @@ class Taxonomy:
     def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:
         left = text[max(0, start - _WINDOW):start].rpartition("\n")[2]
         right = text[end:end + _WINDOW].partition("\n")[0]
-        return guard.accepts(_fold_window(left), _fold_window(right), text[start:end])
+        # Folded in one go: a line break neither composes nor changes, so it splits the fold the same way.
+        left, _, right = _fold_window(f"{left}\n{right}").partition("\n")
+        return guard.accepts(left, right, text[start:end])
 
     def tag(self, sections: Mapping[str, Sequence[str]], tags: Sequence[str] = ()) -> list[SkillHit]:
         """See :func:`tag`."""
@@ -589,35 +591,34 @@ class Taxonomy:
         texts = ["\n".join(lines) for _, lines in blocks]
         whole = "\n".join(texts)  # scanned once; hits never span a line break
         bounds = list(accumulate((len(text) + 1 for text in texts), initial=0))  # where blocks start, and the end
-        first: dict[int, list] = {}  # block * skills + skill → [start, end, count, block] of its first hit
-        skill_of, per_block = self._skill_of, len(self.skills)
-        block, block_end = 0, bounds[1] if texts else 0
+        firsts: list[dict[int, list]] = [{} for _ in blocks]  # per block: skill → [start, end, count] of its first hit
+        skill_of, block, block_end = self._skill_of, 0, bounds[1] if texts else 0
+        first = firsts[0] if texts else {}
         for key, start, end in self._hits(whole):  # in text order
             if start >= block_end:
                 while start >= bounds[block + 1]:
                     block += 1
-                block_end = bounds[block + 1]
-            group = block * per_block + skill_of[key]
-            entry = first.get(group)
+                block_end, first = bounds[block + 1], firsts[block]
+            skill = skill_of[key]
+            entry = first.get(skill)
             if entry is None:
-                first[group] = [start, end, 1, block]
+                first[skill] = [start, end, 1]
             else:
                 entry[2] += 1
         hits: list[SkillHit] = []
         names, categories = self._skill_names, self._skill_categories
         lines = list(accumulate(map((1).__add__, map(len, whole.split("\n"))), initial=0))  # where lines start
-        for group, (start, end, count, block) in first.items():  # by first offset: dicts keep insertion order
-            base = bounds[block]
-            line = bisect_right(lines, start)
-            low = lines[line - 1]  # the snippet: at most SNIPPET_RADIUS around the hit, within its line
-            if start - SNIPPET_RADIUS > low:
-                low = start - SNIPPET_RADIUS
-            high = lines[line] - 1
-            if end + SNIPPET_RADIUS < high:
-                high = end + SNIPPET_RADIUS
-            skill = group % per_block
-            hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], blocks[block][0], count, start - base,
-                                              whole[start:end], whole[low:high].strip())))
+        for (section, _), base, first in zip(blocks, bounds, firsts):
+            for skill, (start, end, count) in first.items():  # by first offset: dicts keep insertion order
+                line = bisect_right(lines, start)
+                low = lines[line - 1]  # the snippet: at most SNIPPET_RADIUS around the hit, within its line
+                if start - SNIPPET_RADIUS > low:
+                    low = start - SNIPPET_RADIUS
+                high = lines[line] - 1
+                if end + SNIPPET_RADIUS < high:
+                    high = end + SNIPPET_RADIUS
+                hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], section, count, start - base,
+                                                  whole[start:end], whole[low:high].strip())))
         return hits
 
 
