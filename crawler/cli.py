@@ -63,8 +63,10 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
            mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, verbose: int) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
-    PATHS are files, folders (read recursively) or quoted globs. Every file is stored verbatim
-    before it is parsed; bad input is quarantined with its reason and the run goes on.
+    PATHS are files, folders (read recursively) or quoted globs. In folders only .txt .text .dump
+    .csv .tsv .jsonl .ndjson .json files and files without an extension are read; name other
+    files or use a glob. Every file is stored verbatim before it is parsed; bad input is
+    quarantined with its reason and the run goes on.
 
     Tables (csv, jsonl, lines): one posting per row. Title and company are required (a row
     without them is quarantined as `row 17: no title`); blank rows and repeated header rows
@@ -87,7 +89,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
              generic     columns named like the fields, or job_title, company_name, link …
 
     Exit status: 0 when everything was ingested, 1 when some input was quarantined,
-    2 for usage errors (no such path, bad --as-of, unknown preset or field).
+    2 for usage errors (no such path, bad --as-of, unknown preset or field), 3 when the run
+    failed, 4 when another run holds the database's lock (<db>.lock).
 
     \b
     Example:
@@ -97,14 +100,16 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
       jobcrawl ingest boss.csv --map title=岗位 --map location=城市+区域
       jobcrawl ingest jds.txt --format lines --set company=某公司 --set title=算法工程师
     """
-    from crawler.inputs import InputError, resolve_inputs
+    from crawler.inputs import INGEST_SUFFIXES, InputError, resolve_inputs
     from crawler.jobs import run_into_db
+    from crawler.lock import LockHeld, db_lock
     from crawler.pages.tabular import format_for
     from crawler.spiders.textdump import TextdumpSpider
 
     anchor = _parse_as_of(as_of)
     try:
-        inputs = resolve_inputs(list(paths), exclude=[db + suffix for suffix in ("", "-wal", "-shm", "-journal")])
+        inputs = resolve_inputs(list(paths), suffixes=INGEST_SUFFIXES,
+                                exclude=[db + suffix for suffix in ("", "-wal", "-shm", "-journal")])
     except InputError as err:
         raise click.UsageError(str(err)) from None
 
@@ -128,12 +133,17 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
                                "PATHS hold only text dumps (see --format)")
 
     show_bar = len(inputs) > 5 and sys.stderr.isatty()
-    with click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr, hidden=not show_bar) as bar:
-        result = run_into_db(
-            spidercls, db, kind="ingest", args=run_args, spider_kwargs=spider_kwargs,
-            settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size},
-            on_response=lambda: bar.update(1),
-        )
+    try:
+        with db_lock(db), click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr,
+                                            hidden=not show_bar) as bar:
+            result = run_into_db(
+                spidercls, db, kind="ingest", args=run_args, spider_kwargs=spider_kwargs,
+                settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size},
+                on_response=lambda: bar.update(1),
+            )
+    except LockHeld as err:
+        click.echo(f"jobcrawl ingest: {err}", err=True)
+        raise SystemExit(4) from None
     for table in result.stats.get("jobcrawl/tables", []):
         click.echo(table["summary"])
     _report(result, db)

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TEXT_SUFFIXES = {".txt", ".text", ".dump", ""}
+TABLE_SUFFIXES = {".csv", ".tsv", ".jsonl", ".ndjson", ".json"}
+INGEST_SUFFIXES = TEXT_SUFFIXES | TABLE_SUFFIXES
+"""What ``ingest`` reads from a folder; files named explicitly or by a glob are always read."""
 
 
 @dataclass(frozen=True)

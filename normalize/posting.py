@@ -51,12 +51,15 @@ _PROVENANCE = {"source", "source_id", "locator", "position", "input_sha256", "ur
 def posting_key(source: str, source_id: str) -> str:
     """Stable identity of a source record: first 16 hex digits of SHA-256(source, source_id).
 
-    A source id that is a URL is canonicalized first (scheme and host case, trailing slash,
-    fragment and tracking parameters such as ``utm_*``, ``ka``, ``lid``, ``securityId``), so the
-    same record reached through differently decorated links is one posting.
+    A source id that is a URL is canonicalized first (scheme and host case, trailing slash and
+    tracking parameters such as ``utm_*``, ``ka``, ``lid``, ``securityId``), so the same record
+    reached through differently decorated links is one posting.
     """
-    if source_id.startswith(("http://", "https://", "HTTP://", "HTTPS://")):
-        source_id = canonical_url(source_id)
+    if source_id.lower().startswith(("http://", "https://")):
+        # A fragment in a source id is the page object's own marker for one of several postings on
+        # one page (`…/jobs/3#1`), not decoration: keep it.
+        url, hash_, fragment = source_id.partition("#")
+        source_id = canonical_url(url) + hash_ + fragment
     return sha256_hex(f"{source}\x1f{source_id}")[:16]
 
 

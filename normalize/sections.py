@@ -65,7 +65,7 @@ def _vocabulary() -> dict[str, str]:
         "preferred": (
             "加分项 加分 加分条件 加分技能 优先 优先条件 优先考虑 优先资格 优先录用 更好的是",
             "nice to have|nice to haves|nice-to-have|nice-to-haves|preferred qualifications|preferred skills|"
-            "preferred experience|preferred|bonus|bonus points|pluses|extra credit|it's a plus|good to have|even better if|"
+            "preferred experience|preferred requirements|preferred|bonus|bonus points|pluses|extra credit|it's a plus|good to have|even better if|"
             "ideally you have|nice if you have",
         ),
         "benefits": (

@@ -41,7 +41,7 @@ def bad_files() -> dict[str, bytes]:
         "ok/unknown_heading.txt": renamed(unknown, "未知标题公司").encode("utf-8"),
         "ok/hostile.txt": hostile.encode("utf-8"),
         "bad/empty.txt": b"",
-        "bad/binary.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8,
+        "bad/binary.txt": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8,
         "bad/truncated.txt": renamed(SEED0, "截断公司")[: SEED0.index("工作职责") + 40].encode("utf-8"),
         "bad/prose.txt": "这是一段备忘录。\nNothing here looks like a posting.\n".encode("utf-8"),
         "bad/mixed.txt": renamed(SEED0, "混合编码公司").encode("utf-8")[:4000] + "任职要求：熟悉算法".encode("gbk"),
@@ -73,7 +73,7 @@ def test_run_goes_on_and_exits_1(bad_run):
 def test_one_clear_line_per_problem(bad_run):
     proc, _ = bad_run
     assert sorted(line for line in proc.stderr.splitlines() if line.startswith("quarantined")) == [
-        "quarantined: bad/binary.png: binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)",
+        "quarantined: bad/binary.txt: binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)",
         "quarantined: bad/empty.txt: empty file (0 bytes)",
         "quarantined: bad/long_title.txt#0: title is 100000 characters long (limit 200): not a title",
         "quarantined: bad/mixed.txt: mixed encoding: valid UTF-8 text plus bytes that are not UTF-8 (first at byte 3998)",
@@ -88,7 +88,7 @@ def test_quarantine_rows_keep_reason_and_raw_text(bad_run):
     conn = sqlite3.connect(db)
     rows = conn.execute("SELECT locator, position, reason FROM quarantine ORDER BY locator").fetchall()
     assert rows == [
-        ("bad/binary.png", -1, "binary"),
+        ("bad/binary.txt", -1, "binary"),
         ("bad/empty.txt", -1, "empty"),
         ("bad/long_title.txt", 0, "invalid"),
         ("bad/mixed.txt", -1, "mixed_encoding"),

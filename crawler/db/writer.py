@@ -128,6 +128,9 @@ class Writer:
     def write(self, batch: Batch) -> None:
         """Write one batch in one transaction (ROLLBACK on error)."""
         with self.conn:
+            # Take the write lock first: ids are allocated from max(id) below, and several crawlers
+            # of one process each write through their own connection.
+            self.conn.execute("BEGIN IMMEDIATE")
             input_ids = self._write_inputs(batch)
             self._write_postings(batch.postings, input_ids)
             self._write_quarantine(batch.quarantine, input_ids)
