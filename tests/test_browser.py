@@ -123,7 +123,7 @@ def _checked_page(driver, base: str, shot: str) -> None:
     driver.save_screenshot(str(SCREENSHOTS / shot))
 
 
-def test_listing_search_and_facets(server, browser):
+def test_listing_search_and_facets(browser, server):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
@@ -145,7 +145,7 @@ def test_listing_search_and_facets(server, browser):
     _checked_page(browser, server, "search.png")
 
 
-def test_posting_page(server, browser):
+def test_posting_page(browser, server):
     from selenium.webdriver.common.by import By
 
     _open(browser, server + "/jobs/postings/1")
@@ -163,7 +163,7 @@ def test_posting_page(server, browser):
     _checked_page(browser, server, "posting.png")
 
 
-def test_hostile_posting_runs_no_script(server, browser):
+def test_hostile_posting_runs_no_script(browser, server):
     from selenium.webdriver.common.by import By
 
     _open(browser, server + "/jobs/postings/5")
@@ -177,7 +177,7 @@ def test_hostile_posting_runs_no_script(server, browser):
     _checked_page(browser, server, "hostile-posting.png")
 
 
-def test_market_charts(server, browser):
+def test_market_charts(browser, server):
     from selenium.webdriver.common.by import By
 
     _open(browser, server + "/-/dashboards/market")
