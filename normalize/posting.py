@@ -65,7 +65,9 @@ def posting_key(source: str, source_id: str) -> str:
 
 def content_hash(raw: RawPosting) -> str:
     """SHA-256 over what the posting says and its URL (not where or when it was read)."""
-    return sha256_hex(f"{raw.url}\x1f" + raw.model_dump_json(exclude=_PROVENANCE))
+    # Fields at their defaults are left out, so adding an optional raw field later does not make
+    # every stored posting look changed.
+    return sha256_hex(f"{raw.url}\x1f" + raw.model_dump_json(exclude=_PROVENANCE, exclude_defaults=True))
 
 
 def level_for(score: int | None) -> str | None:
@@ -96,10 +98,6 @@ def normalize_sections(raw_sections: list[RawSection], description: str | None) 
         key = key or clean_line(block.heading)
         add(key, clean_line(block.heading), [b for b in (clean_bullet(line) for line in block.lines) if b])
     return sections, headings
-
-
-COMPANY_INFO_KEY = "company_info"
-"""``RawPosting.extra`` key holding company facts run together (``互联网A轮1000-9999人``) until RawPosting has a field for them."""
 
 
 def normalize_requirements(experience: str | None, education: str | None) -> dict:
@@ -243,7 +241,7 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
         work_mode=work_mode,
         remote=remote_flag(work_mode),
         **requirements,
-        company_info=normalize_company_info(raw.extra.get(COMPANY_INFO_KEY)),
+        company_info=normalize_company_info(raw.company_info),
         posted_raw=raw.posted,
         posted_at=posted.at if posted else None,
         posted_approx=bool(posted and posted.approx),

@@ -187,7 +187,7 @@ ROWS = [
         {"source_id": "https://www.zhipin.com/job_detail/x.html", "url": "https://www.zhipin.com/job_detail/x.html",
          "location": "北京·海淀区·中关村", "experience": "1-3年本科", "salary": "12-18K",
          "sections": [RawSection(heading="福利待遇", lines=["全勤奖", "年终奖"])],
-         "extra": {"company_info": "互联网A轮1000-9999人"}},
+         "company_info": "互联网A轮1000-9999人", "extra": {}},
         id="boss-list-url-is-the-id-benefits-section",
     ),
     pytest.param(
@@ -212,7 +212,7 @@ ROWS = [
         "数据分析师,15k-20k,3-5年,本科,北京,朝阳区,北京示例网络科技有限公司,示例网络,消费生活,不需要融资,150-500人,\"['SQL', 'BI']\"\n",
         {},
         {"title": "数据分析师", "company": "北京示例网络科技有限公司", "location": "北京·朝阳区", "tags": ["SQL", "BI"],
-         "extra": {"companyShortName": "示例网络", "company_info": "消费生活 不需要融资 150-500人"}},
+         "company_info": "消费生活 不需要融资 150-500人", "extra": {"companyShortName": "示例网络"}},
         id="lagou-api-joined-columns",
     ),
     pytest.param(
@@ -346,7 +346,7 @@ def test_gb18030_crlf_multiline_fixture():
     assert raw.text == data.decode("gb18030")
     first = postings(items)[0]
     assert first.description.split("\r\n")[:2] == ["岗位职责：", "1. 负责自动驾驶感知模型的训练与部署；"]
-    assert (first.company, first.posted, first.extra) == ("示例汽车科技", "5月13日更新", {"company_info": "汽车制造 已上市 10000人以上"})
+    assert (first.company, first.posted, first.company_info, first.extra) == ("示例汽车科技", "5月13日更新", "汽车制造 已上市 10000人以上", {})
     assert (report.preset, report.sniffed, report.delimiter) == ("zh-board", True, ",")
 
 
@@ -537,7 +537,7 @@ def test_cli_jobspy_record(runs):
     assert r["extra"] == {"site": "indeed", "job_url_direct": "https://careers.example.com/jobs/4821",
                           "salary_source": "direct_data", "is_remote": "False",
                           "company_url": "https://www.indeed.com/cmp/Example-AI-Labs",
-                          "company_num_employees": "201 to 500", "company_info": "Software Development"}
+                          "company_num_employees": "201 to 500"}
     naukri = record(records, "nk-260118004512")
     assert (naukri["tags"], naukri["experience"], naukri["experience_min_years"], naukri["experience_max_years"]) == (
         ["CUDA", "C++", "Python", "Linux"], "3-6 Yrs", 3, 6)

@@ -16,7 +16,7 @@ extends it (``field=colA+colB`` joins columns; ``field=`` unmaps); ``--set field
 row that value. Columns no field uses go to ``extra`` under their header name: nothing is dropped.
 Tags and benefits are split on ``, ， 、 ; ； | ｜`` and line breaks, or read as a JSON / Python list
 literal (``['大数据', 'SQL']``); benefits become a ``福利待遇`` section. Company facts run together
-(``互联网A轮1000-9999人``) go to ``extra['company_info']`` (``normalize.posting.COMPANY_INFO_KEY``).
+(``互联网A轮1000-9999人``) go to ``RawPosting.company_info``.
 
 **Rows.** A row's number is the record's number counting the header as row 1 (the row number a
 spreadsheet shows); for ``jsonl`` and ``lines`` it is the line number (item number in a JSON array).
@@ -55,7 +55,6 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from normalize.fields import EDUCATION_LEVELS
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
-from normalize.posting import COMPANY_INFO_KEY
 from normalize.text import DecodeError, decode_bytes, fold
 
 __all__ = [
@@ -777,8 +776,6 @@ class _Table:
         for key, value in values.items():
             if key not in binding.consumed and (text := _cell(value)):
                 extra[key] = text
-        if out.get("company_info"):
-            extra[COMPANY_INFO_KEY] = out.pop("company_info")
         benefits = out.pop("benefits", [])
         url = out.get("url") or None
         source_id = out.pop("source_id", None) or url or f"{self.locator}#{record.number}"
