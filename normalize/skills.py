@@ -347,6 +347,7 @@ class Taxonomy:
         self._values = list(keys.values()) + list(letters.values())
         self._skill_of = [value[0] for value in self._values]
         self._checked = [bool(value[1] or value[2] or value[4]) for value in self._values]
+        self._guarded = [value[4] is not None for value in self._values]
         self._key_index = {key: i for i, key in enumerate(keys)}
         self._letter_key = {letter: len(keys) + i for i, letter in enumerate(letters)}
         word = "".join(sorted(_WORD))
@@ -354,6 +355,7 @@ class Taxonomy:
         self._letter_res = [re.compile(f"{re.escape(letter)}(?<![{word}].)(?![{word}])") for letter in sorted(letters)]
         self._word_run = re.compile(f"[{word}]*")
         self._one_line = not any("\n" in key for key in keys)
+        self._longest_key = max(map(len, keys), default=1)
         self._longest = ahocorasick_rs.AhoCorasick(list(keys), matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
 
     def _add_skill(self, category: str, entry: Mapping, guards: Mapping[str, _Guard],
@@ -493,6 +495,7 @@ class Taxonomy:
         urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()
         kept: list[tuple[int, int, int]] = []
         run = 0  # todo[run:j] are accepted
+        guarded, word, n = self._guarded, _WORD, len(folded)
         while True:
             if urls:
                 checks: Iterable[int] = range(len(todo))
@@ -502,6 +505,9 @@ class Taxonomy:
                 if j < run:
                     continue
                 key, start, end = todo[j]
+                if not (guarded[key] or urls or (start and folded[start - 1] in word)
+                        or (end < n and folded[end] in word)):
+                    continue  # no guard, no URL, neither neighbour a letter or digit: accepted
                 if self._accepted(key, text, folded, offsets, urls, start, end):
                     continue
                 kept += todo[run:j]
@@ -511,14 +517,7 @@ class Taxonomy:
                     reached = todo[run][2]
                     run += 1
                 if reached > resume:  # a skipped match hid candidates starting after ``resume``
-                    line_end = folded.find("\n", resume) if self._one_line else -1
-                    line_end = len(folded) if line_end < 0 else line_end
-                    while run < len(todo) and todo[run][1] < line_end:
-                        run += 1
-                    todo = [(k, s + resume, e + resume)
-                            for k, s, e in self._longest.find_matches_as_indexes(folded[resume:line_end])
-                            ] + todo[run:]
-                    run = 0
+                    todo, run = self._search_again(folded, resume, reached, todo, run), 0
                     break
             else:
                 kept += todo[run:]
@@ -528,6 +527,39 @@ class Taxonomy:
         if offsets is not None:
             kept = [(key, offsets[start], offsets[end]) for key, start, end in kept]
         return kept
+
+    def _search_again(self, folded: str, resume: int, reached: int, todo: list[tuple[int, int, int]],
+                      run: int) -> list[tuple[int, int, int]]:
+        """The automaton's matches searching from ``resume``, then ``todo`` from where they agree.
+
+        ``todo[run:]`` are the matches after ``resume`` of the search that went on from ``reached``,
+        the end of the last match skipped. The automaton reads a window at a time: its matches are
+        right while they start at least one longest alias before the window's end (or the window
+        ends the line), and where the last of them ends no candidate starts up to that point. From
+        a position there that no match of ``todo`` spans, both searches give the same matches.
+        """
+        line_end = folded.find("\n", resume) if self._one_line else -1
+        line_end = len(folded) if line_end < 0 else line_end
+        span = self._longest_key
+        found = []
+        while True:
+            window_end = min(line_end, max(reached, resume) + 2 * span)
+            valid = line_end if window_end == line_end else window_end - span
+            stand = resume  # where this search stands: no candidate starts from there up to ``valid``
+            for key, start, end in self._longest.find_matches_as_indexes(folded[resume:window_end]):
+                if start + resume > valid:
+                    break
+                found.append((key, start + resume, end + resume))
+                stand = end + resume
+            meet = max(stand, reached)
+            while run < len(todo) and todo[run][1] < meet:
+                reached = todo[run][2]
+                run += 1
+                if reached > meet:  # that match spans ``meet``: meet at its end
+                    meet = reached
+            if meet <= valid + 1:
+                return found + todo[run:]
+            resume, reached = stand, meet
 
     def _after_rejection(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
                          key: int, start: int, end: int, kept: list[tuple[int, int, int]]) -> int:

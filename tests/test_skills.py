@@ -803,6 +803,10 @@ language = [
         pytest.param("c/bc", [("B", 1, 2, "bc")], id="one-letter-alias-rejected"),
         pytest.param("xbc bc", [("B", 1, 4, "bc")], id="inside-a-word"),
         pytest.param("ab2", [("A", 1, 0, "ab")], id="version-digit"),
+        # Searching again after abc (abc-d rejected): the first window's last match, da, ends inside the
+        # earlier search's "a b c" (10-15), which reaches past the window: cd comes from a second one.
+        pytest.param("abc-dabc-da b cd", [("A", 1, 0, "abc"), ("F", 1, 9, "da"), ("B", 1, 12, "b"), ("D", 1, 14, "cd")],
+                     id="search-again-past-a-window"),
     ],
 )
 def test_overlapping_aliases(text, expected):
