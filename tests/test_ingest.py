@@ -80,6 +80,9 @@ def test_fts_finds_short_and_long_terms(seeded_db):
     assert [r["company"] for r in search(db, "CUDA")] == ["吉利汽车", "初速度"]
     assert [r["company"] for r in search(db, "DETR 苏州")] == []  # city is not indexed text
     assert [r["company"] for r in search(db, "DETR NPU")] == ["初速度"]
+    assert [r["company"] for r in search(db, "Attention")] == ["吉利汽车"]  # inside FlashAttention (trigram)
+    assert [r["company"] for r in search(db, "Go")] == []  # whole words only for short Latin terms
+    assert [r["company"] for r in search(db, "c++")] == ["吉利汽车", "初速度"]
     db.close()
 
 

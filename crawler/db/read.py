@@ -108,29 +108,30 @@ def iter_export(db: sqlite_utils.Database, *, where: str | None = None, params: 
 
 
 _TERM = re.compile(r'"([^"]+)"|(\S+)')
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def search(db: sqlite_utils.Database, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
     """Postings matching every term of ``query`` in title, company or section text.
 
-    Terms of three or more characters use the trigram FTS index; shorter ones (``算子``, ``Go``) are
-    matched with LIKE on the same FTS table's text, since trigrams cannot match them.
+    A term with Chinese (or other CJK) characters, or shorter than three characters, is looked up
+    in the segmented index ``postings_seg`` (CJK bigrams: ``算子`` matches wherever it occurs; short
+    Latin terms match whole words, so ``Go`` is not found inside ``Google``). Longer Latin terms use
+    the trigram index ``postings_fts`` and match anywhere, inside words too (``Attention`` finds
+    ``FlashAttention``).
     """
+    from .fts import SEG_TABLE, fts_query
+
     terms = [a or b for a, b in _TERM.findall(query)]
-    if not terms:
-        return []
     clauses, params = [], []
-    long_terms = [t for t in terms if len(t) >= 3]
-    if long_terms:
-        clauses.append("postings_fts MATCH ?")
-        params.append(" AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms))
-    for t in terms:
-        if len(t) < 3:
-            like = "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            clauses.append("(f.title LIKE ? ESCAPE '\\' OR f.company LIKE ? ESCAPE '\\' OR f.body LIKE ? ESCAPE '\\')")
-            params.extend([like, like, like])
-    sql = (
-        "SELECT p.id, p.company, p.title, p.city FROM postings_fts f JOIN postings p ON p.id = f.rowid "
-        f"WHERE {' AND '.join(clauses)} ORDER BY p.id LIMIT ?"
-    )
+    for term in terms:
+        if _CJK.search(term) or len(term) < 3:
+            clauses.append(f"p.id IN (SELECT rowid FROM {SEG_TABLE} WHERE {SEG_TABLE} MATCH ?)")
+            params.append(fts_query('"' + term.replace('"', "") + '"'))
+        else:
+            clauses.append("p.id IN (SELECT rowid FROM postings_fts WHERE postings_fts MATCH ?)")
+            params.append('"' + term.replace('"', '""') + '"')
+    if not clauses:
+        return []
+    sql = f"SELECT p.id, p.company, p.title, p.city FROM postings p WHERE {' AND '.join(clauses)} ORDER BY p.id LIMIT ?"
     return list(db.query(sql, [*params, limit]))

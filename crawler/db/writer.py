@@ -24,6 +24,7 @@ import sqlite_utils
 
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
 
+from . import fts
 from .schema import POSTING_COLUMNS, flatten_posting
 from .skills import insert_skill_rows, skill_rows
 
@@ -218,9 +219,9 @@ class Writer:
             c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM signals WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
-            c.executemany("DELETE FROM postings_fts WHERE rowid = ?", updated_ids)
+            fts.delete_rows(c, updated_ids)
         self._write_children(children)
-        c.executemany("INSERT INTO postings_fts (rowid, title, company, body) VALUES (?, ?, ?, ?)", fts_insert)
+        fts.insert_rows(c, fts_insert)
 
     def _write_children(self, children: Iterable[tuple[int, Posting]]) -> None:
         sections, evals, signals, skills = [], [], [], []
