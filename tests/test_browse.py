@@ -88,7 +88,7 @@ def build_browse_db(workdir: Path) -> Path:
         conn.execute("UPDATE postings SET url = 'https://careers.example.com/jobs/6' WHERE title = 'AI算子开发工程师' AND company = '吉利汽车'")
         conn.execute("UPDATE postings SET url = 'javascript:alert(document.domain)' WHERE company = ?", (HOSTILE_COMPANY,))
     conn.close()
-    assert prepare(db) == (5, True)
+    assert prepare(db) == (0, True)  # the writer already indexed both tables
     return db
 
 
