@@ -259,10 +259,6 @@ def _span(offsets: list[int] | None, start: int, end: int) -> tuple[int, int]:
     return (start, end) if offsets is None else (offsets[start], offsets[end])
 
 
-# The characters NFKC changes that are frequent in Chinese postings, with their NFKC forms.
-_NFKC_COMMON = tuple((c, unicodedata.normalize("NFKC", c)) for c in "，；\xa0：）（\u3000")
-
-
 def _fold_window(text: str) -> str:
     """``fold(text)``, without NFKC when replacing the common full-width characters already normalizes.
 
@@ -271,9 +267,9 @@ def _fold_window(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    quick = text
-    for char, normal in _NFKC_COMMON:
-        quick = quick.replace(char, normal)
+    # The characters NFKC changes that are frequent in Chinese postings, each by its NFKC form.
+    quick = text.replace("，", ",").replace("；", ";").replace("\xa0", " ").replace("：", ":").replace(
+        "）", ")").replace("（", "(").replace("\u3000", " ")
     return quick.casefold() if unicodedata.is_normalized("NFKC", quick) else fold(text)
 
 
@@ -352,7 +348,8 @@ class Taxonomy:
         self._letter_key = {letter: len(keys) + i for i, letter in enumerate(letters)}
         word = "".join(sorted(_WORD))
         # (?<![word])c(?![word]) for each letter: starting with a literal lets the search skip ahead.
-        self._letter_res = [re.compile(f"{re.escape(letter)}(?<![{word}].)(?![{word}])") for letter in sorted(letters)]
+        self._letter_res = [(letter, re.compile(f"{re.escape(letter)}(?<![{word}].)(?![{word}])"))
+                            for letter in sorted(letters)]
         self._word_run = re.compile(f"[{word}]*")
         self._one_line = not any("\n" in key for key in keys)
         self._longest_key = max(map(len, keys), default=1)
@@ -597,7 +594,9 @@ class Taxonomy:
         """``kept`` with the accepted free-standing one-letter aliases that no hit in it covers."""
         starts = [start for _, start, _ in kept]
         added = []
-        for letter_re in self._letter_res:
+        for letter, letter_re in self._letter_res:
+            if letter not in folded:
+                continue
             for m in letter_re.finditer(folded):
                 pos = m.start()
                 covering = bisect_right(starts, pos) - 1

@@ -29,6 +29,7 @@ from normalize.skills import (
     SkillHit,
     Taxonomy,
     TaxonomyError,
+    _fold_window,
     _is_cjk,
     _width_variants,
     load_taxonomy,
@@ -840,3 +841,18 @@ def test_keys_starting_with_a_letter_or_digit_check_their_left_boundary():
     """The scanner skips the rest of a Latin word after a rejection: it relies on this."""
     taxonomy = load_taxonomy()
     assert all(taxonomy._values[index][1] == (key[0] in _WORD) for key, index in taxonomy._key_index.items())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("熟悉C/C++编程，精通CUDA；了解：（OpenCL）\xa0与\u3000ROCm", id="common-full-width"),
+        pytest.param("ＣＵＤＡ、Ｃ＋＋　ß ﬁ İ Ⅱ", id="other-full-width-and-case"),
+        pytest.param("e\u0301 and é", id="combining-mark"),
+        pytest.param("Python, R, or SQL", id="ascii"),
+        pytest.param("，；\xa0：）（\u3000", id="each-replaced-character"),
+        pytest.param("left\nright", id="line-break"),
+    ],
+)
+def test_guard_context_fold_equals_fold(text):
+    assert _fold_window(text) == fold(text)
