@@ -32,7 +32,7 @@ import hashlib
 import re
 import tomllib
 import unicodedata
-from bisect import bisect_right
+from bisect import bisect_right, insort
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, count
@@ -71,7 +71,6 @@ _WORD = frozenset(_ASCII_WORD + "".join(_FULLWIDTH[c] for c in _ASCII_WORD))
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")  # CJK, Hangul, full width
 
 
 class TaxonomyError(ValueError):
@@ -102,6 +101,7 @@ class SkillHit(NamedTuple):
 
 
 _new_tuple = tuple.__new__  # SkillHit._make without its Python frame
+_START = itemgetter(1)  # of a (key, start, end) hit
 
 
 def _is_cjk(ch: str) -> bool:
@@ -520,7 +520,7 @@ class Taxonomy:
                 kept += todo[run:]
                 break
         if self._letter_res:
-            kept = self._with_letters(text, folded, offsets, urls, kept)
+            self._with_letters(text, folded, offsets, urls, kept)
         if offsets is not None:
             kept = [(key, offsets[start], offsets[end]) for key, start, end in kept]
         return kept
@@ -590,22 +590,19 @@ class Taxonomy:
         return guard is None or self._guard_accepts(guard, text, *_span(offsets, start, end))
 
     def _with_letters(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
-                      kept: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-        """``kept`` with the accepted free-standing one-letter aliases that no hit in it covers."""
-        starts = [start for _, start, _ in kept]
-        added = []
+                      kept: list[tuple[int, int, int]]) -> None:
+        """Add to ``kept`` the accepted free-standing one-letter aliases that no hit in it covers."""
         for letter, letter_re in self._letter_res:
             if letter not in folded:
                 continue
             for m in letter_re.finditer(folded):
                 pos = m.start()
-                covering = bisect_right(starts, pos) - 1
+                covering = bisect_right(kept, pos, key=_START) - 1
                 if covering >= 0 and kept[covering][2] > pos:
                     continue
                 key = self._letter_key[m.group()]
                 if self._accepted(key, text, folded, offsets, urls, pos, pos + 1):
-                    added.append((key, pos, pos + 1))
-        return sorted(kept + added, key=itemgetter(1)) if added else kept
+                    insort(kept, (key, pos, pos + 1), key=_START)
 
     @staticmethod
     def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:

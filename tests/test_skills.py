@@ -20,7 +20,6 @@ from normalize.skills import (
     _FIRST_LETTER,
     _LAST_LETTER,
     _URL,
-    _WIDE,
     _WINDOW,
     _WORD,
     CATEGORIES,
@@ -550,6 +549,9 @@ def test_eval_rejects_labels_that_are_not_skills():
 # The tagger before its speed-up (pyahocorasick over UTF-16 hex digits, every overlapping match
 # filtered in Python, NFKC-folded guard context), kept verbatim as the reference: the fast scanner
 # must give the same hits, hit for hit, including every evidence field.
+
+
+_WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")  # CJK, Hangul, full width
 
 
 def _ref_match_text(text):
