@@ -480,8 +480,9 @@ class Taxonomy:
         the longest accepted shorter alias at the same start is kept, if any, and the search goes on
         after it, or after the start, and past the rest of a Latin word (no candidate starts inside
         one). The automaton's later matches stand from the first that starts there, unless a skipped
-        one reaches past it: then the rest of the line is searched again. A free-standing one-letter
-        alias is a hit when no other hit covers it (it cannot cover another candidate's start).
+        one reaches past it: then it searches again from there (:meth:`_search_again`). A
+        free-standing one-letter alias is a hit when no other hit covers it (it cannot cover another
+        candidate's start).
         """
         folded, offsets = _match_text(text)
         try:
