@@ -620,34 +620,28 @@ class Taxonomy:
         texts = ["\n".join(lines) for _, lines in blocks]
         whole = "\n".join(texts)  # scanned once; hits never span a line break
         bounds = list(accumulate((len(text) + 1 for text in texts), initial=0))  # where blocks start, and the end
-        firsts: list[dict[int, list]] = [{} for _ in blocks]  # per block: skill → [start, end, count] of its first hit
-        skill_of, block, block_end = self._skill_of, 0, bounds[1] if texts else 0
-        first = firsts[0] if texts else {}
-        for key, start, end in self._hits(whole):  # in text order
-            if start >= block_end:
-                while start >= bounds[block + 1]:
-                    block += 1
-                block_end, first = bounds[block + 1], firsts[block]
-            skill = skill_of[key]
-            entry = first.get(skill)
-            if entry is None:
-                first[skill] = [start, end, 1]
-            else:
-                entry[2] += 1
+        found = self._hits(whole)  # in text order
         hits: list[SkillHit] = []
-        names, categories = self._skill_names, self._skill_categories
-        lines = list(accumulate(map((1).__add__, map(len, whole.split("\n"))), initial=0))  # where lines start
-        for (section, _), base, first in zip(blocks, bounds, firsts):
+        skill_of, names, categories, low = self._skill_of, self._skill_names, self._skill_categories, 0
+        for (section, _), base, block_end in zip(blocks, bounds, bounds[1:]):
+            high = bisect_right(found, block_end - 1, low, key=_START)
+            first: dict[int, list] = {}  # skill → [start, end, count] of its first hit
+            for key, start, end in found[low:high]:
+                skill = skill_of[key]
+                entry = first.get(skill)
+                if entry is None:
+                    first[skill] = [start, end, 1]
+                else:
+                    entry[2] += 1
+            low = high
             for skill, (start, end, count) in first.items():  # by first offset: dicts keep insertion order
-                line = bisect_right(lines, start)
-                low = lines[line - 1]  # the snippet: at most SNIPPET_RADIUS around the hit, within its line
-                if start - SNIPPET_RADIUS > low:
-                    low = start - SNIPPET_RADIUS
-                high = lines[line] - 1
-                if end + SNIPPET_RADIUS < high:
-                    high = end + SNIPPET_RADIUS
+                # The snippet: SNIPPET_RADIUS characters around the hit, within its line.
+                snippet = whole[start - SNIPPET_RADIUS if start > SNIPPET_RADIUS else 0:end + SNIPPET_RADIUS]
+                if "\n" in snippet:
+                    snippet = (whole[max(0, start - SNIPPET_RADIUS):start].rpartition("\n")[2] + whole[start:end]
+                               + whole[end:end + SNIPPET_RADIUS].partition("\n")[0])
                 hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], section, count, start - base,
-                                                  whole[start:end], whole[low:high].strip())))
+                                                  whole[start:end], snippet.strip())))
         return hits
 
 
