@@ -254,11 +254,6 @@ def _variants(folded: str) -> list[str]:
             if v != folded]
 
 
-def _span(offsets: list[int] | None, start: int, end: int) -> tuple[int, int]:
-    """A span of the folded text in the original text."""
-    return (start, end) if offsets is None else (offsets[start], offsets[end])
-
-
 def _fold_window(text: str) -> str:
     """``fold(text)``, without NFKC when replacing the common full-width characters already normalizes.
 
@@ -588,7 +583,11 @@ class Taxonomy:
                 return False
         if urls and any(lo <= start < hi for lo, hi in urls):
             return False
-        return guard is None or self._guard_accepts(guard, text, *_span(offsets, start, end))
+        if guard is None:
+            return True
+        if offsets is not None:  # guards read the text as written
+            start, end = offsets[start], offsets[end]
+        return self._guard_accepts(guard, text, start, end)
 
     def _with_letters(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
                       kept: list[tuple[int, int, int]]) -> None:
@@ -607,7 +606,7 @@ class Taxonomy:
 
     @staticmethod
     def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:
-        left = text[max(0, start - _WINDOW):start].rpartition("\n")[2]
+        left = text[start - _WINDOW if start > _WINDOW else 0:start].rpartition("\n")[2]
         right = text[end:end + _WINDOW].partition("\n")[0]
         # Folded in one go: a line break neither composes nor changes, so it splits the fold the same way.
         left, _, right = _fold_window(f"{left}\n{right}").partition("\n")
