@@ -858,3 +858,17 @@ def test_keys_starting_with_a_letter_or_digit_check_their_left_boundary():
 )
 def test_guard_context_fold_equals_fold(text):
     assert _fold_window(text) == fold(text)
+
+
+@pytest.mark.parametrize(
+    "toml, expected",
+    [
+        # The reference scanner raised here: pyahocorasick refuses to search with an empty automaton.
+        pytest.param('[skills]\nlanguage = [{ name = "X" }]', [("tags", "X", 1), ("a", "X", 2)],
+                     id="one-letter-aliases-only"),
+        pytest.param("", [], id="empty-taxonomy"),
+    ],
+)
+def test_taxonomy_without_automaton_keys(toml, expected):
+    hits = Taxonomy(toml.encode()).tag({"a": ["X and x, Y"]}, ["X"])
+    assert [(h.section, h.skill, h.count) for h in hits] == expected
