@@ -624,23 +624,23 @@ class Taxonomy:
         skill_of, names, categories, low = self._skill_of, self._skill_names, self._skill_categories, 0
         for (section, _), base, block_end in zip(blocks, bounds, bounds[1:]):
             high = bisect_right(found, block_end - 1, low, key=_START)
-            first: dict[int, list] = {}  # skill → [start, end, count] of its first hit
-            for key, start, end in found[low:high]:
-                skill = skill_of[key]
-                entry = first.get(skill)
-                if entry is None:
-                    first[skill] = [start, end, 1]
+            first: dict[int, tuple[int, int, int]] = {}  # skill → its first hit
+            counts: dict[int, int] = {}  # skill → its hits, when more than one
+            for hit in found[low:high]:
+                skill = skill_of[hit[0]]
+                if skill in first:
+                    counts[skill] = counts.get(skill, 1) + 1
                 else:
-                    entry[2] += 1
+                    first[skill] = hit
             low = high
-            for skill, (start, end, count) in first.items():  # by first offset: dicts keep insertion order
+            for skill, (_, start, end) in first.items():  # by first offset: dicts keep insertion order
                 # The snippet: SNIPPET_RADIUS characters around the hit, within its line.
                 snippet = whole[start - SNIPPET_RADIUS if start > SNIPPET_RADIUS else 0:end + SNIPPET_RADIUS]
                 if "\n" in snippet:
                     snippet = (whole[max(0, start - SNIPPET_RADIUS):start].rpartition("\n")[2] + whole[start:end]
                                + whole[end:end + SNIPPET_RADIUS].partition("\n")[0])
-                hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], section, count, start - base,
-                                                  whole[start:end], snippet.strip())))
+                hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], section, counts.get(skill, 1),
+                                                  start - base, whole[start:end], snippet.strip())))
         return hits
 
 
