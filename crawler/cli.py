@@ -160,6 +160,8 @@ def _report(result, db: str) -> None:
     click.echo(result.summary())
     if "dedupe" in result.steps:
         click.echo(_dedupe_line(result.steps["dedupe"]))
+    if "score" in result.steps:
+        click.echo(f"score: {result.steps['score'].get('scored', 0)} postings scored (jobcrawl-v1)")
     click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
         raise SystemExit(3)

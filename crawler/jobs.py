@@ -152,7 +152,12 @@ def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_k
 
 
 def after_run(database) -> dict[str, dict[str, int]]:
-    """Corpus steps run at the end of every ingest and crawl: dedupe (incremental)."""
+    """Corpus steps run at the end of every ingest and crawl: dedupe (incremental), then market
+    statistics and our evaluation of every active posting (``jobcrawl-v1``)."""
     from crawler.steps.dedupe import dedupe
+    from crawler.steps.score import score_corpus
 
-    return {"dedupe": dedupe(database)}
+    steps = {"dedupe": dedupe(database)}
+    scored = score_corpus(database)
+    steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
+    return steps

@@ -334,7 +334,8 @@ def test_every_table_and_view_page_renders(ds, browse_db):
 def test_listing_sorts_by_score_and_has_the_default_facets(ds):
     data = get(ds, "/jobs/jobs.json?_shape=objects").json()
     assert data["human_description_en"] == "sorted by score descending"
-    assert [(r["id"], r["score"]) for r in data["rows"]] == [(5, 78), (4, 78), (2, 78), (3, 72), (1, 72)]
+    # our jobcrawl-v1 scores (ingest scores every posting); ties in pk order, descending
+    assert [(r["id"], r["score"]) for r in data["rows"]] == [(5, 75), (2, 75), (3, 74), (1, 72), (4, 62)]
     facets = {name: [(f["value"], f["count"]) for f in v["results"]] for name, v in data["facet_results"].items()}
     assert sorted(facets) == ["category", "city", "company", "score_level", "skills", "work_mode"]
     assert facets["city"] == [("苏州", 2), ("上海", 1), ("北京", 1), ("杭州", 1)]
@@ -349,7 +350,7 @@ def test_listing_sorts_by_score_and_has_the_default_facets(ds):
 def test_postings_table_sorts_by_score_with_the_same_facets(ds):
     data = get(ds, "/jobs/postings.json?_shape=objects").json()
     assert data["human_description_en"] == "sorted by score descending"
-    assert [r["id"] for r in data["rows"]] == [5, 4, 2, 3, 1]
+    assert [r["id"] for r in data["rows"]] == [5, 2, 3, 1, 4]
     assert sorted(data["facet_results"]) == ["category", "city", "company", "score_level", "skills", "work_mode"]
 
 
@@ -393,8 +394,8 @@ def pick(rows: list[dict], *keys: str) -> list[tuple]:
 
 @pytest.mark.parametrize("path, keys, expected", [
     pytest.param("best_postings", ("id", "score", *PAY), [
-        (2, 78, 35000.0, 35000.0, 12), (5, 78, 35000.0, 35000.0, 12), (4, 78, 30000.0, 20000.0, 12),
-        (3, 72, 50000.0, 30000.0, 14), (1, 72, 43000.0, 43000.0, 12)], id="best-all"),
+        (2, 75, 35000.0, 35000.0, 12), (5, 75, 35000.0, 35000.0, 12), (3, 74, 50000.0, 30000.0, 14),
+        (1, 72, 43000.0, 43000.0, 12), (4, 62, 30000.0, 20000.0, 12)], id="best-all"),
     pytest.param("best_postings?city=苏州", ("id", "city"), [(2, "苏州"), (5, "苏州")], id="best-city"),
     pytest.param("best_postings?skill=cuda&min_monthly=40000", ("id", "company", "salary"),
                  [(3, "星云人才", 50000.0), (1, "吉利汽车", 43000.0)], id="best-skill-alias-and-pay"),
@@ -433,7 +434,10 @@ def pick(rows: list[dict], *keys: str) -> list[tuple]:
     pytest.param("quarantine_review", ("reason", "detail", "source", "locator", "position", "run_id", "text_start"),
                  [("empty", "empty file (0 bytes)", "textdump", "empty.txt", -1, 1, None)], id="quarantine"),
     pytest.param("quarantine_review?reason=binary", ("reason",), [], id="quarantine-other-reason"),
-    pytest.param("market_stats", ("scope",), [], id="market-stats-before-scoring"),
+    # five postings: every group is below the minimum sample, so counts but no quartiles (样本不足)
+    pytest.param("market_stats?scope=category", ("scope", "key", "n", "median"), [
+        ("category", "人工智能", 2, None), ("category", "算法优化工程师", 2, None), ("category", "后端开发", 1, None)],
+        id="market-stats-too-small"),
     pytest.param("run_history", ("id", "kind", "status", "files", "found", "new", "updated", "unchanged", "quarantined"),
                  [(1, "ingest", "partial", 6, 5, 5, 0, 0, 1)], id="runs"),
 ])
@@ -473,7 +477,7 @@ def test_posting_page_reads_as_a_posting(ds):
     text = _text(page)
     assert "<title>AI算子开发工程师 · 吉利汽车</title>" in page
     assert "Salary 43K · 比人工智能中位数低" in text
-    assert "Score 72 中等 (the app's own)" in text
+    assert "Score 72 中等 (ours, jobcrawl-v1)" in text
     for heading in ("关于这个职位 · About", "最低要求 · Requirements", "工作职责 · Responsibilities", "优先资格 · Preferred",
                     "优点 · Pros", "面试指南 · Interview", "The app&#39;s evaluation: 72"):
         assert f">{heading}</h" in page, heading
@@ -529,8 +533,8 @@ def test_hostile_posting_shows_its_payloads_as_text(ds):
 
 
 @pytest.mark.parametrize("steps", [pytest.param([
-    ("", (72, "中等", "source")),
-    ("INSERT INTO evaluations (posting_id, scorer, overall, overall_level) VALUES (1, 'jobcrawl-v1', 85, '较高')",
+    ("", (72, "中等", "jobcrawl-v1")),  # ingest scored it: ours (72, the same as the app's here)
+    ("UPDATE evaluations SET overall = 85, overall_level = '较高' WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
      (85, "较高", "jobcrawl-v1")),
     ("UPDATE evaluations SET overall = 59, overall_level = '较低' WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
      (59, "较低", "jobcrawl-v1")),
@@ -549,13 +553,14 @@ def test_score_follows_our_evaluation_then_the_apps(tmp_path, steps):
 
 
 def test_reingest_keeps_the_score(tmp_path):
-    """An updated posting's source evaluation is deleted and written again by the writer."""
+    """An updated posting's source evaluation is deleted and written again by the writer; ours stays."""
     db = build_browse_db(tmp_path)
     changed = (tmp_path / "in" / "000_7c4373297891d5ca.txt")
     changed.write_text(SEED0.replace("72综合评分\n综合评分 72", "74综合评分\n综合评分 74"), encoding="utf-8")
     run_cli("ingest", str(tmp_path / "in"), "--db", str(db), "--as-of", AS_OF)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT score, score_by, version FROM postings WHERE id = 1").fetchone() == (74, "source", 2)
+        assert conn.execute("SELECT score, score_by, version FROM postings WHERE id = 1").fetchone() == (72, "jobcrawl-v1", 2)
+        assert conn.execute("SELECT overall FROM evaluations WHERE posting_id = 1 AND scorer = 'source'").fetchone() == (74,)
 
 
 # --------------------------------------------------------------------------- jobcrawl serve

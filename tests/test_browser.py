@@ -158,7 +158,8 @@ def test_posting_page(browser, server):
     assert "43K" in facts and "72 中等" in facts
     link = browser.find_element(By.CSS_SELECTOR, "a.source-url")
     assert link.get_attribute("href") == "https://careers.example.com/jobs/6"
-    assert "The app's evaluation: 72" in browser.find_element(By.CSS_SELECTOR, ".evaluation h2").text
+    headings = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".evaluation h2")]
+    assert headings == ["Our evaluation (jobcrawl): 72", "The app's evaluation: 72"]
     assert browser.find_element(By.LINK_TEXT, "#1").get_attribute("href") == server + "/jobs/clusters/1"
     _checked_page(browser, server, "posting.png")
 

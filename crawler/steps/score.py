@@ -151,22 +151,49 @@ def _scored_batches(db: sqlite_utils.Database, score: Scorer, now: str, workers:
 
 
 def _write(db: sqlite_utils.Database, scorer: str, score: Scorer, now: str, workers: int | None) -> int:
-    """Replace ``scorer``'s rows for every active posting with ``score(facts)``, in one transaction."""
+    """Store ``score(facts)`` as ``scorer``'s evaluation of every active posting, in one transaction.
+
+    Only evaluations that changed are written (with ``now`` as their ``computed_at``), so scoring an
+    unchanged corpus again changes nothing, and the per-row triggers of the browse columns fire only
+    where the score moved. Returns the postings scored (changed or not).
+    """
     conn = db.conn
     if workers is None:
         active = conn.execute(f"SELECT count(*) FROM postings WHERE {ACTIVE}").fetchone()[0]
         workers = min(MAX_WORKERS, os.cpu_count() or 1) if active >= PARALLEL_MIN else 1
     count = 0
     with conn:
-        # Every active posting gets a new evaluations row (INSERT OR REPLACE: the per-row triggers of
-        # the browse columns then fire once, not for a DELETE and an INSERT); its signals may shrink.
-        conn.execute(f"DELETE FROM signals WHERE scorer = ? AND posting_id IN (SELECT id FROM postings WHERE {ACTIVE})",
-                     (scorer,))
         for evals, signals in _scored_batches(db, score, now, workers):
-            conn.executemany(_INSERT_EVAL, evals)
-            conn.executemany(_INSERT_SIGNAL, signals)
             count += len(evals)
+            changed = _changed(conn, scorer, evals, signals)
+            if not changed:
+                continue
+            conn.executemany("DELETE FROM signals WHERE scorer = ? AND posting_id = ?", [(scorer, pid) for pid in changed])
+            # INSERT OR REPLACE: the per-row triggers of the browse columns fire once, not for a DELETE and an INSERT.
+            conn.executemany(_INSERT_EVAL, [row for row in evals if row[0] in changed])
+            conn.executemany(_INSERT_SIGNAL, [sig for sig in signals if sig[0] in changed])
     return count
+
+
+def _changed(conn, scorer: str, evals: list[list], signals: list[tuple]) -> set[int]:
+    """Posting ids of ``evals`` whose stored evaluation or signals differ (``computed_at`` aside)."""
+    ids = [row[0] for row in evals]
+    q = ",".join("?" * len(ids))
+    stored = {r[0]: tuple(r) for r in conn.execute(
+        f"SELECT {', '.join(EVAL_COLS[:-1])} FROM evaluations WHERE scorer = ? AND posting_id IN ({q})", (scorer, *ids))}
+    stored_signals: dict[int, list[tuple]] = defaultdict(list)
+    for r in conn.execute("SELECT posting_id, scorer, dimension, position, key, value FROM signals"
+                          f" WHERE scorer = ? AND posting_id IN ({q}) ORDER BY posting_id, dimension, position",
+                          (scorer, *ids)):
+        stored_signals[r[0]].append(tuple(r))
+    new_signals: dict[int, list[tuple]] = defaultdict(list)
+    for sig in signals:
+        new_signals[sig[0]].append(tuple(sig))
+    return {
+        row[0] for row in evals
+        if stored.get(row[0]) != tuple(row[:-1])
+        or stored_signals.get(row[0], []) != sorted(new_signals.get(row[0], []), key=lambda t: (t[2], t[3]))
+    }
 
 
 def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: int | None = None) -> dict:
