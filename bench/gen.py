@@ -76,3 +76,73 @@ def write_dumps(folder: Path, n: int, per_file: int = 100, seed: int = 7) -> lis
         path.write_text("\nWatch Jobs\n".join(pages[f : f + per_file]) + "\nWatch Jobs\n", encoding="utf-8")
         files.append(path)
     return files
+
+
+# --------------------------------------------------------------------------- diverse postings
+
+BASES_FILE = ROOT / "fixtures" / "dedupe" / "bases.jsonl"
+MORE_TITLES = TITLES + [
+    "Java开发工程师", "Python开发工程师", "前端开发工程师", "数据分析师", "测试开发工程师", "运维工程师", "算法工程师",
+    "嵌入式软件工程师", "C++开发工程师", "大数据开发工程师", "机器学习工程师", "计算机视觉工程师", "产品经理", "安卓开发工程师",
+    "iOS开发工程师", "数据库管理员", "网络安全工程师", "推荐算法工程师", "语音识别工程师", "高性能计算工程师",
+]
+TAG_POOL = ["Cuda", "Pytorch", "Python", "Java", "C++", "Linux", "Docker", "Kubernetes", "MySQL", "Redis", "Spark",
+            "大模型", "并行计算", "性能调优", "算子优化", "分布式", "微服务", "机器学习", "深度学习", "自动驾驶"]
+
+
+def _bases() -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in BASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _replace_block(lines: list[str], heading: str, ends: tuple[str, ...], new: list[str]) -> list[str]:
+    if heading not in lines:
+        return lines
+    i, j = _block(lines, heading, ends)
+    return lines[:i] + new + lines[j:]
+
+
+def mixed_postings(n: int, seed: int = 7, repost_share: float = 0.1) -> list[str]:
+    """``n`` postings in the app's layout (seed 000 as the template) with real, mostly distinct JDs:
+    requirements and responsibilities drawn from different real JDs (``fixtures/dedupe/bases.jsonl``,
+    Apache-2.0 智联/51job lines), varied company, title, city, salary, tags and post time. About
+    ``repost_share`` of them repost an earlier one (new post time and salary), as job boards do."""
+    rng = random.Random(seed)
+    bases = _bases()
+    template = (ROOT / "seeds" / "000_7c4373297891d5ca.txt").read_text(encoding="utf-8").strip().split("\n")[:-1]
+    out: list[str] = []
+    for i in range(n):
+        if out and rng.random() < repost_share:
+            lines = out[rng.randrange(len(out))].split("\n")
+            lines[3] = rng.choice(AGES) + "普通员工/个人贡献者"
+            lines[lines.index("薪资怎么样") + 1] = rng.choice(SALARIES)
+            out.append("\n".join(lines))
+            continue
+        a, b = rng.choice(bases), rng.choice(bases)
+        lines = list(template)
+        title = rng.choice(MORE_TITLES)
+        lines[0], lines[1], lines[2] = f"{rng.choice(COMPANIES)}{i % 211}", title, title
+        lines[3] = rng.choice(AGES) + "普通员工/个人贡献者"
+        tags = rng.sample(TAG_POOL, rng.randint(3, 8))
+        lines = _replace_block(lines, "人工智能", ("值不值得投",), tags) if lines[5] == "人工智能" else lines
+        lines[lines.index("薪资怎么样") + 1] = rng.choice(SALARIES)
+        m = lines.index("市场机会") + 2
+        lines[m] = f"{rng.choice(CITIES)} · 人工智能 · 约 {rng.randint(5, 500)} 个在招"
+        lines = _replace_block(lines, "关于这个职位", ("最低要求",), a.get("about") or b.get("about") or ["负责相关研发工作"])
+        lines = _replace_block(lines, "最低要求", ("工作职责",), a["requirements"] or ["本科及以上学历"])
+        lines = _replace_block(lines, "工作职责", ("优先资格", "AI 洞察"), b["responsibilities"] or ["负责相关研发工作"])
+        out.append("\n".join(lines))
+    return out
+
+
+def write_mixed_dumps(folder: Path, n: int, per_file: int = 100, seed: int = 7) -> list[Path]:
+    """Like :func:`write_dumps`, with :func:`mixed_postings`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = mixed_postings(n, seed)
+    files = []
+    for f in range(0, n, per_file):
+        path = folder / f"dump_{f // per_file:05d}.txt"
+        path.write_text("\nWatch Jobs\n".join(pages[f : f + per_file]) + "\nWatch Jobs\n", encoding="utf-8")
+        files.append(path)
+    return files

@@ -1,6 +1,7 @@
 """Benchmark: end-to-end ingest throughput and peak memory.
 
-Generates N postings by varying the seeds (company, title, salary, city, bullets), writes them as
+Generates N postings in the app layout (bench/gen.py mixed_postings: real JD bullets from
+fixtures/dedupe/bases.jsonl, varied company, title, salary, city; 10 % reposts), writes them as
 dump files of 100 postings each, runs ``jobcrawl ingest`` on them in a fresh process, and prints
 postings/s (wall clock, whole command) and the ingest process's peak RSS.
 
@@ -26,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.gen import write_dumps  # noqa: E402
+from bench.gen import write_mixed_dumps  # noqa: E402
 
 
 def one(n: int, workdir: Path) -> dict:
     """Run in a fresh process: generate, ingest, measure (RUSAGE_CHILDREN = the ingest only)."""
-    write_dumps(workdir / "in", n, per_file=100)
+    write_mixed_dumps(workdir / "in", n, per_file=100)
     db = workdir / "jobs.db"
     start = time.perf_counter()
     proc = subprocess.run(

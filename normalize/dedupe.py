@@ -327,6 +327,10 @@ BANDS, ROWS = 42, 3
 (32 × 4 would miss 13 % of the pairs at J = 0.5.)"""
 
 THRESHOLD = 0.5
+BUCKET_CAP = 64
+"""Rows an LSH bucket contributes to one query at most (its most recent): bounds the work per new record."""
+CLUSTER_CAP = 32
+"""Candidates verified per cluster at most (the most similar)."""
 """Minimum estimated Jaccard (on the full signature) for a level (c) match. On the labeled set
 (bench/dedupe_accuracy.py) reworded reposts have exact Jaccard ≥ 0.65 (1st percentile ≥ 0.64; one short JD
 that lost a bullet has 0.44), JDs of other postings ≤ 0.25 unless built on a shared company template (up to
@@ -546,22 +550,28 @@ class _BandIndex:
             order = np.argsort(keys_m, kind="stable")
             self._runs.append((keys_m[order], rows_m[order]))
 
-    def query(self, keys: np.ndarray) -> set[int]:
-        """Rows sharing at least one band key."""
-        found: set[int] = set()
+    def query(self, keys: np.ndarray) -> np.ndarray:
+        """Rows sharing at least one band key (sorted, unique)."""
+        parts: list[np.ndarray] = []
         for run_keys, run_rows in self._runs:
             lo = np.searchsorted(run_keys, keys, "left")
             hi = np.searchsorted(run_keys, keys, "right")
-            for a, b in zip(lo[hi > lo].tolist(), hi[hi > lo].tolist()):
-                found.update(run_rows[a:b].tolist())
+            hit = hi > lo
+            # a huge bucket (a family of reposts) gives its most recent rows only; see Clusterer._near
+            parts.extend(run_rows[max(a, b - BUCKET_CAP):b] for a, b in zip(lo[hit].tolist(), hi[hit].tolist()))
         recent = self._recent
+        extra: list[int] = []
         for k in keys.tolist():
             hit = recent.get(k)
             if isinstance(hit, int):
-                found.add(hit)
+                extra.append(hit)
             elif hit is not None:
-                found.update(hit)
-        return found
+                extra.extend(hit[-BUCKET_CAP:])
+        if extra:
+            parts.append(np.asarray(extra, dtype=np.int64))
+        if not parts:
+            return np.empty(0, dtype=np.int64)
+        return np.unique(np.concatenate(parts))
 
     def add(self, row: int, keys: np.ndarray) -> None:
         for k in keys.tolist():
@@ -736,18 +746,32 @@ class Clusterer:
             target.extend(rows)
 
     def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray) -> list[tuple[tuple[bool, bool, float, int], int]]:
-        """Level (c) matches: ``((same company, same city, similarity, -row), row)`` for every LSH candidate
-        with estimated Jaccard ≥ threshold and an agreeing title."""
+        """Level (c) matches: ``((same company, same city, similarity, -row), row)`` for LSH candidates
+        with estimated Jaccard ≥ threshold and an agreeing title.
+
+        In a large family of reposts every member is a candidate of every new one; verifying them all
+        would make clustering quadratic. So each band bucket gives at most its ``BUCKET_CAP`` most
+        recent rows, and each cluster at most its ``CLUSTER_CAP`` most similar candidates — one
+        agreeing member is enough to join a cluster.
+        """
         if _is_empty(sig):
             return []
-        rows = self._index.query(band_keys)
-        if not rows:
+        cand = self._index.query(band_keys)
+        if not len(cand):
             return []
-        cand = np.fromiter(rows, dtype=np.int64, count=len(rows))
         sims = np.count_nonzero(self._sigs[cand] == sig, axis=1) / NUM_PERM
         keep = sims >= self.threshold
+        cand, sims = cand[keep], sims[keep]
+        if len(cand) > CLUSTER_CAP:
+            clusters = np.fromiter((self._clusters[r] for r in cand.tolist()), dtype=np.int64, count=len(cand))
+            order = np.lexsort((-sims, clusters))  # by cluster, most similar first
+            clusters = clusters[order]
+            starts = np.r_[0, np.flatnonzero(clusters[1:] != clusters[:-1]) + 1]
+            rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+            chosen = order[rank < CLUSTER_CAP]
+            cand, sims = cand[chosen], sims[chosen]
         out = []
-        for row, sim in zip(cand[keep].tolist(), sims[keep].tolist()):
+        for row, sim in zip(cand.tolist(), sims.tolist()):
             other = self._meta[row]
             if titles_agree(meta.title, other.title):
                 same_city = not meta.city or not other.city or meta.city == other.city

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from .skills import SkillHit
 
 SECTION_KEYS = ("about", "requirements", "responsibilities", "preferred", "benefits")
 """Canonical section keys, in display order. Unknown headings are kept under their own text."""
@@ -201,16 +203,9 @@ class CompanyInfo(_Model):
     size_max: int | None = Field(None, description="Upper bound of the head count; null when open-ended.")
 
 
-class SkillEvidence(_Model):
-    """Where a skill was found in a posting: one per (skill, section)."""
-
-    skill: str = Field(description="Canonical skill name from the taxonomy.")
-    category: str = Field(description="Skill category (language, framework, gpu, compiler, tool, model, technique, infra, data, domain, soft).")
-    section: str = Field(description="Where it was found: tags, about, requirements, responsibilities, preferred, …")
-    count: int = Field(description="Occurrences in that section.")
-    first_offset: int = Field(description="Character offset of the first occurrence in the section's text.")
-    matched: str = Field(description="The text as written at the first occurrence (`Pytorch`, `火焰图`).")
-    snippet: str = Field(description="About 40 characters around the first occurrence.")
+# Skill evidence is the tagger's own record (a named tuple, cheap to build for the ~50 hits of a
+# posting): skill, category, section, count, first_offset, matched (text as written), snippet.
+SkillEvidence = SkillHit
 
 
 class Signal(_Model):
@@ -269,7 +264,7 @@ class Posting(_Model):
     valid_through: str | None = Field(None, description="Closing date given by the source (UTC).")
     tags: list[str] = Field(default_factory=list, description="Tags as written, in source order.")
     skills: list[str] = Field(default_factory=list, description="Canonical skills found in the tags and JD sections, by first appearance.")
-    skill_evidence: list[SkillEvidence] = Field(default_factory=list, description="Evidence for each skill: section, text as written, snippet.")
+    skill_evidence: list[SkillEvidence] = Field(default_factory=list, description="Evidence for each skill per section: skill, category, section, count, first_offset, matched (text as written), snippet.")
     salary: Salary = Field(default_factory=Salary, description="Salary, normalized with its raw text.")
     company_activity: Activity = Field(default_factory=Activity, description="Company hiring activity as the source states it.")
     market: Activity = Field(default_factory=Activity, description="Market for this city and category as the source states it.")
@@ -287,3 +282,7 @@ class Posting(_Model):
     last_seen: str = Field(description="Last time this posting was seen (UTC).")
     closed_at: str | None = Field(None, description="When the posting disappeared from a complete listing of its source.")
     complete_listing: bool = Field(False, description="Seen in a complete listing of its source.")
+
+    @field_serializer("skill_evidence")
+    def _evidence_as_records(self, value: list[SkillEvidence]) -> list[dict]:
+        return [hit._asdict() for hit in value]

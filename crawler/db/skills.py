@@ -15,8 +15,8 @@ PS_COLS = ("posting_id", "skill", "section", "seq", "category", "count", "first_
 
 
 def evidence(hits) -> list[SkillEvidence]:
-    return [SkillEvidence(skill=h.skill, category=h.category, section=h.section, count=h.count,
-                          first_offset=h.first_offset, matched=h.matched, snippet=h.snippet) for h in hits]
+    """The tagger's hits are the evidence records (kept as they are: no copy, no validation)."""
+    return list(hits)
 
 
 def tag_posting(posting: Posting, taxonomy: Taxonomy) -> Posting:
