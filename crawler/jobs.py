@@ -14,6 +14,9 @@ from crawler.db.schema import open_db
 from crawler.run import SpiderRun, run_spiders
 from normalize.skills import load_taxonomy
 
+MAX_STAGE_PROCESSES = 2
+"""Crawlers of one run that get a stage worker process each; with more, stages run inline."""
+
 COUNT_STATS = {
     "files": "jobcrawl/files",
     "found": "jobcrawl/postings_found",
@@ -77,6 +80,8 @@ def run_status(kind: str, stats: dict[str, Any], counts: dict[str, int]) -> str:
     """``ok``; ``partial`` (something quarantined or failed, or the request cap was reached);
     ``interrupted`` (a crawl stopped by a signal: resumable with its JOBDIR); ``failed``."""
     reason = stats.get("finish_reason")
+    if stats.get("jobcrawl/stage_failed"):  # normalizing, tagging or storing broke: data may be missing
+        return "failed"
     if reason == "finished":
         return "partial" if counts["quarantined"] or counts["errors"] else "ok"
     if reason in ("request_cap", "closespider_pagecount"):
@@ -110,7 +115,10 @@ def run_jobs_into_db(jobs: list[Job], db: str, *, settings: dict[str, Any] | Non
 
     runs = [SpiderRun(job.spidercls, {"JOBCRAWL_RUN_ID": run_id, **job.settings}, job.spider_kwargs)
             for job, run_id in zip(jobs, run_ids)]
-    all_stats = run_spiders(runs, {"JOBCRAWL_DB": db, **(settings or {})}, on_response=on_response)
+    overrides = {"JOBCRAWL_DB": db, **(settings or {})}
+    if len(runs) > MAX_STAGE_PROCESSES:  # one stage worker per crawler would be too many processes
+        overrides.setdefault("JOBCRAWL_STAGE_PROCESS", False)
+    all_stats = run_spiders(runs, overrides, on_response=on_response)
 
     database = open_db(db)
     results = []

@@ -13,9 +13,17 @@ NEWSPIDER_MODULE = "crawler.spiders"
 ITEM_PIPELINES = {
     "crawler.pipelines.validate.ValidatePipeline": 100,
     "crawler.pipelines.normalize.NormalizePipeline": 200,
-    "crawler.pipelines.skills.SkillsPipeline": 300,
-    "crawler.pipelines.store.StorePipeline": 900,
+    "crawler.pipelines.offload.OffloadPipeline": 300,
 }
+# The stages after normalize, in order, run by OffloadPipeline in a worker process (see its
+# docstring): parsing and normalizing in the engine's process and tagging and storing in the
+# worker take about as long per posting, so the two cores share the work evenly.
+# JOBCRAWL_STAGE_PROCESS = False runs them in the engine's thread instead.
+JOBCRAWL_STAGE_PIPELINES = [
+    "crawler.pipelines.skills.SkillsPipeline",
+    "crawler.pipelines.store.StorePipeline",
+]
+JOBCRAWL_STAGE_PROCESS = True
 
 # Storage
 JOBCRAWL_DB = "jobs.db"

@@ -1,11 +1,14 @@
-"""Item pipelines, one concern each, in this order (``ITEM_PIPELINES`` in crawler/settings.py):
+"""Item pipelines, one concern each, in this order:
 
-1. ``validate.ValidatePipeline`` (100): a RawPosting without company or title, or with absurd
-   values, becomes a ``Quarantined`` record; missing optional fields are counted in stats
+1. ``validate.ValidatePipeline``: a RawPosting without company or title, or with absurd values,
+   becomes a ``Quarantined`` record; missing optional fields are counted in stats
    (``jobcrawl/field/<name>/missing``).
-2. ``normalize.NormalizePipeline`` (200): RawPosting → Posting (pure code in ``normalize/``).
-3. ``skills.SkillsPipeline`` (300): skills from the tags and JD sections, with evidence.
-4. ``store.StorePipeline`` (900): batched writes of raw inputs, postings, quarantine.
+2. ``normalize.NormalizePipeline``: RawPosting → Posting (pure code in ``normalize/``).
+3. ``skills.SkillsPipeline``: skills from the tags and JD sections, with evidence.
+4. ``store.StorePipeline``: batched writes of raw inputs, postings, quarantine.
+
+``ITEM_PIPELINES`` (crawler/settings.py) lists validate and ``offload.OffloadPipeline``, which runs
+2–4 (``JOBCRAWL_STAGE_PIPELINES``) in a worker process so that they use the second core.
 
 Pipelines pass items they do not handle through unchanged, and read fields through ItemAdapter.
 """

@@ -1,0 +1,57 @@
+"""The stages after normalize run in a worker process: same result as inline, failures fail the run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = """
+import json, sys
+from crawler.inputs import resolve_inputs
+from crawler.jobs import run_into_db
+from crawler.spiders.textdump import TextdumpSpider
+from normalize.dates import parse_as_of
+
+if __name__ == "__main__":
+    db, process, stages, *paths = sys.argv[1:]
+    settings = {"LOG_LEVEL": "CRITICAL", "JOBCRAWL_STAGE_PROCESS": process == "process"}
+    if stages:
+        settings["JOBCRAWL_STAGE_PIPELINES"] = stages.split(",")
+    inputs = resolve_inputs(paths)
+    result = run_into_db(TextdumpSpider, db, kind="ingest", args={}, spider_kwargs={"inputs": inputs,
+                         "as_of": parse_as_of(%r, None)}, settings=settings)
+    print(json.dumps({"status": result.status, "counts": result.counts,
+                      "stage_failed": result.stats.get("jobcrawl/stage_failed")}))
+""" % AS_OF
+
+
+def ingest(db, mode: str, *paths, stages: str = "") -> dict:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(db), mode, stages, *map(str, paths)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_worker_process_and_inline_store_the_same_postings(tmp_path):
+    paths = [SEEDS, FIXTURES / "reposts"]
+    results = {mode: ingest(tmp_path / f"{mode}.db", mode, *paths) for mode in ("process", "inline")}
+    assert results["process"] == results["inline"]
+    assert results["process"]["counts"]["new"] == 7 and results["process"]["status"] == "partial"  # README.md
+    records = {mode: [{k: v for k, v in r.items() if k != "evaluation"} for r in export_records(tmp_path / f"{mode}.db")]
+               for mode in results}
+    assert records["process"] == records["inline"]
+    assert [r["id"] for r in records["process"]] == list(range(1, 8))
+
+
+def test_a_failing_stage_fails_the_run(tmp_path):
+    # A stage that cannot even be built (not a pipeline class) stands for any failure in the worker.
+    stages = "crawler.pipelines.skills.SkillsPipeline,crawler.pipelines.offload.StageError"
+    result = ingest(tmp_path / "jobs.db", "process", SEEDS, stages=stages)
+    assert result["status"] == "failed"
+    assert result["stage_failed"] == "AttributeError: type object 'StageError' has no attribute 'from_crawler'"
