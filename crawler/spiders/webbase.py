@@ -66,7 +66,21 @@ class WebSpider(scrapy.Spider):
     # CONCURRENT_ITEMS: Scrapy starts that many asyncio tasks per response to run the (synchronous)
     # pipelines; 8 instead of 100 saves ~20% CPU per page. Not project-wide: with few workers, items
     # of consecutive responses interleave, and ingest keeps row ids in file order.
-    custom_settings: ClassVar[dict[str, Any]] = {"HTTPCACHE_ENABLED": True, "CONCURRENT_ITEMS": 8}
+    # Parsing an HTTP page costs the engine several times what parsing a dump page does, so web
+    # crawls hand normalize to the stage worker too (see crawler.pipelines.offload).
+    custom_settings: ClassVar[dict[str, Any]] = {
+        "HTTPCACHE_ENABLED": True,
+        "CONCURRENT_ITEMS": 8,
+        "ITEM_PIPELINES": {
+            "crawler.pipelines.validate.ValidatePipeline": 100,
+            "crawler.pipelines.offload.OffloadPipeline": 300,
+        },
+        "JOBCRAWL_STAGE_PIPELINES": [
+            "crawler.pipelines.normalize.NormalizePipeline",
+            "crawler.pipelines.skills.SkillsPipeline",
+            "crawler.pipelines.store.StorePipeline",
+        ],
+    }
 
     def __init__(self, **kwargs: Any):
         self.args = self.Args(**kwargs)
