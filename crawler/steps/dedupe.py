@@ -31,6 +31,7 @@ import sqlite_utils
 from normalize.dedupe import SIGNATURE_VERSION, Clusterer, Record, choose_canonical, record_from_posting
 
 BATCH = 1000
+FLUSH_ROWS = 5000
 
 
 def _meta_value(db: sqlite_utils.Database, key: str) -> str | None:
@@ -84,43 +85,53 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
 
     counts: Counter[str] = Counter()
     touched: set[int] = set()
-    sig_rows, member_rows, merges = [], [], []
-    for pid, chash, record in _records(db, new_ids):
-        a = clusterer.add(record)
-        meta = clusterer.meta(a.key)
-        sig_rows.append((pid, chash, clusterer.signature_bytes(a.key), meta["company"], meta["title"], meta["city"],
-                         meta["fingerprint"]))
-        member_rows.append((pid, a.cluster_id, a.reason, round(a.similarity, 4),
-                            int(a.matched_key) if a.matched_key else None, int(a.cross_company), int(a.different_city)))
-        counts["added"] += 1
-        counts["joined" if a.reason != "new" else "new_clusters"] += 1
-        touched.add(a.cluster_id)
-        if a.merged:
-            merges.append((a.cluster_id, a.merged))
-            touched.update(a.merged)
-            counts["merged_clusters"] += len(a.merged)
-    if stale_ids:
-        # Same source record with new content: keep its cluster, refresh what later matches compare with.
-        refresh = Clusterer()
-        for pid, chash, record in _records(db, stale_ids):
-            refresh.add(record)
-            meta = refresh.meta(record.key)
-            sig_rows.append((pid, chash, refresh.signature_bytes(record.key), meta["company"], meta["title"],
-                             meta["city"], meta["fingerprint"]))
-            counts["refreshed"] += 1
-        touched.update(r[0] for r in conn.execute(
-            f"SELECT cluster_id FROM cluster_members WHERE posting_id IN ({','.join('?' * len(stale_ids))})", stale_ids))
+    sig_rows: list[tuple] = []
+    member_rows: list[tuple] = []
 
-    with conn:
+    def flush() -> None:
+        """Write the buffered rows (the step is one transaction; buffers only bound the memory)."""
         conn.executemany("INSERT OR REPLACE INTO dedupe_signatures (posting_id, content_hash, signature, company, title,"
                          " city, fingerprint) VALUES (?,?,?,?,?,?,?)", sig_rows)
         conn.executemany("INSERT OR REPLACE INTO cluster_members (posting_id, cluster_id, reason, similarity,"
                          " matched_posting_id, cross_company, different_city) VALUES (?,?,?,?,?,?,?)", member_rows)
-        for survivor, absorbed in merges:
-            q = ",".join("?" * len(absorbed))
-            conn.execute(f"UPDATE cluster_members SET cluster_id = ? WHERE cluster_id IN ({q})", (survivor, *absorbed))
-            conn.execute(f"DELETE FROM clusters WHERE id IN ({q})", absorbed)
-            touched.difference_update(absorbed)
+        sig_rows.clear()
+        member_rows.clear()
+
+    with conn:
+        for pid, chash, record in _records(db, new_ids):
+            a = clusterer.add(record)
+            meta = clusterer.meta(a.key)
+            sig_rows.append((pid, chash, clusterer.signature_bytes(a.key), meta["company"], meta["title"],
+                             meta["city"], meta["fingerprint"]))
+            member_rows.append((pid, a.cluster_id, a.reason, round(a.similarity, 4),
+                                int(a.matched_key) if a.matched_key else None, int(a.cross_company),
+                                int(a.different_city)))
+            counts["added"] += 1
+            counts["joined" if a.reason != "new" else "new_clusters"] += 1
+            touched.add(a.cluster_id)
+            if a.merged:  # rows written so far move to the surviving cluster
+                flush()
+                q = ",".join("?" * len(a.merged))
+                conn.execute(f"UPDATE cluster_members SET cluster_id = ? WHERE cluster_id IN ({q})", (a.cluster_id, *a.merged))
+                conn.execute(f"DELETE FROM clusters WHERE id IN ({q})", a.merged)
+                touched.difference_update(a.merged)
+                counts["merged_clusters"] += len(a.merged)
+            if len(sig_rows) >= FLUSH_ROWS:
+                flush()
+        if stale_ids:
+            # Same source record with new content: keep its cluster, refresh what later matches compare with.
+            refresh = Clusterer()
+            for pid, chash, record in _records(db, stale_ids):
+                refresh.add(record)
+                meta = refresh.meta(record.key)
+                sig_rows.append((pid, chash, refresh.signature_bytes(record.key), meta["company"], meta["title"],
+                                 meta["city"], meta["fingerprint"]))
+                counts["refreshed"] += 1
+            for i in range(0, len(stale_ids), BATCH):
+                part = stale_ids[i : i + BATCH]
+                touched.update(r[0] for r in conn.execute(
+                    f"SELECT cluster_id FROM cluster_members WHERE posting_id IN ({','.join('?' * len(part))})", part))
+        flush()
         _write_clusters(db, sorted(touched))
     counts["clusters"] = conn.execute("SELECT count(*) FROM clusters").fetchone()[0]
     counts["duplicates"] = conn.execute("SELECT count(*) FROM cluster_members WHERE reason != 'new'").fetchone()[0]
