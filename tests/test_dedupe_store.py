@@ -74,3 +74,24 @@ def test_rebuild_gives_the_same_clusters(family_db, tmp_path):
     proc = run_cli("dedupe", "--db", str(copy), "--rebuild", check=True)
     assert "7 clustered · 4 joined a cluster" in proc.stdout
     assert {k: v[1:5] for k, v in members(copy).items()} == before
+
+
+def test_a_changed_posting_keeps_its_cluster_and_gets_a_fresh_signature(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    seed = (SEEDS / "000_7c4373297891d5ca.txt").read_text(encoding="utf-8")
+    (folder / "000.txt").write_text(seed, encoding="utf-8")
+    (folder / "repost.txt").write_text(seed.replace("发布于 大约 4 小时前", "发布于 2 天前"), encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True)
+    conn = sqlite3.connect(db)
+    before = conn.execute("SELECT posting_id, cluster_id, reason FROM cluster_members ORDER BY posting_id").fetchall()
+    assert before == [(1, 1, "new"), (2, 1, "b")]
+    (folder / "000.txt").write_text(seed.replace("针对主流大模型，完成全链路性能分析、瓶颈定位与优化落地",
+                                                 "针对主流大模型完成全链路性能分析与瓶颈定位"), encoding="utf-8")
+    proc = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True)
+    assert "updated 1 · unchanged 1" in proc.stdout
+    assert conn.execute("SELECT posting_id, cluster_id, reason FROM cluster_members ORDER BY posting_id").fetchall() == before
+    stale = conn.execute("SELECT count(*) FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
+                         " WHERE s.content_hash IS NOT p.content_hash").fetchone()[0]
+    assert stale == 0
