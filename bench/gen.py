@@ -66,16 +66,20 @@ def postings(n: int, seed: int = 7) -> list[str]:
     return [variant(texts[i % len(texts)], rng, i) for i in range(n)]
 
 
-def write_dumps(folder: Path, n: int, per_file: int = 100, seed: int = 7) -> list[Path]:
-    """Write ``n`` postings as dump files of ``per_file`` pages each; returns the files."""
+def _write(folder: Path, pages: list[str], per_file: int) -> list[Path]:
+    """Pages as dump files of ``per_file`` pages each (footer after every page); returns the files."""
     folder.mkdir(parents=True, exist_ok=True)
-    pages = postings(n, seed)
     files = []
-    for f in range(0, n, per_file):
+    for f in range(0, len(pages), per_file):
         path = folder / f"dump_{f // per_file:05d}.txt"
         path.write_text("\nWatch Jobs\n".join(pages[f : f + per_file]) + "\nWatch Jobs\n", encoding="utf-8")
         files.append(path)
     return files
+
+
+def write_dumps(folder: Path, n: int, per_file: int = 100, seed: int = 7) -> list[Path]:
+    """Write ``n`` seed variants (:func:`postings`) as dump files of ``per_file`` pages each."""
+    return _write(folder, postings(n, seed), per_file)
 
 
 # --------------------------------------------------------------------------- diverse postings
@@ -137,12 +141,5 @@ def mixed_postings(n: int, seed: int = 7, repost_share: float = 0.1) -> list[str
 
 
 def write_mixed_dumps(folder: Path, n: int, per_file: int = 100, seed: int = 7) -> list[Path]:
-    """Like :func:`write_dumps`, with :func:`mixed_postings`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    pages = mixed_postings(n, seed)
-    files = []
-    for f in range(0, n, per_file):
-        path = folder / f"dump_{f // per_file:05d}.txt"
-        path.write_text("\nWatch Jobs\n".join(pages[f : f + per_file]) + "\nWatch Jobs\n", encoding="utf-8")
-        files.append(path)
-    return files
+    """Write ``n`` :func:`mixed_postings` as dump files of ``per_file`` pages each."""
+    return _write(folder, mixed_postings(n, seed), per_file)
