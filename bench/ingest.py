@@ -14,13 +14,9 @@ Targets (issue 2): ≥ 1,500 postings/s on the 2-core machine; peak RSS < 300 MB
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.gen import write_mixed_dumps  # noqa: E402
+from bench.sizes import per_size  # noqa: E402
 
 
 def one(n: int, workdir: Path) -> dict:
@@ -49,24 +46,9 @@ def one(n: int, workdir: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, action="append", help="postings (repeatable); default 10000 and 100000")
-    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.one:
-        workdir = Path(tempfile.mkdtemp(prefix="jobcrawl-bench-"))
-        try:
-            print(json.dumps(one(args.one, workdir)))
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-        return
-    results = []
-    for n in args.n or [10_000, 100_000]:
-        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True)
-        result = json.loads(out.stdout.splitlines()[-1])
-        results.append(result)
-        print(f"N={n:>7,}  {result['seconds']:>7.1f} s  {result['postings_per_s']:>6,} postings/s  "
-              f"peak RSS {result['peak_rss_mb']:>4} MB  db {result['db_mb']} MB  [{result['summary']}]", flush=True)
+    results = per_size(__file__, __doc__, one, lambda result: (
+        f"N={result['n']:>7,}  {result['seconds']:>7.1f} s  {result['postings_per_s']:>6,} postings/s  "
+        f"peak RSS {result['peak_rss_mb']:>4} MB  db {result['db_mb']} MB  [{result['summary']}]"))
     if len(results) > 1:
         print(f"peak RSS ratio {results[-1]['n']:,} / {results[0]['n']:,}: "
               f"{results[-1]['peak_rss_mb'] / results[0]['peak_rss_mb']:.2f}")

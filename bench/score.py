@@ -15,14 +15,10 @@ Target (issue 6 brief): 100k postings scored in well under a minute.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.gen import CITIES, write_dumps  # noqa: E402
+from bench.sizes import per_size  # noqa: E402
 
 BASE = 1000
 
@@ -97,26 +94,11 @@ def _cpu() -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, action="append", help="postings (repeatable); default 10000 and 100000")
-    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.one:
-        workdir = Path(tempfile.mkdtemp(prefix="jobcrawl-bench-score-"))
-        try:
-            print(json.dumps(one(args.one, workdir)))
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-        return
-    results = []
-    for n in args.n or [10_000, 100_000]:
-        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True)
-        r = json.loads(out.stdout.splitlines()[-1])
-        results.append(r)
-        print(f"N={n:>7,}  score_corpus {r['seconds']:>6.1f} s  {r['postings_per_s']:>6,} postings/s  "
-              f"(market statistics alone {r['stats_seconds']} s)  CPU: main {r['main_cpu']} s, workers "
-              f"{r['workers_cpu']} s  peak RSS {r['peak_rss_mb']} MB  db {r['db_mb']} MB  "
-              f"salary groups ≥ 5: {r['salary_groups']}  load average {r['load']}", flush=True)
+    results = per_size(__file__, __doc__, one, lambda r: (
+        f"N={r['n']:>7,}  score_corpus {r['seconds']:>6.1f} s  {r['postings_per_s']:>6,} postings/s  "
+        f"(market statistics alone {r['stats_seconds']} s)  CPU: main {r['main_cpu']} s, workers "
+        f"{r['workers_cpu']} s  peak RSS {r['peak_rss_mb']} MB  db {r['db_mb']} MB  "
+        f"salary groups ≥ 5: {r['salary_groups']}  load average {r['load']}"))
     if len(results) > 1:
         a, b = results[0], results[-1]
         print(f"time ratio {b['n']:,} / {a['n']:,}: {b['seconds'] / a['seconds']:.2f} (linear: {b['n'] / a['n']:.0f}); "
