@@ -14,6 +14,7 @@ pytestmark = pytest.mark.slow
 
 SCRIPT = """
 import json, sys
+sys.path.insert(0, "tests")  # the stage worker starts with this path too: tests/stage_doubles.py
 from crawler.inputs import resolve_inputs
 from crawler.jobs import run_into_db
 from crawler.spiders.textdump import TextdumpSpider
@@ -55,3 +56,11 @@ def test_a_failing_stage_fails_the_run(tmp_path):
     result = ingest(tmp_path / "jobs.db", "process", SEEDS, stages=stages)
     assert result["status"] == "failed"
     assert result["stage_failed"] == "AttributeError: type object 'StageError' has no attribute 'from_crawler'"
+
+
+def test_a_worker_that_dies_fails_the_run_instead_of_hanging(tmp_path):
+    # The engine hands batches to a sender thread; when the worker is gone the run still ends, failed.
+    result = ingest(tmp_path / "jobs.db", "process", SEEDS, FIXTURES / "reposts",
+                    stages="stage_doubles.DyingStage")
+    assert result["status"] == "failed"
+    assert result["stage_failed"] == "the stage worker process ended unexpectedly (exit code 3)"

@@ -4,7 +4,9 @@ Scrapy runs every pipeline in its one reactor thread, and CPython runs one threa
 time: parsing, normalizing, tagging and storing a posting all queue up on one core. On the 2-core
 machines jobcrawl is measured on, the engine and the spider's parsing keep one core busy, so the
 stages listed in ``JOBCRAWL_STAGE_PIPELINES`` run in a worker process on the other: this pipeline
-sends them the items in small batches and returns at once. The stage pipelines are the ordinary
+hands them the items in small batches and returns at once: a sender thread pickles each batch
+onto the pipe, so the engine never waits on the pipe while the worker starts (about 2 s of imports)
+or catches up, until ``SEND_QUEUE`` batches are waiting. The stage pipelines are the ordinary
 pipeline classes, built by their own ``from_crawler`` in the worker; their stats come back when the
 spider closes and are added to the crawl's.
 
@@ -19,7 +21,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
+import resource
 import signal
+import threading
 import traceback
 from typing import Any
 
@@ -27,6 +32,7 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 SEND_EVERY = 64  # items per message to the worker
+SEND_QUEUE = 64  # batches waiting to be sent (about 4,000 items) before process_item waits
 
 
 class DictStats:
@@ -90,6 +96,8 @@ def _worker(conn, paths: list[str], settings: dict[str, Any]) -> None:
         for stage in stages:
             if hasattr(stage, "close_spider"):
                 stage.close_spider(None)
+        usage = resource.getrusage(resource.RUSAGE_SELF)  # all of the worker's threads (the writer's too)
+        stats.set_value("jobcrawl/stage_worker_cpu_s", round(usage.ru_utime + usage.ru_stime, 3))
         conn.send(("ok", stats.get_stats()))
     except BaseException:  # reported in the engine's process, which fails the run with it
         conn.send(("error", traceback.format_exc()))
@@ -114,6 +122,9 @@ class OffloadPipeline:
         self.buffer: list = []
         self.conn = None
         self.process = None
+        self.outbox: queue.Queue = queue.Queue(maxsize=SEND_QUEUE)
+        self.sender: threading.Thread | None = None
+        self.send_error: BaseException | None = None
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -132,6 +143,8 @@ class OffloadPipeline:
                                        name="jobcrawl-stages", daemon=True)
         self.process.start()
         child.close()
+        self.sender = threading.Thread(target=self._sender, name="jobcrawl-stage-sender", daemon=True)
+        self.sender.start()
 
     def process_item(self, item, spider=None):
         if self.in_process:
@@ -143,9 +156,45 @@ class OffloadPipeline:
             self._send()
         return item
 
+    def _sender(self) -> None:
+        """Sender thread: batches from the outbox onto the pipe, then the end mark (None)."""
+        try:
+            while True:
+                batch = self.outbox.get()
+                self.conn.send(batch)
+                if batch is None:
+                    return
+        except Exception as err:  # the worker is gone (BrokenPipeError), or a batch would not pickle
+            self.send_error = err
+
+    def _queue(self, batch: list | None) -> None:
+        """Put a batch (or the end mark) in the outbox; waits while it is full, fails once the sender has."""
+        while True:
+            if self.send_error is not None:
+                self._fail(self._send_failure())
+            try:
+                self.outbox.put(batch, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
     def _send(self) -> None:
-        self.conn.send(self.buffer)
-        self.buffer = []
+        batch, self.buffer = self.buffer, []
+        self._queue(batch)
+
+    def _gone(self) -> str:
+        self.process.join(timeout=10)
+        return f"the stage worker process ended unexpectedly (exit code {self.process.exitcode})"
+
+    def _send_failure(self) -> str:
+        if isinstance(self.send_error, (OSError, EOFError)):
+            return self._gone()
+        return f"sending items to the stage worker process failed ({self.send_error!r})"
+
+    def _fail(self, message: str, detail: str = "") -> None:
+        """Record the failure in the stats (the run's status becomes ``failed``) and raise it."""
+        self.stats.set_value("jobcrawl/stage_failed", message)
+        raise StageError(f"{message}{detail}")
 
     def close_spider(self, spider=None):
         if self.in_process:
@@ -156,15 +205,17 @@ class OffloadPipeline:
         try:
             if self.buffer:
                 self._send()
-            self.conn.send(None)
+            self._queue(None)
+            self.sender.join()
+            if self.send_error is not None:
+                self._fail(self._send_failure())
             status, payload = self.conn.recv()
-        except (EOFError, OSError, BrokenPipeError) as err:
-            raise StageError(f"the stage worker process ended unexpectedly ({err!r})") from None
+        except (EOFError, OSError):
+            self._fail(self._gone())
         finally:
             self.process.join(timeout=60)
         if status != "ok":
-            self.stats.set_value("jobcrawl/stage_failed", payload.strip().splitlines()[-1])
-            raise StageError(f"a stage pipeline failed in the worker process:\n{payload}")
+            self._fail(payload.strip().splitlines()[-1], f"\na stage pipeline failed in the worker process:\n{payload}")
         merge_stats(self.stats, payload)
 
 
