@@ -11,7 +11,9 @@ includes the pipelines' final flush), pages per CPU-second of the crawl process 
 (all threads: steadier than wall time on a shared machine, but it also counts the writer thread,
 which runs beside the engine on a second core), both ratios, peak RSS of each crawl process, and
 the load average around the runs (the machine is shared). The full run also reports its end-to-end time
-(database open, crawl, closing step, corpus steps such as dedupe).
+(database open, crawl, closing step, corpus steps such as dedupe). Under each mode: CPU milliseconds
+per page of the crawl process, of the stage worker process (normalize, skills and store: see
+crawler/pipelines/offload.py; its own total, sent back with its stats) and of the mock server.
 
     python bench/crawl.py              # N = 2000
     python bench/crawl.py --n 500      # a quick run
@@ -90,6 +92,12 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of another process so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class CpuMeter:
     """Extension: the process CPU time from spider open to spider close (pipelines' final flush included)."""
 
@@ -145,16 +153,21 @@ def crawl(mode: str, base: str, db: Path) -> dict:
     return {"mode": mode, "pages": pages, "crawl_s": round(stats["elapsed_time_seconds"], 2),
             "pages_per_s": round(pages / stats["elapsed_time_seconds"], 1), "end_to_end_s": round(total, 2),
             "cpu_s": round(stats["bench/cpu_s"], 2), "pages_per_cpu_s": round(pages / stats["bench/cpu_s"], 1),
+            "worker_cpu_s": stats.get("jobcrawl/stage_worker_cpu_s", 0.0),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "new": counts.get("new"), "finish_reason": stats.get("finish_reason")}
 
 
-def run_mode(mode: str, base: str, db: Path) -> dict:
+def run_mode(mode: str, base: str, db: Path, server_pid: int) -> dict:
+    """One crawl in a fresh process; adds the mock server's CPU seconds spent meanwhile."""
+    server_before = process_cpu_seconds(server_pid)
     proc = subprocess.run([sys.executable, __file__, "--one", mode, "--base", base, "--db", str(db)],
                           cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
-    return json.loads(proc.stdout.splitlines()[-1])
+    result = json.loads(proc.stdout.splitlines()[-1])
+    result["server_cpu_s"] = round(process_cpu_seconds(server_pid) - server_before, 2)
+    return result
 
 
 def main() -> None:
@@ -181,7 +194,7 @@ def main() -> None:
             best: dict[str, dict] = {}
             for i in range(args.repeat):  # alternate the modes; keep each one's fastest crawl
                 for mode in modes:
-                    r = run_mode(mode, server.base, workdir / f"{mode}-{i}.db")
+                    r = run_mode(mode, server.base, workdir / f"{mode}-{i}.db", server.proc.pid)
                     if mode not in best or r["pages_per_s"] > best[mode]["pages_per_s"]:
                         best[mode] = r
             results = [best[mode] for mode in modes]
@@ -191,6 +204,8 @@ def main() -> None:
             print(f"{r['mode']:>9}: {r['pages']} pages in {r['crawl_s']} s = {r['pages_per_s']} pages/s · "
                   f"crawl CPU {r['cpu_s']} s = {r['pages_per_cpu_s']} pages/CPU-s · peak RSS {r['peak_rss_mb']} MB · end to end {r['end_to_end_s']} s"
                   + (f" · {r['new']} postings stored" if r["new"] is not None else ""))
+            print(f"{'':>11}CPU ms per page: crawl process {1000 * r['cpu_s'] / r['pages']:.2f} · stage worker "
+                  f"{1000 * r['worker_cpu_s'] / r['pages']:.2f} · mock server {1000 * r['server_cpu_s'] / r['pages']:.2f}")
         print(f"full / bare = {full['pages_per_s'] / bare['pages_per_s']:.2f} by wall clock (target ≥ 0.90), "
               f"{full['pages_per_cpu_s'] / bare['pages_per_cpu_s']:.2f} by CPU time")
         print("load average (1, 5, 15 min) before {:.2f} {:.2f} {:.2f}, after {:.2f} {:.2f} {:.2f} on {} cores".format(
