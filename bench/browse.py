@@ -13,7 +13,7 @@ COLD (the figure that counts): for each kind of page, 12 URLs never requested be
 each, as a visitor typing new filters and searches sees them; the median, p90 and max per kind:
 
 - the listing filtered by one city; by city + work mode + minimum monthly pay;
-- the listing of one skill (``skills__arraycontains=``, where the skills facet and the skill links lead);
+- the listing of one skill (``_skill=``, where the skills facet and the skill links lead);
 - searches: two-character and longer Chinese terms, English words, Chinese + English;
 - the ``postings`` table filtered by one category, and searched;
 - posting pages.
@@ -292,7 +292,7 @@ COLD_PAGES = {
     "filtered (city, work mode, pay ≥)": [
         f"/jobs/jobs?city={c}&work_mode={m}&salary__gte={p}"
         for c, m, p in zip(_CITIES, itertools.cycle(["仅现场办公", "混合办公", "远程办公"]), itertools.cycle([20000, 30000, 45000, 60000]))],
-    "skill link (skills__arraycontains)": [f"/jobs/jobs?skills__arraycontains={s}" for s in _SKILLS],
+    "skill link (_skill, facet and cells)": [f"/jobs/jobs?_skill={s}" for s in _SKILLS],
     "search, Chinese": [f"/jobs/jobs?_search={t}" for t in _SEARCH_ZH],
     "search, English": [f"/jobs/jobs?_search={t}" for t in _SEARCH_EN],
     "search, Chinese + English": [f"/jobs/jobs?_search={t}" for t in _SEARCH_BOTH],

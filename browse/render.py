@@ -67,7 +67,7 @@ def safe_url(url: str | None) -> str | None:
 
 
 def listing_url(**filters: str) -> str:
-    """A link to the jobs listing with column filters, e.g. ``skills__arraycontains=CUDA``."""
+    """A link to the jobs listing with filters, e.g. ``city=上海`` or ``_skill=CUDA``."""
     return "/jobs/jobs?" + "&".join(f"{quote(k)}={quote(str(v), safe='')}" for k, v in filters.items())
 
 
@@ -121,7 +121,7 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
     for e in rec["skill_evidence"]:
         skill = skills.setdefault(e["skill"], {
             "name": e["skill"], "category": e["category"], "sections": [], "matched": [],
-            "listing": listing_url(skills__arraycontains=e["skill"]), "page": "/jobs/skills/" + tilde_encode(e["skill"])})
+            "listing": listing_url(_skill=e["skill"]), "page": "/jobs/skills/" + tilde_encode(e["skill"])})
         skill["sections"].append(e["section"])
         if e["matched"] not in skill["matched"]:
             skill["matched"].append(e["matched"])

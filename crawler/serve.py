@@ -4,7 +4,9 @@ The database is always served under the name ``jobs`` (``/jobs/jobs``, ``/jobs/p
 whatever its file is called, with the metadata of :mod:`browse.metadata`, the plugins of
 ``browse/plugins`` (search, posting page, cell rendering), ``browse/templates`` and
 ``browse/static`` (at ``/jobcrawl-static/``). Read-only and immutable by default: Datasette then
-opens the file with ``immutable=1`` and takes the table counts from :func:`inspect_data`.
+opens the file with ``immutable=1`` and takes the table counts from :func:`inspect_data`, query
+results are kept (:class:`ResultCache`) and the listings' facets are counted from an in-memory
+:class:`browse.facets.FacetIndex` loaded at start.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from datasette.app import Datasette
 from datasette.database import Database, QueryInterrupted, Results
 
+from browse.facets import FacetIndex
 from browse.metadata import DATABASE, STATIC_MOUNT, build_metadata
 
 BROWSE = Path(__file__).resolve().parents[1] / "browse"
@@ -86,16 +89,30 @@ class CachedDatabase(Database):
     """An immutable database whose query results come from a :class:`ResultCache`: the same SQL
     and parameters give the same rows for as long as the file is served, so a listing's facets or a
     popular search are computed once. A query that ran out of time fails at once under the same or a
-    smaller limit for a while, instead of spending the limit again on every page."""
+    smaller limit for a while, instead of spending the limit again on every page. ``facet_index``
+    counts the listings' facets (:mod:`browse.facets`)."""
 
-    def __init__(self, ds: Datasette, path: str, cache: ResultCache):
+    def __init__(self, ds: Datasette, path: str, cache: ResultCache, facet_index: FacetIndex | None = None):
         super().__init__(ds, path=path, is_mutable=False)
         self.cache = cache
+        self.facet_index = facet_index
+
+    def _key(self, sql, params, truncate=False, page_size=None) -> tuple:
+        frozen = tuple(sorted(params.items())) if isinstance(params, dict) else tuple(params or ())
+        return sql, frozen, truncate, page_size or self.ds.page_size
+
+    def remember_value(self, sql: str, params: dict, value: Any) -> None:
+        """Keep ``value`` as the one-row, one-column result of ``sql`` (a count known from an index
+        without running it: :func:`browse.filters.listing_filters`)."""
+        with sqlite3.connect(":memory:") as conn:
+            conn.row_factory = sqlite3.Row
+            cursor = conn.execute("SELECT ? AS value", (value,))
+            rows = cursor.fetchall()
+        self.cache.put(self._key(sql, params), Results(rows, False, cursor.description))
 
     async def execute(self, sql, params=None, truncate=False, custom_time_limit=None, page_size=None,
                       log_sql_errors=True):
-        frozen = tuple(sorted(params.items())) if isinstance(params, dict) else tuple(params or ())
-        key = (sql, frozen, truncate, page_size or self.ds.page_size)
+        key = self._key(sql, params, truncate, page_size)
         limit = min(custom_time_limit or self.ds.sql_time_limit_ms, self.ds.sql_time_limit_ms)
         hit = self.cache.get(key)
         if hit is not None:
@@ -161,16 +178,19 @@ def inspect_data(db_path: Path, conn: sqlite3.Connection, tables: list[str]) -> 
 
 
 def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dict[str, Any] | None = None,
-                   cache: ResultCache | None = None) -> Datasette:
+                   cache: ResultCache | None = None, facet_index: FacetIndex | None = None) -> Datasette:
     """A configured Datasette instance serving ``db_path`` as ``jobs`` (not started; tests use ``.client``).
 
-    Immutable unless ``writable``; an immutable file's query results go to ``cache`` (a new one by
-    default; pass one to share it between instances)."""
+    Immutable unless ``writable``; an immutable file's query results go to ``cache`` and its facets
+    are counted from ``facet_index`` (new ones by default, the index loaded from the file; pass them
+    to share them between instances)."""
     db_path = Path(db_path).resolve()
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
         found = schema(conn)
         views = _views(conn)
         inspected = None if writable else inspect_data(db_path, conn, [t for t in found if t not in views])
+        if not writable and facet_index is None:
+            facet_index = FacetIndex.load(conn)
     ds = Datasette(
         metadata=build_metadata(found, views),
         plugins_dir=str(BROWSE / "plugins"),
@@ -184,19 +204,19 @@ def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dic
     if writable:
         database = Database(ds, path=str(db_path), is_mutable=True)
     else:
-        database = CachedDatabase(ds, str(db_path), cache if cache is not None else ResultCache())
+        database = CachedDatabase(ds, str(db_path), cache if cache is not None else ResultCache(), facet_index)
     ds.add_database(database, name=DATABASE)
     return ds
 
 
-WARM_PAGES = ("/jobs/jobs",)
+WARM_PAGES = ("/jobs/jobs", "/jobs/postings")
 WARM_TIME_LIMIT_MS = 600_000
 
 
 async def warm(ds: Datasette) -> list[tuple[str, int, float]]:
-    """Request the front pages (the listing, the charts' queries) so their results are cached;
-    ``ds`` should be an instance with generous time limits sharing the served instance's cache
-    (at 500k postings the listing's skills facet alone takes minutes). Returns
+    """Request the front pages (the listing, the postings table, the charts' queries) so their
+    results are cached; ``ds`` should be an instance with generous time limits sharing the served
+    instance's cache (at 500k postings the charts' queries take seconds). Returns
     ``(path, status, seconds)`` per page; nothing for a writable (uncached) database."""
     if not isinstance(ds.get_database(DATABASE), CachedDatabase):
         return []
@@ -222,7 +242,7 @@ def warm_in_background(db_path: str | Path, ds: Datasette) -> threading.Thread |
     if not isinstance(database, CachedDatabase):
         return None
     limits = {"sql_time_limit_ms": WARM_TIME_LIMIT_MS, "facet_time_limit_ms": WARM_TIME_LIMIT_MS}
-    warmer = make_datasette(db_path, settings=limits, cache=database.cache)
+    warmer = make_datasette(db_path, settings=limits, cache=database.cache, facet_index=database.facet_index)
 
     def run() -> None:
         start = time.perf_counter()

@@ -22,6 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -270,7 +271,7 @@ def test_safe_url(url, shown):
 
 
 def test_listing_url_quotes_values():
-    assert listing_url(skills__arraycontains="C++") == "/jobs/jobs?skills__arraycontains=C%2B%2B"
+    assert listing_url(_skill="C++") == "/jobs/jobs?_skill=C%2B%2B"
     assert listing_url(city="北京", work_mode="远程办公") == "/jobs/jobs?city=%E5%8C%97%E4%BA%AC&work_mode=%E8%BF%9C%E7%A8%8B%E5%8A%9E%E5%85%AC"
 
 
@@ -357,6 +358,130 @@ def test_postings_table_sorts_by_score_with_the_same_facets(ds):
 def test_skill_facet_filter(ds):
     assert ids(ds, "/jobs/jobs?skills__arraycontains=Kafka") == [4]
     assert ids(ds, "/jobs/jobs?skills__arraycontains=CUDA&city=上海") == [3]
+
+
+def test_skill_filter_reads_posting_skills(ds):
+    assert ids(ds, "/jobs/jobs?_skill=Kafka") == [4]
+    assert ids(ds, "/jobs/jobs?_skill=CUDA&city=上海") == [3]
+    both = "/jobs/postings?{0}=CUDA&{0}=Python"
+    assert sorted(ids(ds, both.format("_skill"))) == sorted(ids(ds, both.format("skills__arraycontains"))) != []
+    data = get(ds, "/jobs/jobs.json?_skill=Kafka&_shape=objects").json()
+    assert data["human_description_en"] == 'where skill is "Kafka" sorted by score descending'
+    skills = {f["value"]: f for f in data["facet_results"]["skills"]["results"]}
+    assert skills["Kafka"]["selected"] and skills["Kafka"]["count"] == 1
+    assert "_skill" not in skills["Kafka"]["toggle_url"]
+    assert not skills["Java"]["selected"]
+    assert skills["Java"]["toggle_url"] == "http://localhost/jobs/jobs.json?_skill=Kafka&_shape=objects&_skill=Java"
+    # the filter Datasette's own array facet links to marks a value selected too
+    data = get(ds, "/jobs/jobs.json?skills__arraycontains=Kafka&_shape=objects").json()
+    kafka = next(f for f in data["facet_results"]["skills"]["results"] if f["value"] == "Kafka")
+    assert kafka["selected"] and "Kafka" not in kafka["toggle_url"]
+
+
+FACET_PAGES = ["/jobs/jobs", "/jobs/jobs?city=苏州", "/jobs/jobs?_search=算子", "/jobs/postings?_search=CUDA&_facet=seniority",
+               "/jobs/jobs?_skill=CUDA&_facet_size=2", "/jobs/postings?work_mode=仅现场办公&_facet_array=tags",
+               "/jobs/jobs?_search=nothing-matches", "/jobs/postings?_facet=city&city=北京"]
+
+
+def _facets(ds, path: str) -> dict:
+    base, _, query = path.partition("?")
+    data = get(ds, f"{base}.json?_shape=objects&{query}").json()
+    return {name: {**facet, "results": [{k: v for k, v in r.items() if name != "skills" or k != "toggle_url"} for r in facet["results"]]}
+            for name, facet in data["facet_results"].items()}
+
+
+@pytest.mark.parametrize("path", FACET_PAGES)
+def test_indexed_facets_equal_datasettes_own(ds, browse_db, path):
+    """The served (immutable) instance counts facets from its FacetIndex; a writable one runs
+    Datasette's facet queries. Same facets, values, counts, order, truncation and links (the skills
+    values link to _skill instead of skills__arraycontains)."""
+    assert ds.get_database("jobs").facet_index is not None
+    assert _facets(ds, path) == _facets(make_datasette(browse_db, writable=True), path)
+
+
+def test_facet_index_counts(browse_db):
+    from browse.facets import FacetIndex
+
+    with sqlite3.connect(browse_db) as conn:
+        index = FacetIndex.load(conn)
+        every = index.ids(conn, "select id from postings", {})
+        assert sorted(every.tolist()) == [1, 2, 3, 4, 5]
+        assert index.ids(conn, "select id from postings where city = :c", {"c": "苏州"}).tolist() == [2, 5]
+    assert index.counts("city", every, 2) == [("苏州", 2), ("上海", 1)]
+    assert index.counts("city", every[:0], 5) == []
+    assert index.counts("skills", every, 3) == [("C", 4), ("C++", 4), ("CUDA", 4)]
+    assert index.counts("skills", np.array([4]), 50) == sorted(
+        [(s, 1) for s in json.loads(sqlite3.connect(browse_db).execute("SELECT skills FROM postings WHERE id = 4").fetchone()[0])])
+
+
+@pytest.mark.parametrize("gather_limit", [0, 10**9], ids=["bitsets", "one-by-one"])
+@pytest.mark.parametrize("popcount", ["numpy", "bytes"])
+def test_array_tally_counts_each_posting_once(monkeypatch, gather_limit, popcount):
+    from browse.facets import CodedArray
+
+    holders = [np.arange(0, 1000, 2), np.array([5]), np.array([7, 900]), np.array([], dtype=np.int64)]
+    array = CodedArray(["even", "five", "pair", "none"], holders, 1000)
+    assert array.dense == [0] and sorted(array.sparse) == [1, 2, 3]
+    monkeypatch.setattr(CodedArray, "GATHER_LIMIT", gather_limit)
+    if popcount == "bytes":
+        monkeypatch.delattr(np, "bitwise_count", raising=False)
+    for ids in (np.arange(1000), np.array([5, 6, 7, 8]), np.array([], dtype=np.int64), np.arange(0, 1000, 3)):
+        chosen = set(ids.tolist())
+        assert array.tally(ids).tolist() == [len(chosen & set(h.tolist())) for h in holders]
+
+
+def test_facets_whose_rows_ran_out_of_time_are_named(browse_db, monkeypatch):
+    from browse.facets import FacetIndex
+
+    def interrupted(self, conn, sql, params):
+        raise sqlite3.OperationalError("interrupted")
+
+    monkeypatch.setattr(FacetIndex, "ids", interrupted)
+    ds = make_datasette(browse_db)
+    page = get(ds, "/jobs/jobs?_facet=seniority&work_mode=仅现场办公").text  # a column filter: the ids need a query
+    assert "These facets timed out: city, company, category, work_mode, score_level, skills" in page
+    data = get(ds, "/jobs/jobs.json?_shape=objects&_facet=seniority&work_mode=仅现场办公").json()
+    assert list(data["facet_results"]) == ["seniority"]  # not indexed: Datasette's own query
+    assert list(get(ds, "/jobs/jobs.json?_shape=objects&_search=CUDA").json()["facet_results"]) == [
+        "city", "company", "category", "work_mode", "score_level", "skills"]  # search only: no query
+
+
+@pytest.mark.parametrize("ratio, form", [(25, "+id in ("), (1, "id in (")], ids=["many-matches-scan", "few-matches-seek"])
+def test_search_and_skill_filters_scan_or_seek(browse_db, monkeypatch, ratio, form):
+    import browse.filters
+
+    monkeypatch.setattr(browse.filters, "SCAN_RATIO", ratio)
+    for ds, written in ((make_datasette(browse_db), form), (make_datasette(browse_db, writable=True), "id in (")):
+        for path, found in (("_search=kafka", [4]), ("_skill=Kafka", [4]), ("_search=CUDA&_skill=C%2B%2B", [1, 2, 3, 5])):
+            data = get(ds, f"/jobs/jobs.json?_shape=objects&{path}").json()
+            assert sorted(r["id"] for r in data["rows"]) == found
+            sql = data["query"]["sql"]
+            assert sql.count(written) == path.count("=") and (written == "+id in (" or "+id" not in sql), sql
+
+
+@pytest.mark.parametrize("path", ["/jobs/jobs?_search=CUDA", "/jobs/postings?_skill=CUDA&_search=算子", "/jobs/jobs?_skill=Kafka",
+                                  "/jobs/jobs?_search=nothing-matches", "/jobs/jobs?_search=CUDA&city=苏州"])
+def test_the_count_of_a_search_or_skill_page_comes_from_the_indexes(browse_db, sqlite_runs, path):
+    base, _, query = path.partition("?")
+    json_path = f"{base}.json?_shape=objects&{query}"
+    expected = get(make_datasette(browse_db, writable=True), json_path).json()["filtered_table_rows_count"]
+    sqlite_runs.clear()
+    assert get(make_datasette(browse_db), json_path).json()["filtered_table_rows_count"] == expected
+    counted = [sql for sql in sqlite_runs if sql.startswith("select count(*)")]
+    assert counted == ([] if "city" not in path else counted[:1]) and ("city" not in path or counted)
+
+
+@pytest.mark.parametrize("path, index", [
+    pytest.param("/jobs/jobs?_search=CUDA", "COVERING INDEX idx_postings_id", id="search"),
+    pytest.param("/jobs/postings?_skill=CUDA", "COVERING INDEX idx_posting_skills_skill_posting_id", id="skill"),
+])
+def test_counts_read_narrow_indexes(ds, browse_db, sqlite_runs, path, index):
+    get(make_datasette(browse_db, writable=True), path)
+    count = next(sql for sql in sqlite_runs if sql.startswith("select count(*)"))
+    with sqlite3.connect(browse_db) as conn:
+        conn.create_function("escape_fts", 1, fts.fts_query)
+        plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {count}", {"search": "CUDA", "skill0": "CUDA"}))
+    assert index in plan
 
 
 @pytest.mark.parametrize("search, found", [
@@ -485,7 +610,7 @@ def test_posting_page_reads_as_a_posting(ds):
     assert page.count('<section class="jd-section') == 4
     assert "<li>薪资信号: 市场水准 (35K-50K/月)</li>" in page
     assert "<strong>薪资福利</strong> 70 中等" in page
-    assert '<a href="/jobs/jobs?skills__arraycontains=CUDA">CUDA</a>' in page
+    assert '<a href="/jobs/jobs?_skill=CUDA">CUDA</a>' in page
     assert '<a class="skill-page" href="/jobs/skills/CUDA"' in page
     assert '<a class="source-url" href="https://careers.example.com/jobs/6" rel="noopener noreferrer nofollow">' in page
     assert 'Duplicate cluster <a href="/jobs/clusters/1">#1</a>' in page
@@ -502,7 +627,7 @@ def test_posting_page_of_the_agency_copy_names_the_original(ds):
 def test_listing_links_postings_and_skills(ds):
     page = get(ds, "/jobs/jobs").text
     assert '<a href="/jobs/postings/4">4</a>' in page
-    assert '<a class="skill" href="/jobs/jobs?skills__arraycontains=Kafka">Kafka</a>' in page
+    assert '<a class="skill" href="/jobs/jobs?_skill=Kafka">Kafka</a>' in page
     assert '<span class="salary">20–30K</span>' in page
     assert " … +16</span>" in page  # posting 2 has 24 skills, 8 shown
 
@@ -717,7 +842,7 @@ def test_warm_computes_the_listing_and_the_charts(browse_db):
     ds = make_datasette(browse_db)
     done = asyncio.run(warm(ds))
     assert [(path, status) for path, status, _ in done] == [
-        ("/jobs/jobs", 200), ("/jobs.json", 200), ("/jobs.json", 200), ("/jobs.json", 200)]
+        ("/jobs/jobs", 200), ("/jobs/postings", 200), ("/jobs.json", 200), ("/jobs.json", 200), ("/jobs.json", 200)]
     assert len(ds.get_database("jobs").cache.results) > 8
 
 

@@ -1,8 +1,11 @@
 """Datasette plugin of the jobs database: Chinese-aware search, readable cells, the posting page.
 
+- Facets of ``jobs`` and ``postings`` are counted from the in-memory :class:`browse.facets.FacetIndex`
+  of an immutable file (the column and array facet classes are replaced by its subclasses).
+- ``?_search=`` and ``?_skill=`` on ``jobs`` and ``postings`` are :mod:`browse.filters`.
 - ``escape_fts`` is replaced by :func:`crawler.db.fts.fts_query` on every connection, so the search
-  box of ``jobs`` and ``postings`` (``fts_table: postings_seg``) segments the query the way the
-  index was segmented: ``算子`` and ``CUDA`` both match.
+  box of ``jobs`` and ``postings`` (``postings_seg``) segments the query the way the index was
+  segmented: ``算子`` and ``CUDA`` both match.
 - Cells: ``salary`` as ``30–50K ×14``, the listing's ``id`` as a link to the posting page,
   ``skills`` as links to the listing filtered by each skill.
 - The posting page (``row-jobs-postings.html``) gets its sections, insights, evaluations with
@@ -19,6 +22,8 @@ import json
 from datasette import hookimpl
 from markupsafe import Markup, escape
 
+from browse.facets import replace_facet_classes
+from browse.filters import listing_filters
 from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import listing_url, posting_page, salary_label
 from crawler.db.fts import fts_query
@@ -33,6 +38,18 @@ def prepare_connection(conn):
     conn.create_function("escape_fts", 1, fts_query, deterministic=True)
 
 
+@hookimpl(hookwrapper=True)
+def register_facet_classes():
+    outcome = yield
+    outcome.force_result([replace_facet_classes(classes) for classes in outcome.get_result()])
+
+
+@hookimpl(trylast=True)
+def filters_from_request(request, database, table, datasette):
+    # trylast: its search box context replaces Datasette's (which finds no fts_table for these tables)
+    return listing_filters(request, database, table, datasette) if database == DATABASE else None
+
+
 def _skill_links(value: str) -> Markup | None:
     try:
         skills = json.loads(value)
@@ -41,10 +58,10 @@ def _skill_links(value: str) -> Markup | None:
     if not isinstance(skills, list):
         return None
     names = [s for s in skills if isinstance(s, str)]
-    links = [Markup('<a class="skill" href="{}">{}</a>').format(listing_url(skills__arraycontains=s), s)
-             for s in names[:SKILLS_SHOWN]]
-    more = Markup(" … +{}").format(len(names) - SKILLS_SHOWN) if len(names) > SKILLS_SHOWN else ""
-    return Markup('<span class="skills">{}{}</span>').format(Markup(", ").join(links), more)
+    # escape() and joins: Markup.format costs a third of a listing page's rendering here
+    links = ", ".join(f'<a class="skill" href="{escape(listing_url(_skill=s))}">{escape(s)}</a>' for s in names[:SKILLS_SHOWN])
+    more = f" … +{len(names) - SKILLS_SHOWN}" if len(names) > SKILLS_SHOWN else ""
+    return Markup(f'<span class="skills">{links}{more}</span>')
 
 
 @hookimpl

@@ -451,3 +451,13 @@ def m008_browse_listing_indexes(db: sqlite_utils.Database) -> None:
     """Indexes for the listing's usual filters: a city or category sorted by score; city, work mode and pay."""
     for cols in (["city", "score"], ["category", "score"], ["city", "work_mode", "salary_monthly_max"]):
         db["postings"].create_index(cols, if_not_exists=True)
+
+
+@migrations()
+def m009_browse_counts(db: sqlite_utils.Database) -> None:
+    """Indexes for the listings' counts and facets (browse/facets.py): ``postings(id)``, a narrow index
+    of the ids that a search's count seeks instead of the wide rows, and ``posting_skills(skill,
+    posting_id)`` for the ``_skill`` filter, which replaces ``posting_skills(skill)``."""
+    db["postings"].create_index(["id"], if_not_exists=True)
+    db["posting_skills"].create_index(["skill", "posting_id"], if_not_exists=True)
+    db.execute("DROP INDEX IF EXISTS idx_posting_skills_skill")

@@ -1,0 +1,338 @@
+"""Facets of the postings listings counted from an in-memory index of the immutable database.
+
+Datasette counts each facet with a query of its own over the page's rows (``select city, count(*)
+from (<the page's SQL>) group by city``; the skills array facet with ``json_each`` over every row
+and a ``distinct`` over all its columns): six queries that each evaluate the page's filter or search
+again and read every matching posting. At 500,000 postings a search that matches 120,000 of them
+took seconds, and the skills facet ran out of time.
+
+For a database served immutable, :class:`FacetIndex` holds the facet columns of every posting once,
+as integer codes (one per posting and column; for ``skills``, the codes of each posting's skills,
+and a bitset per frequent skill). A page's ids come from :func:`browse.filters.own_ids` when only
+``_search`` and ``_skill`` select its rows, else from one query (``select group_concat(id) from
+(<the page's SQL>)``, under ``facet_time_limit_ms``), and every facet is counted from the arrays.
+The counts, their order (count descending, then value), truncation and toggle links are
+Datasette's; the skills facet links to the ``_skill`` filter (:mod:`browse.filters`), which an index
+answers, instead of ``skills__arraycontains``, which reads every posting's JSON.
+
+Other tables and columns, writable databases and the rows of a page whose SQL has no ``id`` get
+Datasette's own facet queries.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from datasette.database import QueryInterrupted
+from datasette.facets import ArrayFacet, ColumnFacet
+from datasette.utils import path_with_added_args, path_with_removed_args, sqlite_timelimit
+
+from browse.filters import SKILL_PARAM, TABLES, id_array, own_ids
+
+COLUMNS = ("city", "company", "category", "work_mode", "score_level")
+ARRAY = "skills"
+_IDS_KEY = "jobcrawl.facet_ids"
+
+
+def _order(value: Any) -> tuple:
+    """SQLite's order of values: numbers before text before blobs."""
+    return (0, value, "") if isinstance(value, (int, float)) else (1, 0, value) if isinstance(value, str) else (2, 0, value)
+
+
+@dataclass
+class Coded:
+    """One column: ``values[codes[id]]`` is the value of posting ``id`` (-1: null or no posting)."""
+
+    values: list[Any]
+    codes: np.ndarray
+
+
+class CodedArray:
+    """An array column: ``items[starts[id]:starts[id + 1]]`` are the codes of posting ``id``'s
+    distinct values. A value that many postings hold also has a bitset over the ids (a row of
+    ``bits``), the others the list of their ids, so a page of many postings is counted in time that
+    does not grow with it."""
+
+    GATHER_LIMIT = 500_000  # up to this many items a page's values are counted one by one
+
+    def __init__(self, values: list[Any], holders: list[np.ndarray], size: int):
+        """``holders[code]``: the ids (unique, below ``size``) of the postings holding ``values[code]``."""
+        self.values = values
+        self.code = {value: code for code, value in enumerate(values)}
+        owners = np.concatenate(holders) if holders else np.zeros(0, dtype=np.int64)
+        codes = np.repeat(np.arange(len(holders), dtype=np.int32), [len(h) for h in holders])
+        self.items = codes[np.argsort(owners, kind="stable")]
+        self.starts = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owners, minlength=size), out=self.starts[1:])
+        words = (size + 63) // 64
+        self.dense, rows, self.sparse = [], [], {}
+        for code, ids in enumerate(holders):
+            if len(ids) * 32 >= size:  # a bitset is smaller than the list of ids
+                mask = np.zeros(words * 64, dtype=bool)
+                mask[ids] = True
+                rows.append(np.packbits(mask, bitorder="little").view(np.uint64))
+                self.dense.append(code)
+            else:
+                self.sparse[code] = ids
+        self.bits = np.array(rows, dtype=np.uint64).reshape(len(rows), words)
+
+    def holders(self, value: Any) -> np.ndarray:
+        """The ids of the postings holding ``value``."""
+        code = self.code.get(value)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        if code in self.sparse:
+            return self.sparse[code]
+        bits = np.unpackbits(self.bits[self.dense.index(code)].view(np.uint8), bitorder="little")
+        return np.flatnonzero(bits)
+
+    def tally(self, ids: np.ndarray) -> np.ndarray:
+        """How many of the postings ``ids`` hold each value (by code)."""
+        lo = self.starts[ids]
+        lengths = self.starts[ids + 1] - lo
+        total = int(lengths.sum())
+        if total <= self.GATHER_LIMIT:
+            at = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+            return np.bincount(self.items[at], minlength=len(self.values))
+        mask = np.zeros(self.bits.shape[1] * 64, dtype=bool)
+        mask[ids] = True
+        packed = np.packbits(mask, bitorder="little").view(np.uint64)
+        tally = np.zeros(len(self.values), dtype=np.int64)
+        both = np.empty(self.bits.shape[1], dtype=np.uint64)
+        for code, row in zip(self.dense, self.bits):
+            tally[code] = _popcount(np.bitwise_and(row, packed, out=both))
+        for code, owners in self.sparse.items():
+            tally[code] = np.count_nonzero(mask[owners])
+        return tally
+
+
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
+def _popcount(words: np.ndarray) -> int:
+    """Set bits in ``words`` (uint64)."""
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return int(np.bitwise_count(words).sum())
+    return int(_BYTE_BITS[words.view(np.uint8)].sum())
+
+
+class FacetIndex:
+    """The facet columns of every posting of a database, in memory (a few bytes a posting and value)."""
+
+    MEMO = 2000  # counted facets kept (the file does not change while it is served)
+
+    def __init__(self, columns: dict[str, Coded], array: CodedArray, present: np.ndarray, seconds: float = 0.0):
+        """``present[id]``: whether posting ``id`` exists."""
+        self.columns, self.array, self.present, self.seconds = columns, array, present, seconds
+        self.size, self.postings = len(present), int(present.sum())
+        self._memo: OrderedDict[tuple, list[tuple[Any, int]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection) -> FacetIndex:
+        """Read the ``postings`` columns of :data:`COLUMNS` and the skills of every posting, each as
+        one query grouped by value in SQLite (through the indexes of m001, m006 and m009). A posting's
+        skills are read from ``posting_skills``, which holds the skills of its ``skills`` column
+        (one tagging writes both), as the ``_skill`` filter does."""
+        start = time.perf_counter()
+        size = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM postings").fetchone()[0]
+        present = np.zeros(size, dtype=bool)
+        present[id_array(conn.execute("SELECT group_concat(id) FROM postings").fetchone()[0])] = True
+        columns = {}
+        for column in COLUMNS:
+            codes = np.full(size, -1, dtype=np.int32)
+            values = []
+            groups = conn.execute(f"SELECT [{column}], group_concat(id) FROM postings WHERE [{column}] IS NOT NULL GROUP BY [{column}]")
+            for value, ids in groups:
+                codes[id_array(ids)] = len(values)
+                values.append(value)
+            columns[column] = Coded(values, codes)
+        values, holders = [], []
+        for value, ids in conn.execute("SELECT skill, group_concat(posting_id) FROM posting_skills GROUP BY skill"):
+            found = np.unique(id_array(ids))  # once per posting, whatever the sections it was found in
+            values.append(value)
+            holders.append(found[(found >= 0) & (found < size)])
+        array = CodedArray(values, holders, size)
+        return cls(columns, array, present, time.perf_counter() - start)
+
+    def ids(self, conn: sqlite3.Connection, sql: str, params: Any) -> np.ndarray:
+        """The ids of the rows ``sql`` selects (it must have an ``id`` column)."""
+        found = conn.execute(f"SELECT group_concat(id) FROM ({sql})", params or {}).fetchone()[0]
+        ids = id_array(found)
+        return ids[(ids >= 0) & (ids < self.size)]
+
+    def holders(self, skill: str) -> np.ndarray:
+        """The ids of the postings with ``skill``."""
+        return self.array.holders(skill)
+
+    def remembered(self, key: tuple) -> list[tuple[Any, int]] | None:
+        with self._lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+            return self._memo.get(key)
+
+    def remember(self, key: tuple, rows: list[tuple[Any, int]]) -> None:
+        with self._lock:
+            self._memo[key] = rows
+            while len(self._memo) > self.MEMO:
+                self._memo.popitem(last=False)
+
+    def counts(self, column: str, ids: np.ndarray, limit: int) -> list[tuple[Any, int]]:
+        """``(value, count)`` of ``column`` over the postings ``ids``: the first ``limit`` by count
+        descending, then value (Datasette's facet order)."""
+        if column == ARRAY:
+            tally, values = self.array.tally(ids), self.array.values
+        else:
+            coded, values = self.columns[column].codes[ids], self.columns[column].values
+            tally = np.bincount(coded[coded >= 0], minlength=len(values))
+        found = np.flatnonzero(tally)
+        # The facet shows the largest counts: sort only those that can make the cut.
+        if len(found) > limit:
+            cut = np.partition(tally[found], len(found) - limit)[len(found) - limit]
+            found = found[tally[found] >= cut]
+        ranked = sorted(((values[i], int(tally[i])) for i in found), key=lambda vc: (-vc[1], _order(vc[0])))
+        return ranked[:limit]
+
+
+class _IndexedFacet:
+    """Mixin of the indexed facet classes: which configs the index answers, the page's ids (read
+    once per page and shared by both facet classes), and Datasette's queries for the others."""
+
+    _only: list | None = None
+
+    def get_configs(self):
+        return self._only if self._only is not None else super().get_configs()
+
+    def _index(self) -> FacetIndex | None:
+        db = self.ds.get_database(self.database)
+        return getattr(db, "facet_index", None) if self.table in TABLES else None
+
+    @staticmethod
+    def _column(config) -> str:
+        return config["config"].get("column") or config["config"]["simple"]
+
+    def _page_key(self) -> tuple:
+        return self.sql, json.dumps(self.params, sort_keys=True, default=str)
+
+    async def _page_ids(self, index: FacetIndex) -> np.ndarray:
+        """The ids of the page's rows: from the index and the search index when only ``_search`` and
+        ``_skill`` select them, else one query."""
+        memo = self.request.scope.setdefault(_IDS_KEY, {})
+        key = self._page_key()
+        if key not in memo:
+            memo[key] = await own_ids(self.ds, self.database, self.request)
+        if memo[key] is None:
+            # the limit Datasette gives a facet query
+            limit = min(self.ds.setting("facet_time_limit_ms") or math.inf, self.ds.setting("sql_time_limit_ms"))
+
+            def read(conn):
+                with sqlite_timelimit(conn, limit):
+                    return index.ids(conn, self.sql, self.params)
+
+            try:
+                memo[key] = await self.ds.get_database(self.database).execute_fn(read)
+            except sqlite3.OperationalError as error:
+                memo[key] = error
+        if isinstance(memo[key], sqlite3.OperationalError):
+            if "interrupted" in str(memo[key]):
+                raise QueryInterrupted(memo[key], self.sql, self.params)
+            raise memo[key]
+        return memo[key]
+
+    def _result(self, column: str, source: str, rows: list[tuple[Any, int]], size: int, param: str,
+                also: str | None = None, labels: dict | None = None) -> dict:
+        """A facet as Datasette shows it; ``param`` filters by a value (``also``: an equivalent
+        filter that marks a value selected too)."""
+        pairs = self.get_querystring_pairs()
+        values = []
+        for value, count in rows[:size]:
+            names = [n for n in (param, also) if n and (n, str(value)) in pairs]
+            if names:
+                toggle = path_with_removed_args(self.request, {n: str(value) for n in names})
+            else:
+                toggle = path_with_added_args(self.request, {param: value})
+            values.append({
+                "value": value, "label": (labels or {}).get((column, value), value), "count": count,
+                "toggle_url": self.ds.absolute_url(self.request, self.ds.urls.path(toggle)), "selected": bool(names),
+            })
+        remove = {"_facet" if self.type == "column" else f"_facet_{self.type}": column}
+        return {"name": column, "type": self.type, "hideable": source != "metadata",
+                "toggle_url": self.ds.urls.path(path_with_removed_args(self.request, remove)),
+                "results": values, "truncated": len(rows) > size}
+
+    async def _datasettes(self, config) -> tuple[list, list]:
+        """Datasette's own facet query for one config: its results and timed-out columns."""
+        self._only = [config]
+        try:
+            return await super().facet_results()
+        finally:
+            self._only = None
+
+    async def facet_results(self):
+        index = self._index()
+        configs = self.get_configs()
+        if index is None or not any(self._indexed(self._column(c)) for c in configs):
+            return await super().facet_results()
+        size = self.get_facet_size()
+        results, timed_out = [], []
+        for config in configs:  # one result per config, in order, as Datasette gives them
+            column = self._column(config)
+            if self._indexed(column):
+                key = (*self._page_key(), column, size + 1)
+                rows = index.remembered(key)
+                if rows is None:
+                    try:
+                        rows = index.counts(column, await self._page_ids(index), size + 1)
+                    except QueryInterrupted:
+                        timed_out.append(column)
+                        continue
+                    except sqlite3.OperationalError:  # e.g. a page whose SQL has no id column
+                        pass
+                    else:
+                        index.remember(key, rows)
+                if rows is not None:
+                    results.append(await self._facet(column, config["source"], rows, size))
+                    continue
+            theirs, late = await self._datasettes(config)
+            results.extend(theirs)
+            timed_out.extend(late)
+        return results, timed_out
+
+
+class IndexedColumnFacet(_IndexedFacet, ColumnFacet):
+    """Datasette's column facet, counted from the :class:`FacetIndex` for :data:`COLUMNS`."""
+
+    @staticmethod
+    def _indexed(column: str) -> bool:
+        return column in COLUMNS
+
+    async def _facet(self, column, source, rows, size):
+        labels = await self.ds.expand_foreign_keys(self.database, self.table, column, [v for v, _ in rows[:size]])
+        param = f"{column}__exact" if column.startswith("_") else column
+        return self._result(column, source, rows, size, param, labels=labels)
+
+
+class IndexedArrayFacet(_IndexedFacet, ArrayFacet):
+    """Datasette's array facet, counted from the :class:`FacetIndex` for :data:`ARRAY`; its values
+    link to the ``_skill`` filter."""
+
+    @staticmethod
+    def _indexed(column: str) -> bool:
+        return column == ARRAY
+
+    async def _facet(self, column, source, rows, size):
+        return self._result(column, source, rows, size, SKILL_PARAM, also=f"{column}__arraycontains")
+
+
+def replace_facet_classes(classes: list[type]) -> list[type]:
+    """Datasette's facet classes with the column and array facets replaced by the indexed ones."""
+    swap = {ColumnFacet: IndexedColumnFacet, ArrayFacet: IndexedArrayFacet}
+    return [swap.get(c, c) for c in classes]

@@ -1,0 +1,127 @@
+"""The listings' own filters: ``?_search=`` (the segmented full-text index) and ``?_skill=``.
+
+Both select postings through a subquery of ids (``postings_seg`` rowids, ``posting_skills``), and
+how SQLite runs it decides the page's cost. Written ``id in (subquery)``, SQLite seeks every match
+in ``postings``: cheap for the count (the narrow ``postings(id)`` index), but the listing's page
+(``order by score desc limit 50``) then reads and sorts every matching row, and a ``postings`` row is
+wide: 0.6 s for the 155,000 matches of ``CUDA`` among 500,000 postings. Written ``+id in
+(subquery)``, the subquery is a set the rows are checked against: the page walks the score index
+and stops after 50 matches (a few ms), the count checks every posting (about 0.1 s at 500,000).
+:func:`listing_filters` writes the first for a few matches and the second for many (more than one
+posting in :data:`SCAN_RATIO`), the break-even measured at 500,000 postings.
+
+Datasette's own search (``fts_table`` in the metadata) always writes the first, so the metadata of
+``jobs`` and ``postings`` names no ``fts_table``; this module's filter shows the search box and
+reads ``_search`` as Datasette does (``escape_fts``, which the plugin replaces by
+:func:`crawler.db.fts.fts_query`).
+
+When a page is filtered by nothing but these two, :func:`own_ids` gives its ids from the search
+index and the in-memory :class:`browse.facets.FacetIndex`, so its facets need no query of their own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from datasette.database import QueryInterrupted
+from datasette.filters import FilterArguments
+from datasette.utils import escape_sqlite, sqlite3, sqlite_timelimit
+
+TABLES = ("jobs", "postings")  # the listing view and its table: the same rows, the same ids
+SEARCH_PARAM, SKILL_PARAM = "_search", "_skill"
+SCAN_RATIO = 25  # more matches than postings / SCAN_RATIO: check every posting instead of seeking the matches
+# Query string arguments that do not select rows (Datasette's table page); any other one does.
+PRESENTATION = {"_facet", "_facet_array", "_facet_date", "_facet_size", "_size", "_sort", "_sort_desc", "_col", "_nocol",
+                "_labels", "_label", "_shape", "_json", "_nl", "_trace", "_nofacet", "_nocount", "_nosuggest",
+                "_timelimit", "_extra", "_stream", "_dl", "_context", "_header", "_searchmode"}
+_SEARCH_IDS, _OWN_IDS = "jobcrawl.search_ids", "jobcrawl.own_ids"
+
+
+def id_array(text: str | None) -> np.ndarray:
+    """``group_concat`` of integers as an array."""
+    return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, dtype=np.int64)
+
+
+async def search_ids(datasette, database: str, request) -> np.ndarray:
+    """The rowids (posting ids) ``?_search=`` matches in ``postings_seg``, read once per request."""
+    scope = request.scope.setdefault(_SEARCH_IDS, {})
+    search = request.args.get(SEARCH_PARAM, "")
+    if search not in scope:
+        limit = datasette.setting("sql_time_limit_ms")
+
+        def read(conn):
+            with sqlite_timelimit(conn, limit):
+                return conn.execute("SELECT group_concat(rowid) FROM postings_seg WHERE postings_seg MATCH escape_fts(?)",
+                                    (search,)).fetchone()[0]
+
+        try:
+            scope[search] = id_array(await datasette.get_database(database).execute_fn(read))
+        except sqlite3.OperationalError as error:
+            if "interrupted" in str(error):
+                raise QueryInterrupted(error, "postings_seg MATCH", {"search": search}) from error
+            raise
+    return scope[search]
+
+
+def _index(datasette, database: str):
+    return getattr(datasette.get_database(database), "facet_index", None)
+
+
+def _in(column: str, subquery: str, matches: int, index) -> str:
+    """``column in (subquery)``, written for checking every posting when the matches are many."""
+    scan = index is not None and matches * SCAN_RATIO > index.postings
+    return f"{'+' if scan else ''}{column} in ({subquery})"
+
+
+async def listing_filters(request, database: str, table: str, datasette) -> FilterArguments | None:
+    """``?_search=`` and ``?_skill=`` (repeatable: every skill) on ``jobs`` and ``postings``. Without
+    a FacetIndex (a writable database) the matches are not counted: always the seeking form.
+
+    When nothing else selects the page's rows, their count is known (:func:`own_ids`): it is kept as
+    the result of the count query Datasette runs next (``CachedDatabase.remember_value``), which is
+    then not run."""
+    if table not in TABLES:
+        return None
+    index = _index(datasette, database)
+    clauses, params, described = [], {}, []
+    search = request.args.get(SEARCH_PARAM, "")
+    if search:
+        matches = len(await search_ids(datasette, database, request)) if index is not None else 0
+        clauses.append(_in("id", "select rowid from postings_seg where postings_seg match escape_fts(:search)", matches, index))
+        params["search"] = search
+        described.append(f'search matches "{search}"')
+    for i, skill in enumerate(s for s in request.args.getlist(SKILL_PARAM) if s):
+        matches = len(index.holders(skill)) if index is not None else 0
+        clauses.append(_in("id", f"select posting_id from posting_skills where skill = :skill{i}", matches, index))
+        params[f"skill{i}"] = skill
+        described.append(f'skill is "{skill}"')
+    db = datasette.get_database(database)
+    if clauses and hasattr(db, "remember_value"):
+        ids = await own_ids(datasette, database, request)
+        if ids is not None:  # Datasette's count query of this page (views/table.py: count_sql)
+            db.remember_value(f"select count(*) from {escape_sqlite(table)} where {' and '.join(clauses)} ", params, len(ids))
+    return FilterArguments(clauses, params, described, {"supports_search": True, "search": search})
+
+
+async def own_ids(datasette, database: str, request) -> np.ndarray | None:
+    """The ids of the page's rows when nothing but ``_search`` and ``_skill`` selects them (and
+    the database has a FacetIndex); None otherwise. Computed once per request."""
+    if _OWN_IDS not in request.scope:
+        request.scope[_OWN_IDS] = await _own_ids(datasette, database, request)
+    return request.scope[_OWN_IDS]
+
+
+async def _own_ids(datasette, database: str, request) -> np.ndarray | None:
+    index = _index(datasette, database)
+    if index is None or any(key not in PRESENTATION | {SEARCH_PARAM, SKILL_PARAM} for key in request.args):
+        return None
+    chosen = index.present.copy()
+    if request.args.get(SEARCH_PARAM):
+        found = np.zeros_like(chosen)
+        ids = await search_ids(datasette, database, request)
+        found[ids[(ids >= 0) & (ids < len(found))]] = True
+        chosen &= found
+    for skill in (s for s in request.args.getlist(SKILL_PARAM) if s):
+        found = np.zeros_like(chosen)
+        found[index.holders(skill)] = True
+        chosen &= found
+    return np.flatnonzero(chosen)
