@@ -124,17 +124,37 @@ def _popcount(words: np.ndarray) -> int:
     return int(_BYTE_BITS[words.view(np.uint8)].sum())
 
 
-class FacetIndex:
-    """The facet columns of every posting of a database, in memory (a few bytes a posting and value)."""
+class Lru:
+    """A thread-safe map that keeps its ``size`` most recently used entries."""
 
-    MEMO = 2000  # counted facets kept (the file does not change while it is served)
+    def __init__(self, size: int):
+        self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+class FacetIndex:
+    """The facet columns of every posting of a database, in memory (a few bytes a posting and value).
+
+    The file does not change while it is served: ``facets`` keeps counted facets (page SQL and
+    parameters, column, size → rows) and ``searches`` the ids a search matched, for the pages that
+    narrow it."""
 
     def __init__(self, columns: dict[str, Coded], array: CodedArray, present: np.ndarray, seconds: float = 0.0):
         """``present[id]``: whether posting ``id`` exists."""
         self.columns, self.array, self.present, self.seconds = columns, array, present, seconds
         self.size, self.postings = len(present), int(present.sum())
-        self._memo: OrderedDict[tuple, list[tuple[Any, int]]] = OrderedDict()
-        self._lock = threading.Lock()
+        self.facets, self.searches = Lru(2000), Lru(16)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> FacetIndex:
@@ -172,18 +192,6 @@ class FacetIndex:
     def holders(self, skill: str) -> np.ndarray:
         """The ids of the postings with ``skill``."""
         return self.array.holders(skill)
-
-    def remembered(self, key: tuple) -> list[tuple[Any, int]] | None:
-        with self._lock:
-            if key in self._memo:
-                self._memo.move_to_end(key)
-            return self._memo.get(key)
-
-    def remember(self, key: tuple, rows: list[tuple[Any, int]]) -> None:
-        with self._lock:
-            self._memo[key] = rows
-            while len(self._memo) > self.MEMO:
-                self._memo.popitem(last=False)
 
     def counts(self, column: str, ids: np.ndarray, limit: int) -> list[tuple[Any, int]]:
         """``(value, count)`` of ``column`` over the postings ``ids``: the first ``limit`` by count
@@ -287,7 +295,7 @@ class _IndexedFacet:
             column = self._column(config)
             if self._indexed(column):
                 key = (*self._page_key(), column, size + 1)
-                rows = index.remembered(key)
+                rows = index.facets.get(key)
                 if rows is None:
                     try:
                         rows = index.counts(column, await self._page_ids(index), size + 1)
@@ -297,7 +305,7 @@ class _IndexedFacet:
                     except sqlite3.OperationalError:  # e.g. a page whose SQL has no id column
                         pass
                     else:
-                        index.remember(key, rows)
+                        index.facets.put(key, rows)
                 if rows is not None:
                     results.append(await self._facet(column, config["source"], rows, size))
                     continue

@@ -33,7 +33,7 @@ SCAN_RATIO = 25  # more matches than postings / SCAN_RATIO: check every posting 
 PRESENTATION = {"_facet", "_facet_array", "_facet_date", "_facet_size", "_size", "_sort", "_sort_desc", "_col", "_nocol",
                 "_labels", "_label", "_shape", "_json", "_nl", "_trace", "_nofacet", "_nocount", "_nosuggest",
                 "_timelimit", "_extra", "_stream", "_dl", "_context", "_header", "_searchmode"}
-_SEARCH_IDS, _OWN_IDS = "jobcrawl.search_ids", "jobcrawl.own_ids"
+_OWN_IDS = "jobcrawl.own_ids"
 
 
 def id_array(text: str | None) -> np.ndarray:
@@ -41,11 +41,12 @@ def id_array(text: str | None) -> np.ndarray:
     return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, dtype=np.int64)
 
 
-async def search_ids(datasette, database: str, request) -> np.ndarray:
-    """The rowids (posting ids) ``?_search=`` matches in ``postings_seg``, read once per request."""
-    scope = request.scope.setdefault(_SEARCH_IDS, {})
+async def search_ids(datasette, database: str, request, index) -> np.ndarray:
+    """The rowids (posting ids) ``?_search=`` matches in ``postings_seg``; ``index`` (a FacetIndex)
+    keeps them for the next pages of the same search (narrowed by a facet, the next page)."""
     search = request.args.get(SEARCH_PARAM, "")
-    if search not in scope:
+    ids = index.searches.get(search)
+    if ids is None:
         limit = datasette.setting("sql_time_limit_ms")
 
         def read(conn):
@@ -54,12 +55,13 @@ async def search_ids(datasette, database: str, request) -> np.ndarray:
                                     (search,)).fetchone()[0]
 
         try:
-            scope[search] = id_array(await datasette.get_database(database).execute_fn(read))
+            ids = id_array(await datasette.get_database(database).execute_fn(read))
         except sqlite3.OperationalError as error:
             if "interrupted" in str(error):
                 raise QueryInterrupted(error, "postings_seg MATCH", {"search": search}) from error
             raise
-    return scope[search]
+        index.searches.put(search, ids)
+    return ids
 
 
 def _index(datasette, database: str):
@@ -85,7 +87,7 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
     clauses, params, described = [], {}, []
     search = request.args.get(SEARCH_PARAM, "")
     if search:
-        matches = len(await search_ids(datasette, database, request)) if index is not None else 0
+        matches = len(await search_ids(datasette, database, request, index)) if index is not None else 0
         clauses.append(_in("id", "select rowid from postings_seg where postings_seg match escape_fts(:search)", matches, index))
         params["search"] = search
         described.append(f'search matches "{search}"')
@@ -117,7 +119,7 @@ async def _own_ids(datasette, database: str, request) -> np.ndarray | None:
     chosen = index.present.copy()
     if request.args.get(SEARCH_PARAM):
         found = np.zeros_like(chosen)
-        ids = await search_ids(datasette, database, request)
+        ids = await search_ids(datasette, database, request, index)
         found[ids[(ids >= 0) & (ids < len(found))]] = True
         chosen &= found
     for skill in (s for s in request.args.getlist(SKILL_PARAM) if s):
