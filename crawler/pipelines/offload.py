@@ -6,7 +6,7 @@ machines jobcrawl is measured on, the engine and the spider's parsing keep one c
 stages listed in ``JOBCRAWL_STAGE_PIPELINES`` run in a worker process on the other: this pipeline
 hands them the items in small batches and returns at once: a sender thread pickles each batch
 onto the pipe, so the engine never waits on the pipe while the worker starts (about 2 s of imports)
-or catches up, until ``SEND_QUEUE`` batches are waiting. The stage pipelines are the ordinary
+or catches up, until ``SEND_QUEUE`` batches are waiting (a bound on the memory they hold). The stage pipelines are the ordinary
 pipeline classes, built by their own ``from_crawler`` in the worker; their stats come back when the
 spider closes and are added to the crawl's.
 
@@ -32,7 +32,7 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 SEND_EVERY = 64  # items per message to the worker
-SEND_QUEUE = 64  # batches waiting to be sent (about 4,000 items) before process_item waits
+SEND_QUEUE = 16  # batches waiting to be sent (about 1,000 items, ~2 s of crawling) before process_item waits
 
 
 class DictStats:
