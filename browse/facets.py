@@ -24,9 +24,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +34,7 @@ from datasette.facets import ArrayFacet, ColumnFacet
 from datasette.utils import path_with_added_args, path_with_removed_args, sqlite_timelimit
 
 from browse.filters import SKILL_PARAM, TABLES, id_array, own_ids
+from browse.lru import Lru
 
 COLUMNS = ("city", "company", "category", "work_mode", "score_level")
 ARRAY = "skills"
@@ -122,25 +121,6 @@ def _popcount(words: np.ndarray) -> int:
     if hasattr(np, "bitwise_count"):  # numpy >= 2.0
         return int(np.bitwise_count(words).sum())
     return int(_BYTE_BITS[words.view(np.uint8)].sum())
-
-
-class Lru:
-    """A thread-safe map that keeps its ``size`` most recently used entries."""
-
-    def __init__(self, size: int):
-        self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-            return self._items.get(key)
-
-    def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
 
 
 class FacetIndex:

@@ -17,7 +17,6 @@ import sys
 import threading
 import sqlite3
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from datasette.app import Datasette
 from datasette.database import Database, QueryInterrupted, Results
 
 from browse.facets import FacetIndex
+from browse.lru import Lru
 from browse.metadata import DATABASE, STATIC_MOUNT, build_metadata
 
 BROWSE = Path(__file__).resolve().parents[1] / "browse"
@@ -50,18 +50,13 @@ class ResultCache:
 
     def __init__(self, *, max_rows: int = 200_000, max_result_rows: int = 2_000, timeout_ttl: float = 300):
         self.max_rows, self.max_result_rows, self.timeout_ttl = max_rows, max_result_rows, timeout_ttl
-        self.results: OrderedDict[tuple, Results] = OrderedDict()
+        self.results = Lru(max_rows, weight=lambda results: len(results.rows) + 1)
         self.timeouts: dict[tuple, tuple[float, int]] = {}
-        self._rows = 0
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> Results | None:
-        with self._lock:
-            hit = self.results.get(key)
-            if hit is not None:
-                self.results.move_to_end(key)
-                return Results(list(hit.rows), hit.truncated, hit.description)
-        return None
+        hit = self.results.get(key)
+        return None if hit is None else Results(list(hit.rows), hit.truncated, hit.description)
 
     def timed_out(self, key: tuple, limit: int) -> bool:
         """True when the query ran out of time under this limit or a larger one, lately."""
@@ -70,15 +65,8 @@ class ResultCache:
         return time.monotonic() < until and limit <= under
 
     def put(self, key: tuple, results: Results) -> None:
-        if len(results.rows) > self.max_result_rows:
-            return
-        with self._lock:
-            if key not in self.results:
-                self._rows += len(results.rows) + 1
-            self.results[key] = results
-            while self._rows > self.max_rows:
-                _, old = self.results.popitem(last=False)
-                self._rows -= len(old.rows) + 1
+        if len(results.rows) <= self.max_result_rows:
+            self.results.put(key, results)
 
     def put_timeout(self, key: tuple, limit: int) -> None:
         with self._lock:

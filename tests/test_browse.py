@@ -889,3 +889,17 @@ def test_market_stats_query(scored_ds):
         ("人工智能", "CNY", 2, None), ("算法优化工程师", "CNY", 2, None), ("后端开发", "CNY", 1, None)]
     assert pick(rows(ds, "/jobs/market_stats?key=苏州"), "scope", "key", "n") == [
         ("city+category", "苏州 · 算法优化工程师", 2), ("city+category_open", "苏州 · 算法优化工程师", 2)]
+
+
+def test_lru_evicts_the_least_recently_used_by_weight():
+    from browse.lru import Lru
+
+    cache = Lru(5, weight=len)
+    cache.put("a", "xx")
+    cache.put("b", "xx")
+    assert cache.get("a") == "xx"  # now the most recent
+    cache.put("c", "xx")  # 6 > 5: "b" goes
+    assert (cache.get("b"), cache.get("a"), cache.get("c"), len(cache)) == (None, "xx", "xx", 2)
+    cache.put("a", "x")  # replacing an entry replaces its weight
+    cache.put("d", "xx")
+    assert sorted(k for k in "abcd" if cache.get(k)) == ["a", "c", "d"]

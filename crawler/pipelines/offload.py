@@ -6,9 +6,9 @@ machines jobcrawl is measured on, the engine and the spider's parsing keep one c
 stages listed in ``JOBCRAWL_STAGE_PIPELINES`` run in a worker process on the other: this pipeline
 hands them the items in small batches and returns at once: a sender thread pickles each batch
 onto the pipe, so the engine never waits on the pipe while the worker starts (about 2 s of imports)
-or catches up, until ``SEND_QUEUE`` batches are waiting (a bound on the memory they hold). The stage pipelines are the ordinary
-pipeline classes, built by their own ``from_crawler`` in the worker; their stats come back when the
-spider closes and are added to the crawl's.
+or catches up, until ``SEND_QUEUE`` batches are waiting (a bound on the memory they hold). The
+stage pipelines are the ordinary pipeline classes, built by their own ``from_crawler`` in the
+worker; their stats come back when the spider closes and are added to the crawl's.
 
 ``JOBCRAWL_STAGE_PROCESS = False`` runs the same stages inline, in the engine's thread (the CLI
 does so when it crawls more than two sources at once, one worker each would be too many).
