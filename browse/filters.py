@@ -32,7 +32,7 @@ SCAN_RATIO = 25  # more matches than postings / SCAN_RATIO: check every posting 
 # Query string arguments that do not select rows (Datasette's table page); any other one does.
 PRESENTATION = {"_facet", "_facet_array", "_facet_date", "_facet_size", "_size", "_sort", "_sort_desc", "_col", "_nocol",
                 "_labels", "_label", "_shape", "_json", "_nl", "_trace", "_nofacet", "_nocount", "_nosuggest",
-                "_timelimit", "_extra", "_stream", "_dl", "_context", "_header", "_searchmode"}
+                "_timelimit", "_extra", "_stream", "_dl", "_context", "_header", "_searchmode", "_columns"}
 _OWN_IDS = "jobcrawl.own_ids"
 
 

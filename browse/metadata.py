@@ -2,7 +2,8 @@
 
 ``metadata.yaml`` holds what is written by hand (titles, descriptions, facets, sort, canned queries,
 charts). :func:`build_metadata` adds each column's description from the pydantic field
-descriptions (``crawler.db.schema.column_descriptions``, so they are written once), writes the SQL
+descriptions (``crawler.db.schema.column_descriptions``, so they are written once), keeps the
+``default_columns`` of a table page (:mod:`browse.columns`) the table has, writes the SQL
 of the salary percentile queries (``percentiles: {group, within}``), fills chart queries from the
 canned queries they name (``query_from``), and keeps only tables that exist.
 """
@@ -91,6 +92,8 @@ def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[s
         described.setdefault(table, {})["columns"] = {
             c: own.get(c) or fallback.get(c) for c in columns if own.get(c) or fallback.get(c)
         }
+        if "default_columns" in described[table]:  # of the columns the table has (?_col= of another is an error)
+            described[table]["default_columns"] = [c for c in described[table]["default_columns"] if c in columns]
     queries = db_meta.get("queries", {})
     for query in queries.values():
         spec = query.pop("percentiles", None)

@@ -355,6 +355,66 @@ def test_postings_table_sorts_by_score_with_the_same_facets(ds):
     assert sorted(data["facet_results"]) == ["category", "city", "company", "score_level", "skills", "work_mode"]
 
 
+def _header(page: str) -> list[str]:
+    return re.findall(r'<th [^>]*data-column="(\w+)"', page)
+
+
+def test_postings_page_shows_its_default_columns_and_all_on_request(ds, browse_db):
+    default = build_metadata()["databases"]["jobs"]["tables"]["postings"]["default_columns"]
+    with sqlite3.connect(browse_db) as conn:
+        every = schema(conn)["postings"]
+    assert len(default) == 18 and set(default) < set(every)
+    page = get(ds, "/jobs/postings?city=苏州").text
+    assert _header(page) == ["id", *default]
+    assert '<p class="column-choice">19 of 88 columns' in page
+    assert 'href="/jobs/postings?city=%E8%8B%8F%E5%B7%9E&amp;_columns=all">all columns</a>' in page
+    # the page's links carry the columns as if the visitor had picked them
+    assert "city=%E8%8B%8F%E5%B7%9E&amp;_col=title&amp;_col=company&amp;" in page
+    everything = get(ds, "/jobs/postings?city=苏州&_columns=all").text
+    assert _header(everything) == every
+    assert '<p class="column-choice">All 88 columns' in everything
+    assert 'href="/jobs/postings?city=%E8%8B%8F%E5%B7%9E">the default columns</a>' in everything
+    assert _header(get(ds, "/jobs/postings?_col=title&_col=score").text) == ["id", "title", "score"]
+    assert _header(get(ds, "/jobs/postings?_nocol=url&_nocol=source").text) == ["id", *default[:-2]]
+    # the JSON and CSV of the table keep every column; other tables have no default columns
+    assert get(ds, "/jobs/postings.json?_size=1").json()["columns"] == every
+    assert get(ds, "/jobs/postings.csv?_size=1").text.split("\r\n")[0] == ",".join(every)
+    assert len(_header(get(ds, "/jobs/jobs").text)) == 24
+
+
+def test_default_columns_are_added_once_and_only_where_none_are_picked():
+    from browse.columns import with_default_columns
+
+    assert with_default_columns(b"", ["title", "a b"]) == b"_col=title&_col=a%20b"
+    assert with_default_columns(b"city=%E5%8C%97", ["title"]) == b"city=%E5%8C%97&_col=title"
+    assert with_default_columns(b"_nocol=url", ["title", "url"]) == b"_nocol=url&_col=title&_col=url"
+    for picked in (b"_col=score", b"city=x&_columns=all"):
+        assert with_default_columns(picked, ["title"]) == picked
+
+
+def test_table_cells_are_written_as_datasettes_template_writes_them(ds, browse_db):
+    """browse/columns.py cells_html against the cell of Datasette's own _table.html, on every column
+    of every posting (the hostile one too)."""
+    import datasette
+    from datasette.views.table import display_columns_and_rows
+
+    from browse.columns import cells_html
+
+    theirs = (Path(datasette.__file__).parent / "templates" / "_table.html").read_text(encoding="utf-8")
+    cell = re.search(r"\{% for cell in row %\}\s*(<td .*?</td>)\s*\{% endfor %\}", theirs).group(1)
+    template = ds.jinja_env.from_string("{% for cell in row %}" + cell + "{% endfor %}")
+
+    async def both():
+        results = await ds.get_database("jobs").execute("select * from postings order by id")
+        _, display_rows = await display_columns_and_rows(ds, "jobs", "postings", results.description, results.rows,
+                                                         link_column=True, truncate_cells=2048)
+        return [(await template.render_async(row=row), str(cells_html(row))) for row in display_rows]
+
+    pairs = asyncio.run(both())
+    assert len(pairs) == 5 and all(expected == got for expected, got in pairs)
+    assert any("&lt;script&gt;window.__jobcrawl_pwned=1" in got for _, got in pairs)
+
+
 def test_skill_facet_filter(ds):
     assert ids(ds, "/jobs/jobs?skills__arraycontains=Kafka") == [4]
     assert ids(ds, "/jobs/jobs?skills__arraycontains=CUDA&city=上海") == [3]
@@ -632,7 +692,7 @@ def test_listing_links_postings_and_skills(ds):
     assert " … +16</span>" in page  # posting 2 has 24 skills, 8 shown
 
 
-HOSTILE_PAGES = ["/jobs/postings/5", "/jobs/jobs", "/jobs/postings", "/jobs/jobs?_search=pwned", "/jobs/best_postings",
+HOSTILE_PAGES = ["/jobs/postings/5", "/jobs/jobs", "/jobs/postings", "/jobs/postings?_columns=all", "/jobs/jobs?_search=pwned", "/jobs/best_postings",
                  "/jobs/company_activity", "/jobs/sections?posting_id=5", "/jobs/postings?_facet=company"]
 
 

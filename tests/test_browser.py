@@ -145,6 +145,32 @@ def test_listing_search_and_facets(browser, server):
     _checked_page(browser, server, "search.png")
 
 
+def test_postings_table_columns(browser, server):
+    """The postings table shows its default columns; the column menu hides one, and its "Show all
+    columns" shows all of them (not the default columns again)."""
+    from selenium.webdriver.common.by import By
+
+    def header():
+        return [th.get_attribute("data-column") for th in browser.find_elements(By.CSS_SELECTOR, ".rows-and-columns th")]
+
+    def menu(column, item):
+        browser.find_element(By.CSS_SELECTOR, f'th[data-column="{column}"] .dropdown-menu-icon').click()
+        link = browser.find_element(By.CSS_SELECTOR, f".dropdown-menu a.{item}")
+        _wait_for(browser, lambda d: link.is_displayed())
+        link.click()
+
+    _open(browser, server + "/jobs/postings?city=苏州")
+    assert header()[:4] == ["id", "title", "company", "city"] and len(header()) == 19
+    _checked_page(browser, server, "postings-table.png")
+    menu("company", "dropdown-hide-column")
+    _wait_for(browser, lambda d: "_nocol=company" in d.current_url)
+    assert header()[:4] == ["id", "title", "city", "category"] and len(header()) == 18
+    menu("title", "dropdown-show-all-columns")
+    _wait_for(browser, lambda d: "_columns=all" in d.current_url)
+    assert len(header()) == 88 and "description" in header()
+    _checked_page(browser, server, "postings-table-all.png")
+
+
 def test_posting_page(browser, server):
     from selenium.webdriver.common.by import By
 

@@ -8,6 +8,8 @@
   segmented: ``算子`` and ``CUDA`` both match.
 - Cells: ``salary`` as ``30–50K ×14``, the listing's ``id`` as a link to the posting page,
   ``skills`` as links to the listing filtered by each skill.
+- Table pages: the default columns of ``postings`` (``?_columns=all`` for every one) and the rows'
+  cells written in one pass (``_table.html``), :mod:`browse.columns`.
 - The posting page (``row-jobs-postings.html``) gets its sections, insights, evaluations with
   evidence, skills, cluster and versions from :func:`browse.render.posting_page`.
 
@@ -18,10 +20,12 @@ in the templates.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from datasette import hookimpl
 from markupsafe import Markup, escape
 
+from browse import columns
 from browse.facets import replace_facet_classes
 from browse.filters import listing_filters
 from browse.metadata import DATABASE, STATIC_MOUNT
@@ -51,6 +55,12 @@ def filters_from_request(request, database, table, datasette):
     return listing_filters(request, database, table, datasette) if database == DATABASE else None
 
 
+@lru_cache(maxsize=8192)  # the taxonomy's few hundred skills, and what old rows hold
+def _skill_link(skill: str) -> str:
+    # escape() and f-strings: Markup.format costs a third of a listing page's rendering here
+    return f'<a class="skill" href="{escape(listing_url(_skill=skill))}">{escape(skill)}</a>'
+
+
 def _skill_links(value: str) -> Markup | None:
     try:
         skills = json.loads(value)
@@ -59,8 +69,7 @@ def _skill_links(value: str) -> Markup | None:
     if not isinstance(skills, list):
         return None
     names = [s for s in skills if isinstance(s, str)]
-    # escape() and joins: Markup.format costs a third of a listing page's rendering here
-    links = ", ".join(f'<a class="skill" href="{escape(listing_url(_skill=s))}">{escape(s)}</a>' for s in names[:SKILLS_SHOWN])
+    links = ", ".join(map(_skill_link, names[:SKILLS_SHOWN]))
     more = f" … +{len(names) - SKILLS_SHOWN}" if len(names) > SKILLS_SHOWN else ""
     return Markup(f'<span class="skills">{links}{more}</span>')
 
@@ -68,7 +77,7 @@ def _skill_links(value: str) -> Markup | None:
 @hookimpl
 def render_cell(row, value, column, table, database, datasette):
     if database != DATABASE or column not in RENDERED:
-        return None  # most cells: return before anything costs (a postings page has 1,760)
+        return None  # most cells: return before anything costs (a listing page has 1,200)
     keys = row.keys()
     if column == "salary" and "salary_monthly_min" in keys:
         label = salary_label(dict(zip(keys, row)))
@@ -94,6 +103,16 @@ def extra_template_vars(template, database, table, view_name, request, datasette
         return {"posting": await db.execute_fn(lambda conn: posting_page(conn, posting_id))}
 
     return posting
+
+
+@hookimpl
+def prepare_jinja2_environment(env):
+    columns.register(env)
+
+
+@hookimpl
+def asgi_wrapper(datasette):
+    return lambda app: columns.wrap(app, datasette)
 
 
 @hookimpl
