@@ -12,6 +12,7 @@ results are kept (:class:`ResultCache`) and the listings' facets are counted fro
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import sys
 import threading
@@ -116,6 +117,21 @@ class CachedDatabase(Database):
         return Results(list(results.rows), results.truncated, results.description)
 
 
+class JobsDatasette(Datasette):
+    """Datasette that looks each plugin's configuration up once per database and table: the
+    metadata does not change once the instance is made, and datasette-render-markdown (installed
+    with datasette-dashboards) asks for its configuration on every text cell of a table page,
+    each time merging the whole metadata."""
+
+    def plugin_config(self, plugin_name, database=None, table=None, fallback=True):
+        memo = self.__dict__.setdefault("_plugin_configs", {})
+        key = (plugin_name, database, table, fallback)
+        if key not in memo:
+            memo[key] = super().plugin_config(plugin_name, database=database, table=table, fallback=fallback)
+        config = memo[key]
+        return None if config is None else copy.deepcopy(config)
+
+
 def prepare(db_path: str | Path) -> tuple[int, bool]:
     """Apply pending migrations, bring the segmented search index level (:func:`crawler.db.fts.sync`)
     and checkpoint the write-ahead log into the file: an immutable open never reads the log.
@@ -179,7 +195,7 @@ def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dic
         inspected = None if writable else inspect_data(db_path, conn, [t for t in found if t not in views])
         if not writable and facet_index is None:
             facet_index = FacetIndex.load(conn)
-    ds = Datasette(
+    ds = JobsDatasette(
         metadata=build_metadata(found, views),
         plugins_dir=str(BROWSE / "plugins"),
         template_dir=str(BROWSE / "templates"),

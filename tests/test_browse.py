@@ -318,6 +318,14 @@ def test_charts_run_the_canned_queries():
     assert charts["top-skills"]["query"] == f"select * from ({queries['top_skills']['sql']}) limit 25"
 
 
+def test_plugin_configuration_is_the_metadatas_and_handed_out_as_a_copy(ds):
+    dashboards = ds.plugin_config("datasette-dashboards")
+    assert dashboards == build_metadata()["plugins"]["datasette-dashboards"]
+    dashboards["market"]["title"] = "changed"
+    assert ds.plugin_config("datasette-dashboards")["market"]["title"] == "Job market"
+    assert ds.plugin_config("datasette-render-markdown", database="jobs", table="postings") is None
+
+
 # --------------------------------------------------------------------------- pages
 
 
