@@ -10,6 +10,12 @@ and stops after 50 matches (a few ms), the count checks every posting (about 0.1
 :func:`listing_filters` writes the first for a few matches and the second for many (more than one
 posting in :data:`SCAN_RATIO`), the break-even measured at 500,000 postings.
 
+When nothing else selects the rows (:func:`own_ids`), the count is known and the facets are counted
+from the indexes: the page's query is the only one with the clause, and when it reads in score
+order the walk along the score index wins from about 500 matches (:data:`PAGE_SCAN_RATIO`): at
+500,000 postings, 14 ms against 99 ms seeking for the 8,683 matches of ``感知 PyTorch``, 10 ms
+against 188 ms for ``感知`` (10,879); 84 to 96 ms against 2 to 9 ms for 1 to 5 matches.
+
 Datasette's own search (``fts_table`` in the metadata) always writes the first, so the metadata of
 ``jobs`` and ``postings`` names no ``fts_table``; this module's filter shows the search box and
 reads ``_search`` as Datasette does (``escape_fts``, which the plugin replaces by
@@ -29,6 +35,8 @@ from datasette.utils import escape_sqlite, sqlite3, sqlite_timelimit
 TABLES = ("jobs", "postings")  # the listing view and its table: the same rows, the same ids
 SEARCH_PARAM, SKILL_PARAM = "_search", "_skill"
 SCAN_RATIO = 25  # more matches than postings / SCAN_RATIO: check every posting instead of seeking the matches
+PAGE_SCAN_RATIO = 1000  # the same when the page's query is the only one and reads in score order
+SCORE = "score"  # the listings' sort (metadata sort_desc), along idx_postings_score
 # Query string arguments that do not select rows (Datasette's table page); any other one does.
 PRESENTATION = {"_facet", "_facet_array", "_facet_date", "_facet_size", "_size", "_sort", "_sort_desc", "_col", "_nocol",
                 "_labels", "_label", "_shape", "_json", "_nl", "_trace", "_nofacet", "_nocount", "_nosuggest",
@@ -68,10 +76,15 @@ def _index(datasette, database: str):
     return getattr(datasette.get_database(database), "facet_index", None)
 
 
-def _in(column: str, subquery: str, matches: int, index) -> str:
-    """``column in (subquery)``, written for checking every posting when the matches are many."""
-    scan = index is not None and matches * SCAN_RATIO > index.postings
+def _in(column: str, subquery: str, matches: int, index, ratio: int) -> str:
+    """``column in (subquery)``, written for checking every posting when the matches are many (more
+    than one posting in ``ratio``)."""
+    scan = index is not None and matches * ratio > index.postings
     return f"{'+' if scan else ''}{column} in ({subquery})"
+
+
+def _in_score_order(request) -> bool:
+    return request.args.get("_sort", SCORE) == SCORE and request.args.get("_sort_desc", SCORE) == SCORE
 
 
 async def listing_filters(request, database: str, table: str, datasette) -> FilterArguments | None:
@@ -80,27 +93,28 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
 
     When nothing else selects the page's rows, their count is known (:func:`own_ids`): it is kept as
     the result of the count query Datasette runs next (``CachedDatabase.remember_value``), which is
-    then not run."""
+    then not run, and the clauses are written for the page's query alone (:data:`PAGE_SCAN_RATIO`)."""
     if table not in TABLES:
         return None
     index = _index(datasette, database)
-    clauses, params, described = [], {}, []
+    selects, params, described = [], {}, []  # (subquery, matches)
     search = request.args.get(SEARCH_PARAM, "")
     if search:
         matches = len(await search_ids(datasette, database, request, index)) if index is not None else 0
-        clauses.append(_in("id", "select rowid from postings_seg where postings_seg match escape_fts(:search)", matches, index))
+        selects.append(("select rowid from postings_seg where postings_seg match escape_fts(:search)", matches))
         params["search"] = search
         described.append(f'search matches "{search}"')
     for i, skill in enumerate(s for s in request.args.getlist(SKILL_PARAM) if s):
         matches = len(index.holders(skill)) if index is not None else 0
-        clauses.append(_in("id", f"select posting_id from posting_skills where skill = :skill{i}", matches, index))
+        selects.append((f"select posting_id from posting_skills where skill = :skill{i}", matches))
         params[f"skill{i}"] = skill
         described.append(f'skill is "{skill}"')
     db = datasette.get_database(database)
-    if clauses and hasattr(db, "remember_value"):
-        ids = await own_ids(datasette, database, request)
-        if ids is not None:  # Datasette's count query of this page (views/table.py: count_sql)
-            db.remember_value(f"select count(*) from {escape_sqlite(table)} where {' and '.join(clauses)} ", params, len(ids))
+    ids = await own_ids(datasette, database, request) if selects and hasattr(db, "remember_value") else None
+    ratio = PAGE_SCAN_RATIO if ids is not None and _in_score_order(request) else SCAN_RATIO
+    clauses = [_in("id", subquery, matches, index, ratio) for subquery, matches in selects]
+    if ids is not None:  # Datasette's count query of this page (views/table.py: count_sql)
+        db.remember_value(f"select count(*) from {escape_sqlite(table)} where {' and '.join(clauses)} ", params, len(ids))
     return FilterArguments(clauses, params, described, {"supports_search": True, "search": search})
 
 

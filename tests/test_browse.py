@@ -519,12 +519,32 @@ def test_search_and_skill_filters_scan_or_seek(browse_db, monkeypatch, ratio, fo
     import browse.filters
 
     monkeypatch.setattr(browse.filters, "SCAN_RATIO", ratio)
+    monkeypatch.setattr(browse.filters, "PAGE_SCAN_RATIO", ratio)
     for ds, written in ((make_datasette(browse_db), form), (make_datasette(browse_db, writable=True), "id in (")):
         for path, found in (("_search=kafka", [4]), ("_skill=Kafka", [4]), ("_search=CUDA&_skill=C%2B%2B", [1, 2, 3, 5])):
             data = get(ds, f"/jobs/jobs.json?_shape=objects&{path}").json()
             assert sorted(r["id"] for r in data["rows"]) == found
             sql = data["query"]["sql"]
             assert sql.count(written) == path.count("=") and (written == "+id in (" or "+id" not in sql), sql
+
+
+@pytest.mark.parametrize("path, form", [
+    pytest.param("_search=kafka", "+id in (", id="search-alone"),
+    pytest.param("_skill=Kafka&_sort_desc=score", "+id in (", id="skill-alone-in-score-order"),
+    pytest.param("_search=kafka&city=北京", "id in (", id="and-a-column-filter-the-count-runs"),
+    pytest.param("_search=kafka&_sort=title", "id in (", id="sorted-by-another-column"),
+])
+def test_a_page_whose_query_runs_alone_in_score_order_scans_from_fewer_matches(browse_db, monkeypatch, path, form):
+    """One match of five postings: seeking for SCAN_RATIO 1, scanning for PAGE_SCAN_RATIO 25 when
+    the page's query is the only one with the clause and reads in score order."""
+    import browse.filters
+
+    monkeypatch.setattr(browse.filters, "SCAN_RATIO", 1)
+    monkeypatch.setattr(browse.filters, "PAGE_SCAN_RATIO", 25)
+    data = get(make_datasette(browse_db), f"/jobs/jobs.json?_shape=objects&{path}").json()
+    assert [r["id"] for r in data["rows"]] == [4]
+    sql = data["query"]["sql"]
+    assert sql.count(form) == 1 and (form == "+id in (" or "+id" not in sql), sql
 
 
 @pytest.mark.parametrize("path", ["/jobs/jobs?_search=CUDA", "/jobs/postings?_skill=CUDA&_search=算子", "/jobs/jobs?_skill=Kafka",
