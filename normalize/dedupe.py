@@ -278,8 +278,16 @@ def _bullet_lines(lines: Iterable[str]) -> list[str]:
     return [line for line in squashed.split("\n") if line]
 
 
+@lru_cache(maxsize=1 << 14)
+def _bullet(line: str) -> tuple[str, ...]:
+    """:func:`_bullet_lines` of one bullet, cached: bullets recur across postings (reposts, company templates).
+    ``fold`` never acts across a line break, so bullet by bullet gives the lines of the whole list."""
+    return tuple(_bullet_lines([line]))
+
+
 def _content_lines(requirements: Sequence[str], responsibilities: Sequence[str], text: str | None) -> list[str]:
-    return _bullet_lines([*requirements, *responsibilities]) or _bullet_lines([text or ""])
+    lines = [part for line in (*requirements, *responsibilities) if line for part in _bullet(line)]
+    return lines or _bullet_lines([text or ""])
 
 
 def _fingerprint_of(company: str, title: str, city: str, lines: list[str]) -> str:
@@ -369,24 +377,50 @@ def shingle_hashes(text: str, k: int = SHINGLE_K) -> np.ndarray:
 
 
 def _line_hashes(lines: list[str], k: int = SHINGLE_K) -> np.ndarray:
-    if not lines:
-        return np.empty(0, dtype=np.uint32)
-    parts = [_rolling(line, k) for line in lines if len(line) < k]
-    joined = "\0".join(line for line in lines if len(line) >= k)
-    if joined:
-        codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    return _record_hashes([lines], k)[0]
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _record_hashes(line_lists: Sequence[Sequence[str]], k: int = SHINGLE_K) -> tuple[np.ndarray, np.ndarray]:
+    """The 32-bit shingle hashes of many records' content lines (may repeat) and the record index of each,
+    in record order: a rolling polynomial hash of the code points of every k-window of a line (of the whole
+    line when it is shorter), mixed and folded to 32 bits; one numpy pass over all the records' lines."""
+    long_lines: list[str] = []
+    long_owner: list[int] = []
+    short: list[int] = []
+    short_owner: list[int] = []
+    roll = int(_ROLL)
+    for i, lines in enumerate(line_lists):
+        for line in lines:
+            if len(line) >= k:
+                long_lines.append(line)
+                long_owner.append(i)
+            else:  # one window: the whole line
+                h = 0
+                for ch in line:
+                    h = (h * roll + ord(ch)) & _MASK64
+                short.append(h)
+                short_owner.append(i)
+    hashes = [np.asarray(short, dtype=np.uint64)]
+    owners = [np.asarray(short_owner, dtype=np.int64)]
+    if long_lines:
+        codes = np.frombuffer("\0".join(long_lines).encode("utf-32-le"), dtype=np.uint32)
         h = _rolling_codes(codes, k)
         breaks = np.concatenate([[0], np.cumsum(codes == 0)])
-        parts.append(h[breaks[k:] == breaks[:-k]])  # windows that do not cross a line break
-    h = np.concatenate(parts)
+        inside = breaks[k:] == breaks[:-k]  # windows that do not cross a line break
+        hashes.append(h[inside])
+        owners.append(np.asarray(long_owner, dtype=np.int64)[breaks[: len(h)][inside]])
+    h = np.concatenate(hashes)
+    owner = np.concatenate(owners)
+    if short and long_lines:
+        order = np.argsort(owner, kind="stable")
+        h, owner = h[order], owner[order]
     h ^= h >> np.uint64(31)
     h *= np.uint64(0x9E3779B97F4A7C15)
     h ^= h >> np.uint64(32)
-    return h.astype(np.uint32)  # may repeat: MinHash does not care, shingle_hashes makes them distinct
-
-
-def _rolling(line: str, k: int) -> np.ndarray:
-    return _rolling_codes(np.frombuffer(line.encode("utf-32-le"), dtype=np.uint32), min(k, len(line)))
+    return h.astype(np.uint32), owner
 
 
 def _rolling_codes(codes: np.ndarray, k: int) -> np.ndarray:
@@ -406,27 +440,54 @@ def signature(text: str) -> np.ndarray:
 
 
 def _minhash(hashes: np.ndarray) -> np.ndarray:
-    # datasketch's affine32 MinHash (MurmurHash3 fmix32 pre-mix, then a·h + b mod 2³² per permutation, its
-    # own permutation parameters), applied to the whole array at once: ``MinHash.update_batch`` first calls
-    # the hash function once per shingle in Python, which costs more than the rest of the work here.
-    # tests/test_dedupe.py checks the result is bit-identical to datasketch's.
-    if not len(hashes):
-        return np.full(NUM_PERM, _EMPTY, dtype=np.uint32)
+    return _minhashes(hashes, np.zeros(len(hashes), dtype=np.int64), 1)[0]
+
+
+_BLOCK = 8192
+"""Hashes per step of :func:`_minhashes` (a NUM_PERM × 8192 uint32 block: 4 MB)."""
+
+
+def _minhashes(hashes: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """MinHash signatures (n × ``NUM_PERM``) of many records' hashes at once; ``owner`` (sorted) gives each hash's
+    record; a record without hashes gets the empty signature (all ``2³² − 1``).
+
+    datasketch's affine32 MinHash (MurmurHash3 fmix32 pre-mix, then a·h + b mod 2³² per permutation, its own
+    permutation parameters), vectorized: ``MinHash.update_batch`` calls the hash function once per shingle in
+    Python. tests/test_dedupe.py checks the result is bit-identical to datasketch's.
+    """
+    out = np.full((n, NUM_PERM), _EMPTY, dtype=np.uint32)
     h = hashes.astype(np.uint32)
     h ^= h >> np.uint32(16)
     h *= np.uint32(0x85EBCA6B)
     h ^= h >> np.uint32(13)
     h *= np.uint32(0xC2B2AE35)
     h ^= h >> np.uint32(16)
-    return (h[:, None] * _PERM_A + _PERM_B).min(axis=0)
+    block = np.empty((NUM_PERM, min(_BLOCK, len(h))), dtype=np.uint32)  # permutation-major: contiguous minima
+    for s in range(0, len(h), _BLOCK):
+        part, who = h[s : s + _BLOCK], owner[s : s + _BLOCK]
+        b = block[:, : len(part)]
+        np.multiply(_PERM_A[:, None], part, out=b)
+        np.add(b, _PERM_B[:, None], out=b)
+        starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+        rec = who[starts]
+        out[rec] = np.minimum(out[rec], np.minimum.reduceat(b, starts, axis=1).T)
+    return out
 
 
-def signature_to_bytes(sig: np.ndarray) -> bytes:
-    """Serialize a signature in datasketch's LeanMinHash format, little-endian (525 bytes)."""
+def _lean_bytes(sig: np.ndarray) -> bytes:
     lean = LeanMinHash(seed=SEED, hashvalues=sig, scheme="affine32")
     buf = bytearray(lean.bytesize("<"))
     lean.serialize(buf, "<")
     return bytes(buf)
+
+
+_HEADER = _lean_bytes(np.full(NUM_PERM, _EMPTY, dtype=np.uint32))[: -4 * NUM_PERM]
+"""What every stored signature starts with (datasketch's seed, size and scheme fields)."""
+
+
+def signature_to_bytes(sig: np.ndarray) -> bytes:
+    """Serialize a signature in datasketch's LeanMinHash format, little-endian (525 bytes)."""
+    return _HEADER + np.asarray(sig, dtype="<u4").tobytes()
 
 
 def signature_from_bytes(data: bytes) -> np.ndarray:
@@ -531,10 +592,12 @@ class _BandIndex:
     _FLUSH = 2048  # rows kept in the dict before they become a sorted run
 
     def __init__(self) -> None:
-        self._runs: list[tuple[np.ndarray, np.ndarray]] = []  # (sorted band keys, row ids)
+        self._runs: list[tuple[np.ndarray, np.ndarray]] = []  # (sorted uint64 band keys, int32 row ids)
         self._recent: dict[int, int | list[int]] = {}  # a bare row until a second row shares the key
         self._recent_rows: list[int] = []
         self._recent_keys: list[np.ndarray] = []
+        self.generation = 0
+        """Changes whenever the runs do: :meth:`run_hits` computed before then are stale."""
 
     def bulk_load(self, rows: np.ndarray, keys: np.ndarray) -> None:
         """Add many rows at once (``keys``: rows × bands)."""
@@ -543,45 +606,65 @@ class _BandIndex:
 
     def _push_run(self, rows: np.ndarray, keys: np.ndarray) -> None:
         order = np.argsort(keys, kind="stable")
-        self._runs.append((keys[order], rows[order].astype(np.int64)))
+        self._runs.append((keys[order], rows[order].astype(np.int32)))
         while len(self._runs) >= 2 and len(self._runs[-2][0]) <= 2 * len(self._runs[-1][0]):
             (k2, r2), (k1, r1) = self._runs.pop(), self._runs.pop()
-            keys_m, rows_m = np.concatenate([k1, k2]), np.concatenate([r1, r2])
-            order = np.argsort(keys_m, kind="stable")
-            self._runs.append((keys_m[order], rows_m[order]))
+            # stable merge of two sorted runs, the older one's rows first among equal keys
+            at = np.searchsorted(k1, k2, "right")
+            self._runs.append((np.insert(k1, at, k2), np.insert(r1, at, r2)))
+            del k1, r1, k2, r2, at
+        self.generation += 1
 
-    def query(self, keys: np.ndarray) -> np.ndarray:
-        """Rows sharing at least one band key (sorted, unique)."""
-        parts: list[np.ndarray] = []
+    def run_hits(self, keys: np.ndarray) -> list[list[np.ndarray]]:
+        """For each row of ``keys`` (records × bands), the rows of the sorted runs sharing one of its band keys;
+        a huge bucket (a family of reposts) gives its most recent rows only (see Clusterer._near)."""
+        out: list[list[np.ndarray]] = [[] for _ in range(len(keys))]
+        flat = keys.ravel()
+        bands = keys.shape[1]
         for run_keys, run_rows in self._runs:
-            lo = np.searchsorted(run_keys, keys, "left")
-            hi = np.searchsorted(run_keys, keys, "right")
-            hit = hi > lo
-            # a huge bucket (a family of reposts) gives its most recent rows only; see Clusterer._near
-            parts.extend(run_rows[max(a, b - BUCKET_CAP):b] for a, b in zip(lo[hit].tolist(), hi[hit].tolist()))
-        recent = self._recent
+            lo = np.searchsorted(run_keys, flat, "left")
+            found = lo < len(run_keys)
+            found[found] = run_keys[lo[found]] == flat[found]
+            hit = np.flatnonzero(found)
+            if not len(hit):
+                continue
+            hi = np.searchsorted(run_keys, flat[hit], "right")
+            for i, a, b in zip((hit // bands).tolist(), lo[hit].tolist(), hi.tolist()):
+                out[i].append(run_rows[max(a, b - BUCKET_CAP):b])
+        return out
+
+    def query(self, keys: np.ndarray, run_hits: list[np.ndarray] | None = None) -> np.ndarray:
+        """Rows sharing at least one band key (sorted, unique); ``run_hits``: this record's :meth:`run_hits`,
+        when computed since the runs last changed."""
+        parts = list(self.run_hits(keys[None, :])[0] if run_hits is None else run_hits)
         extra: list[int] = []
-        for k in keys.tolist():
-            hit = recent.get(k)
+        for hit in map(self._recent.get, keys.tolist()):
+            if hit is None:
+                continue
             if isinstance(hit, int):
                 extra.append(hit)
-            elif hit is not None:
+            else:
                 extra.extend(hit[-BUCKET_CAP:])
         if extra:
             parts.append(np.asarray(extra, dtype=np.int64))
         if not parts:
             return np.empty(0, dtype=np.int64)
-        return np.unique(np.concatenate(parts))
+        return np.unique(np.concatenate(parts)).astype(np.int64, copy=False)
 
     def add(self, row: int, keys: np.ndarray) -> None:
-        for k in keys.tolist():
-            hit = self._recent.get(k)
-            if hit is None:
-                self._recent[k] = row
-            elif isinstance(hit, int):
-                self._recent[k] = [hit, row]
-            else:
-                hit.append(row)
+        recent, listed = self._recent, keys.tolist()
+        fresh = dict.fromkeys(listed, row)
+        if len(fresh) == len(listed) and not any(map(recent.__contains__, listed)):
+            recent.update(fresh)  # the common case: no key seen yet
+        else:
+            for k in listed:
+                hit = recent.get(k)
+                if hit is None:
+                    recent[k] = row
+                elif isinstance(hit, int):
+                    recent[k] = [hit, row]
+                else:
+                    hit.append(row)
         self._recent_rows.append(row)
         self._recent_keys.append(keys)
         if len(self._recent_rows) >= self._FLUSH:
@@ -696,25 +779,60 @@ class Clusterer:
 
     def add(self, record: Any) -> Assignment:
         """Match a record (``Record``, dict or object with its fields) against all earlier ones and add it."""
-        key = str(_field(record, "key"))
-        lines = _content_lines(_field(record, "requirements") or (), _field(record, "responsibilities") or (), _field(record, "text"))
-        company = normalize_company(_field(record, "company"))
-        title = normalize_title(_field(record, "title"))
-        city = normalize_city(_field(record, "city"))
-        meta = _Meta(company, title, city, _fingerprint_of(company, title, city, lines))
-        return self._add(key, _minhash(_line_hashes(lines)), meta)
+        return self.add_many([record])[0]
+
+    def add_many(self, records: Iterable[Any]) -> list[Assignment]:
+        """:meth:`add` each record in turn (the same assignments); their content, fingerprints and signatures
+        are computed for all of them at once, which costs much less per record."""
+        keys: list[str] = []
+        metas: list[_Meta] = []
+        contents: list[list[str]] = []
+        for record in records:
+            lines = _content_lines(_field(record, "requirements") or (), _field(record, "responsibilities") or (),
+                                   _field(record, "text"))
+            company = normalize_company(_field(record, "company"))
+            title = normalize_title(_field(record, "title"))
+            city = normalize_city(_field(record, "city"))
+            keys.append(str(_field(record, "key")))
+            metas.append(_Meta(company, title, city, _fingerprint_of(company, title, city, lines)))
+            contents.append(lines)
+        hashes, owner = _record_hashes(contents)
+        return self._add_all(keys, _minhashes(hashes, owner, len(keys)), metas)
 
     def add_signature(self, key: str, sig: np.ndarray, meta: Mapping[str, Any]) -> Assignment:
         """Match and add a record given its signature and normalized meta (as :meth:`meta` returns, without
         ``cluster_id``): for a storage layer that computed signatures earlier."""
-        return self._add(key, np.asarray(sig, dtype=np.uint32), _Meta.of(meta))
+        return self._add_all([key], np.asarray(sig, dtype=np.uint32)[None, :], [_Meta.of(meta)])[0]
 
-    def _add(self, key: str, sig: np.ndarray, meta: _Meta) -> Assignment:
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` records in all (saves growing the signature array, which copies it)."""
+        if rows > len(self._sigs):
+            grown = np.empty((rows, NUM_PERM), dtype=np.uint32)
+            grown[: len(self._keys)] = self._sigs[: len(self._keys)]
+            self._sigs = grown
+
+    _PREFETCH = 256  # records whose sorted-run lookups are done in one numpy pass
+
+    def _add_all(self, keys: list[str], sigs: np.ndarray, metas: list[_Meta]) -> list[Assignment]:
+        band_keys = _band_keys(sigs, self.bands, self.rows)
+        empty = (sigs == _EMPTY).all(axis=1).tolist()
+        index = self._index
+        out: list[Assignment] = []
+        hits: list[list[np.ndarray]] = []
+        first, generation = 0, -1
+        for i, key in enumerate(keys):
+            if index.generation != generation or i - first >= len(hits):
+                first, generation = i, index.generation
+                hits = index.run_hits(band_keys[i : i + self._PREFETCH])
+            out.append(self._add(key, sigs[i], metas[i], band_keys[i], empty[i], hits[i - first]))
+        return out
+
+    def _add(self, key: str, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, empty: bool,
+             run_hits: list[np.ndarray]) -> Assignment:
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
         exact = self._by_fp.get(meta.fingerprint) if meta.fingerprint else None
-        band_keys = _band_keys(sig[None, :], self.bands, self.rows)[0]
-        near = self._near(sig, meta, band_keys)
+        near = [] if empty else self._near(sig, meta, band_keys, run_hits)
         if exact is not None:
             result = Assignment(key, self._clusters[exact], "b", 1.0, self._keys[exact])
         elif near:
@@ -733,7 +851,7 @@ class Clusterer:
         if row == len(self._sigs):
             self._sigs = np.concatenate([self._sigs, np.empty_like(self._sigs)])
         self._sigs[row] = sig
-        if not _is_empty(sig):
+        if not empty:
             self._index.add(row, band_keys)
         return result
 
@@ -745,7 +863,8 @@ class Clusterer:
                 self._clusters[row] = survivor
             target.extend(rows)
 
-    def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray) -> list[tuple[tuple[bool, bool, float, int], int]]:
+    def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray,
+              run_hits: list[np.ndarray]) -> list[tuple[tuple[bool, bool, float, int], int]]:
         """Level (c) matches: ``((same company, same city, similarity, -row), row)`` for LSH candidates
         with estimated Jaccard ≥ threshold and an agreeing title.
 
@@ -754,9 +873,7 @@ class Clusterer:
         recent rows, and each cluster at most its ``CLUSTER_CAP`` most similar candidates — one
         agreeing member is enough to join a cluster.
         """
-        if _is_empty(sig):
-            return []
-        cand = self._index.query(band_keys)
+        cand = self._index.query(band_keys, run_hits)
         if not len(cand):
             return []
         sims = np.count_nonzero(self._sigs[cand] == sig, axis=1) / NUM_PERM
@@ -806,10 +923,9 @@ def _decode_many(blobs: list[bytes], capacity: int) -> np.ndarray:
     out = np.empty((capacity, NUM_PERM), dtype=np.uint32)
     if not blobs:
         return out
-    header = signature_to_bytes(np.full(NUM_PERM, _EMPTY, dtype=np.uint32))[: -4 * NUM_PERM]
-    size = len(header) + 4 * NUM_PERM
-    if all(len(b) == size and b.startswith(header) for b in blobs):
-        raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), size)[:, len(header):]
+    size = len(_HEADER) + 4 * NUM_PERM
+    if all(len(b) == size and b.startswith(_HEADER) for b in blobs):
+        raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), size)[:, len(_HEADER):]
         out[: len(blobs)] = raw.copy().view("<u4").reshape(len(blobs), NUM_PERM)
     else:
         for i, b in enumerate(blobs):

@@ -4,6 +4,7 @@ and the accuracy targets on the committed labeled set (fixtures/dedupe)."""
 from __future__ import annotations
 
 import importlib.util
+import random
 import re
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from datasketch import MinHash
 
 from normalize.dedupe import (
+    BUCKET_CAP,
     NUM_PERM,
     SEED,
     Assignment,
@@ -200,6 +202,12 @@ def test_signature_bytes_round_trip_and_pinned_prefix():
     data = signature_to_bytes(sig)
     assert len(data) == 525
     np.testing.assert_array_equal(signature_from_bytes(data), sig)
+    from datasketch import LeanMinHash
+
+    lean = LeanMinHash(seed=SEED, hashvalues=sig, scheme="affine32")
+    buf = bytearray(lean.bytesize("<"))
+    lean.serialize(buf, "<")
+    assert data == bytes(buf)
     # Pinned: stored signatures must stay valid across processes and releases.
     assert sig[:4].tolist() == PINNED_PREFIX
 
@@ -361,6 +369,38 @@ def test_from_signatures_restores_clusters_and_keeps_matching():
     assert (late.cluster_id, late.reason, late.matched_key) == (1, "c", "geely")
     assert rebuilt.add(_seed_record(MOMENTA, "momenta-repost")) == Assignment("momenta-repost", 2, "b", 1.0, "momenta")
     assert rebuilt.add(_seed_record(MOMENTA, "new-one", title="测试工程师", requirements=["熟悉自动化测试"])).cluster_id == 3
+
+
+def _template_corpus() -> list[Record]:
+    """Families bigger than BUCKET_CAP (three real JDs, a bullet or two dropped), other JDs, empty records."""
+    rng = random.Random(5)
+    bases = _load_accuracy_module().load_bases()
+    records = []
+    for i in range(400):
+        b = bases[rng.randrange(3)] if i % 10 else bases[rng.randrange(3, len(bases))]
+        req = [line for line in b["requirements"] if rng.random() > 0.15]
+        records.append(Record(key=f"r{i}", company=rng.choice((b["company"], "汇才人力")), title=b["title"],
+                              city=rng.choice(("北京", "上海", None)), requirements=req,
+                              responsibilities=b["responsibilities"]))
+    records += [Record(key=f"e{i}", title="x") for i in range(5)]
+    rng.shuffle(records)
+    return records
+
+
+def test_add_many_gives_the_assignments_of_add(monkeypatch):
+    from normalize import dedupe
+
+    monkeypatch.setattr(dedupe._BandIndex, "_FLUSH", 16)  # many sorted runs, merged while a batch is added
+    records = _template_corpus()
+    one = Clusterer()
+    expected = [one.add(r) for r in records]
+    assert max(len(rows) for rows in one.clusters().values()) > BUCKET_CAP
+    many = Clusterer()
+    assert [a for i in range(0, len(records), 70) for a in many.add_many(records[i : i + 70])] == expected
+    assert [many.signature_bytes(r.key) for r in records] == [one.signature_bytes(r.key) for r in records]
+    stored = [(r.key, one.signature_bytes(r.key), one.meta(r.key)) for r in records[:200]]
+    rebuilt, again = Clusterer.from_signatures(stored), Clusterer.from_signatures(stored)
+    assert rebuilt.add_many(records[200:]) == [again.add(r) for r in records[200:]]
 
 
 def test_record_from_posting():

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from itertools import islice
 from typing import Any, Iterator
 
 import sqlite_utils
 
-from normalize.dedupe import SIGNATURE_VERSION, Clusterer, Record, choose_canonical, record_from_posting
+from normalize.dedupe import SIGNATURE_VERSION, Assignment, Clusterer, Record, choose_canonical, record_from_posting
 
 BATCH = 1000
 FLUSH_ROWS = 5000
@@ -57,6 +58,12 @@ def _records(db: sqlite_utils.Database, ids: list[int]) -> Iterator[tuple[int, s
                                           "description": description, "sections": sections.get(pid, {}),
                                           "first_seen": first_seen})
             yield pid, chash, record
+
+
+def _assigned(clusterer: Clusterer, records: Iterator[tuple[int, str, Record]]) -> Iterator[tuple[int, str, Record, Assignment]]:
+    """``records`` with the assignment ``clusterer.add`` gives each, added ``BATCH`` at a time (``add_many``)."""
+    while batch := list(islice(records, BATCH)):
+        yield from ((*item, a) for item, a in zip(batch, clusterer.add_many(item[2] for item in batch)))
 
 
 def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int]:
@@ -97,9 +104,9 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
         sig_rows.clear()
         member_rows.clear()
 
+    clusterer.reserve(len(clusterer) + len(new_ids))
     with conn:
-        for pid, chash, record in _records(db, new_ids):
-            a = clusterer.add(record)
+        for pid, chash, record, a in _assigned(clusterer, _records(db, new_ids)):
             meta = clusterer.meta(a.key)
             sig_rows.append((pid, chash, clusterer.signature_bytes(a.key), meta["company"], meta["title"],
                              meta["city"], meta["fingerprint"]))
@@ -121,8 +128,7 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
         if stale_ids:
             # Same source record with new content: keep its cluster, refresh what later matches compare with.
             refresh = Clusterer()
-            for pid, chash, record in _records(db, stale_ids):
-                refresh.add(record)
+            for pid, chash, record, _ in _assigned(refresh, _records(db, stale_ids)):
                 meta = refresh.meta(record.key)
                 sig_rows.append((pid, chash, refresh.signature_bytes(record.key), meta["company"], meta["title"],
                                  meta["city"], meta["fingerprint"]))
