@@ -84,5 +84,6 @@ HTTPCACHE_GZIP = True
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+LOG_FORMATTER = "crawler.logformatter.QuietLogFormatter"  # no per-item DEBUG records above DEBUG
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False     # Scrapy 2.19's localhost code-execution server and its job files: not for scheduled runs
