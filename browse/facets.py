@@ -128,14 +128,14 @@ class FacetIndex:
     """The facet columns of every posting of a database, in memory (a few bytes a posting and value).
 
     The file does not change while it is served: ``facets`` keeps counted facets (page SQL and
-    parameters, column, size → rows) and ``searches`` the ids a search matched, for the pages that
-    narrow it."""
+    parameters, column, size → rows), ``searches`` the ids a search matched, for the pages that
+    narrow it, and ``search_masks`` the same as bytes by id (:func:`browse.filters.search_function`)."""
 
     def __init__(self, columns: dict[str, Coded], array: CodedArray, present: np.ndarray, seconds: float = 0.0):
         """``present[id]``: whether posting ``id`` exists."""
         self.columns, self.array, self.present, self.seconds = columns, array, present, seconds
         self.size, self.postings = len(present), int(present.sum())
-        self.facets, self.searches = Lru(2000), Lru(16)
+        self.facets, self.searches, self.search_masks = Lru(2000), Lru(16), Lru(16)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> FacetIndex:

@@ -27,7 +27,7 @@ from markupsafe import Markup, escape
 
 from browse import columns
 from browse.facets import replace_facet_classes
-from browse.filters import listing_filters
+from browse.filters import SEARCH_FUNCTION, listing_filters, search_function
 from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import listing_url, posting_page, salary_label
 from crawler.db.fts import fts_query
@@ -38,9 +38,12 @@ RENDERED = {"salary", "id", "skills"}  # the columns render_cell shows in its ow
 
 
 @hookimpl(trylast=True)
-def prepare_connection(conn):
+def prepare_connection(conn, database, datasette):
     # trylast: runs after Datasette's own hook, which registers the stock escape_fts.
     conn.create_function("escape_fts", 1, fts_query, deterministic=True)
+    index = getattr(datasette.get_database(database), "facet_index", None) if database == DATABASE else None
+    if index is not None:
+        conn.create_function(SEARCH_FUNCTION, 2, search_function(conn, index), deterministic=True)
 
 
 @hookimpl(hookwrapper=True)
