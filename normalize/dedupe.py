@@ -150,9 +150,10 @@ def canonical_url(url: str) -> str:
 
 
 def _field(record: Any, name: str, default: Any = None) -> Any:
-    if isinstance(record, Mapping):
-        return record.get(name, default)
-    return getattr(record, name, default)
+    kind = type(record)
+    if kind is not dict and (kind is Record or not isinstance(record, Mapping)):  # the ABC check last: it is slow
+        return getattr(record, name, default)
+    return record.get(name, default)
 
 
 def same_record(a: Any, b: Any) -> bool:
