@@ -889,11 +889,14 @@ class Clusterer:
             chosen = order[rank < CLUSTER_CAP]
             cand, sims = cand[chosen], sims[chosen]
         out = []
+        title, company, city, metas = meta.title, meta.company, meta.city, self._meta
         for row, sim in zip(cand.tolist(), sims.tolist()):
-            other = self._meta[row]
-            if titles_agree(meta.title, other.title):
-                same_city = not meta.city or not other.city or meta.city == other.city
-                out.append(((companies_agree(meta.company, other.company), same_city, sim, -row), row))
+            other = metas[row]
+            # titles_agree / companies_agree, with their commonest case (equal) first: this runs per candidate
+            if other.title == title or titles_agree(title, other.title):
+                same_city = not city or not other.city or city == other.city
+                same_company = other.company == company or companies_agree(company, other.company)
+                out.append(((same_company, same_city, sim, -row), row))
         return out
 
     @classmethod
