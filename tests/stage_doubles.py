@@ -14,3 +14,18 @@ class DyingStage:
 
     def process_item(self, item, spider=None):
         os._exit(3)
+
+
+def dying_score(facts):
+    """A scorer whose worker process dies at its first posting, as a killed one would."""
+    os._exit(3)
+
+
+class ScorerDyingAtStart:
+    """A scorer whose worker process dies as it starts, unpickling it, before it reads any batch."""
+
+    def __call__(self, facts):
+        raise AssertionError("never called")
+
+    def __reduce__(self):
+        return (os._exit, (3,))

@@ -186,3 +186,52 @@ def test_worker_processes_write_the_same_rows(copy_db):
                                                       "salary_groups": 0}
     db.close()
     assert (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1")) == before
+
+
+DYING_WORKER = """
+import sys
+sys.path.insert(0, "tests")  # the spawned scoring workers get this path too: tests/stage_doubles.py
+from crawler.db.schema import open_db
+from crawler.steps.score import _write
+import stage_doubles
+score = getattr(stage_doubles, sys.argv[2])
+if isinstance(score, type):
+    score = score()
+db = open_db(sys.argv[1])
+try:
+    _write(db, "test:dying", score, "2026-11-29T12:00:00+00:00", 2)
+except Exception as err:
+    print(type(err).__name__)
+    sys.exit(3)
+print("no error")
+"""
+
+
+@pytest.mark.parametrize("scorer", ["dying_score", "ScorerDyingAtStart"], ids=["at-first-posting", "at-start"])
+def test_a_scoring_worker_that_dies_fails_the_step_instead_of_hanging(copy_db, scorer):
+    """A worker that dies at start left a batch of rows larger than a pipe half-written: the pool hung for good."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    conn = sqlite3.connect(copy_db)
+    conn.row_factory = sqlite3.Row
+    postings = [dict(r) for r in conn.execute("SELECT * FROM postings")]
+    sections = [dict(r) for r in conn.execute("SELECT * FROM sections")]
+    with conn:  # 400 copies of the seeds: one batch of rows and bullets is far larger than a pipe's 64 KB
+        for copy in range(1, 201):
+            for p in postings:
+                row = {**p, "id": p["id"] + 1000 * copy, "key": f"{p['key']}#{copy}"}
+                conn.execute(f"INSERT INTO postings ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                             list(row.values()))
+            for s in sections:
+                row = {**s, "posting_id": s["posting_id"] + 1000 * copy}
+                row.pop("id", None)
+                conn.execute(f"INSERT INTO sections ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                             list(row.values()))
+    conn.close()
+    proc = subprocess.run([sys.executable, "-c", DYING_WORKER, str(copy_db), scorer], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert (proc.returncode, proc.stdout.strip()) == (3, "BrokenProcessPool"), proc.stderr[-2000:]
+    assert rows(copy_db, "SELECT count(*) FROM evaluations WHERE scorer = 'test:dying'") == [(0,)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import sqlite3
 from collections import defaultdict, deque
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -90,14 +91,32 @@ def iter_rows(db: sqlite_utils.Database, *, where: str = ACTIVE, batch: int = BA
         rows = conn.execute(f"{_SELECT} WHERE id > ? AND ({where}) ORDER BY id LIMIT ?", (last, batch)).fetchall()
         if not rows:
             return
-        first, last = rows[0][0], rows[-1][0]
-        sections: dict[int, dict[str, list[str]]] = defaultdict(dict)
-        for pid, key, text in conn.execute(
-            "SELECT posting_id, key, text FROM sections WHERE posting_id BETWEEN ? AND ? ORDER BY posting_id, seq",
-            (first, last),
-        ):
-            sections[pid].setdefault(key, []).append(text)
-        yield rows, sections
+        last = rows[-1][0]
+        yield rows, _sections(conn, rows[0][0], last)
+
+
+def _sections(conn: sqlite3.Connection, first: int, last: int) -> dict[int, dict[str, list[str]]]:
+    """Bullets of the postings ``first``..``last`` by posting id and section key, in order."""
+    sections: dict[int, dict[str, list[str]]] = defaultdict(dict)
+    for pid, key, text in conn.execute(
+        "SELECT posting_id, key, text FROM sections WHERE posting_id BETWEEN ? AND ? ORDER BY posting_id, seq",
+        (first, last),
+    ):
+        sections[pid].setdefault(key, []).append(text)
+    return sections
+
+
+def _read_range(conn: sqlite3.Connection, first: int, last: int, where: str = ACTIVE) -> RawBatch:
+    """The batch of :func:`iter_rows` that spans ids ``first``..``last``."""
+    rows = conn.execute(f"{_SELECT} WHERE id BETWEEN ? AND ? AND ({where}) ORDER BY id", (first, last)).fetchall()
+    return rows, _sections(conn, first, last)
+
+
+def _id_ranges(conn: sqlite3.Connection, where: str = ACTIVE, batch: int = BATCH) -> Iterator[tuple[int, int]]:
+    """(first, last) id of each batch of :func:`iter_rows`."""
+    ids = [row[0] for row in conn.execute(f"SELECT id FROM postings WHERE {where} ORDER BY id")]
+    for i in range(0, len(ids), batch):
+        yield ids[i], ids[min(i + batch, len(ids)) - 1]
 
 
 def iter_facts(db: sqlite_utils.Database, *, where: str = ACTIVE, batch: int = BATCH) -> Iterator[list[tuple[int, PostingFacts]]]:
@@ -120,30 +139,44 @@ def _score_batch(score: Scorer, raw: RawBatch, now: str) -> tuple[list[list], li
     return evals, signals
 
 
-_WORKER: dict[str, Scorer] = {}
+_WORKER: dict[str, Any] = {}
 
 
-def _worker_init(score: Scorer) -> None:
+def _worker_init(score: Scorer, path: str) -> None:
     _WORKER["score"] = score
+    _WORKER["conn"] = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
 
 
-def _worker_batch(raw: RawBatch, now: str) -> tuple[list[list], list[tuple]]:
-    return _score_batch(_WORKER["score"], raw, now)
+def _worker_batch(first: int, last: int, now: str) -> tuple[list[list], list[tuple]]:
+    return _score_batch(_WORKER["score"], _read_range(_WORKER["conn"], first, last), now)
+
+
+def _db_path(db: sqlite_utils.Database) -> str | None:
+    """The file behind ``db``'s main schema; None in memory."""
+    path = next((row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    return path or None
 
 
 def _scored_batches(db: sqlite_utils.Database, score: Scorer, now: str, workers: int) -> Iterator[tuple[list, list]]:
     """Scored batches in id order: in this process, or in ``workers`` spawned processes (the scoring is
-    pure Python and CPU-bound; this process reads and writes meanwhile). At most 2 × workers batches
-    are in flight; results come back in submission order, so the output is the same either way."""
-    if workers <= 1:
+    pure Python and CPU-bound; this process writes meanwhile). At most 2 × workers batches are in
+    flight; results come back in submission order, so the output is the same either way.
+
+    Workers read their batches from the file themselves (committed rows: postings and bullets) and
+    are sent only id ranges: a worker that dies (killed, out of memory) then fails the step with
+    BrokenProcessPool. A batch of rows larger than the pipe, blocked half-written when its reader
+    died, hung the executor's shutdown for good.
+    """
+    path = _db_path(db)
+    if workers <= 1 or path is None:
         for raw in iter_rows(db):
             yield _score_batch(score, raw, now)
         return
     context = multiprocessing.get_context("spawn")  # no fork: callers may hold threads (Scrapy, the writer)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(score,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(score, path)) as pool:
         pending: deque = deque()
-        for raw in iter_rows(db):
-            pending.append(pool.submit(_worker_batch, raw, now))
+        for first, last in _id_ranges(db.conn):
+            pending.append(pool.submit(_worker_batch, first, last, now))
             if len(pending) > 2 * workers:
                 yield pending.popleft().result()
         while pending:
