@@ -809,7 +809,7 @@ class Clusterer:
         """Make room for ``rows`` records in all (saves growing the signature array, which copies it)."""
         if rows > len(self._sigs):
             grown = np.empty((rows, NUM_PERM), dtype=np.uint32)
-            grown[: len(self._keys)] = self._sigs[: len(self._keys)]
+            grown[: len(self._sigs)] = self._sigs
             self._sigs = grown
 
     _PREFETCH = 256  # records whose sorted-run lookups are done in one numpy pass
@@ -850,7 +850,7 @@ class Clusterer:
                 result = replace(result, cluster_id=survivor, merged=absorbed)
         row = self._append(key, meta, result.cluster_id)
         if row == len(self._sigs):
-            self._sigs = np.concatenate([self._sigs, np.empty_like(self._sigs)])
+            self.reserve(2 * row)
         self._sigs[row] = sig
         if not empty:
             self._index.add(row, band_keys)

@@ -84,15 +84,9 @@ RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]
 
 def iter_rows(db: sqlite_utils.Database, *, where: str = ACTIVE, batch: int = BATCH) -> Iterator[RawBatch]:
     """Batches of postings rows (id first, then FACT_COLUMNS) in id order, with their bullets by posting
-    and section key (read per batch by id range, in primary-key order)."""
-    conn = db.conn
-    last = 0
-    while True:
-        rows = conn.execute(f"{_SELECT} WHERE id > ? AND ({where}) ORDER BY id LIMIT ?", (last, batch)).fetchall()
-        if not rows:
-            return
-        last = rows[-1][0]
-        yield rows, _sections(conn, rows[0][0], last)
+    and section key (each batch one id range, :func:`_id_ranges`; the worker processes read the same)."""
+    for first, last in _id_ranges(db.conn, where, batch):
+        yield _read_range(db.conn, first, last, where)
 
 
 def _sections(conn: sqlite3.Connection, first: int, last: int) -> dict[int, dict[str, list[str]]]:
@@ -107,13 +101,13 @@ def _sections(conn: sqlite3.Connection, first: int, last: int) -> dict[int, dict
 
 
 def _read_range(conn: sqlite3.Connection, first: int, last: int, where: str = ACTIVE) -> RawBatch:
-    """The batch of :func:`iter_rows` that spans ids ``first``..``last``."""
+    """Postings rows matching ``where`` with ids ``first``..``last``, and their bullets."""
     rows = conn.execute(f"{_SELECT} WHERE id BETWEEN ? AND ? AND ({where}) ORDER BY id", (first, last)).fetchall()
     return rows, _sections(conn, first, last)
 
 
 def _id_ranges(conn: sqlite3.Connection, where: str = ACTIVE, batch: int = BATCH) -> Iterator[tuple[int, int]]:
-    """(first, last) id of each batch of :func:`iter_rows`."""
+    """(first, last) id of each batch of ``batch`` postings matching ``where``, in id order."""
     ids = [row[0] for row in conn.execute(f"SELECT id FROM postings WHERE {where} ORDER BY id")]
     for i in range(0, len(ids), batch):
         yield ids[i], ids[min(i + batch, len(ids)) - 1]
