@@ -479,3 +479,18 @@ def test_accuracy_targets_on_committed_set():
         assert report.recall >= 0.95, (mode, report.recall, report.misses[:10])
         assert report.flags_ok == report.flags_total
         assert set(report.totals) == {*acc.POSITIVE, *acc.NEGATIVE}
+
+
+def test_ingest_processes_do_not_import_scipy():
+    """datasketch's package import loads scipy (~45 MB per process); signatures and their bytes are made
+    without it, so neither an ingest's modules nor a dedupe step's signature work import it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, crawler.cli, crawler.run, crawler.pipelines.offload, crawler.steps.dedupe, crawler.steps.score\n"
+            "from normalize.dedupe import Clusterer, signature, signature_to_bytes\n"
+            "c = Clusterer(); c.add_many([{'key': 'a', 'title': 't', 'text': '熟悉C++与CUDA编程，负责推理引擎算子开发'}])\n"
+            "signature_to_bytes(signature('熟悉C++与CUDA编程'))\n"
+            "print(sorted(m for m in ('scipy', 'datasketch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from itertools import islice
+from itertools import groupby, islice
+from operator import itemgetter
 from typing import Any, Iterator
 
 import sqlite_utils
@@ -145,39 +146,43 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
 
 
 def _write_clusters(db: sqlite_utils.Database, cluster_ids: list[int]) -> None:
-    """Recompute the ``clusters`` rows of ``cluster_ids`` from their members."""
+    """Recompute the ``clusters`` rows of ``cluster_ids`` from their members.
+
+    Members are read as small tuples, ordered by cluster, one cluster at a time (the largest cluster bounds
+    the memory, not the batch): choose_canonical needs only whether a posting has text, not the text."""
     conn = db.conn
     for i in range(0, len(cluster_ids), BATCH):
         part = cluster_ids[i : i + BATCH]
         q = ",".join("?" * len(part))
-        members: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for row in db.query(
-            "SELECT m.cluster_id, m.posting_id, m.reason, m.cross_company, p.company, p.title, p.city, p.description,"
+        members = conn.execute(
+            "SELECT m.cluster_id, m.posting_id, m.reason, m.cross_company, p.company, p.title, p.city,"
             " p.first_seen, p.last_seen,"
-            " (SELECT count(*) FROM sections s WHERE s.posting_id = p.id AND s.key IN ('requirements', 'responsibilities'))"
-            " AS bullets, EXISTS (SELECT 1 FROM sections s WHERE s.posting_id = p.id) AS has_sections"
+            " (SELECT count(*) FROM sections s WHERE s.posting_id = p.id AND s.key IN ('requirements', 'responsibilities')),"
+            " coalesce(p.description, '') != '' OR EXISTS (SELECT 1 FROM sections s WHERE s.posting_id = p.id)"
             " FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
-            f" WHERE m.cluster_id IN ({q})", part,
-        ):
-            members[row["cluster_id"]].append(row)
+            f" WHERE m.cluster_id IN ({q}) ORDER BY m.cluster_id", part,
+        )
+        found: set[int] = set()
         rows = []
-        for cid in part:
-            group = members.get(cid)
-            if not group:
-                conn.execute("DELETE FROM clusters WHERE id = ?", (cid,))
-                continue
+        for cid, group in groupby(members, key=itemgetter(0)):
+            found.add(cid)
+            group = list(group)
             # choose_canonical reads completeness from these fields; the bullet texts themselves are not needed
             canonical = choose_canonical(
-                {"key": f"{m['posting_id']:012d}", "company": m["company"], "title": m["title"], "city": m["city"],
-                 "text": "…" if (m["description"] or m["has_sections"]) else None, "requirements": [""] * m["bullets"],
-                 "first_seen": m["first_seen"], "posting_id": m["posting_id"]} for m in group
+                {"key": f"{pid:012d}", "company": company, "title": title, "city": city,
+                 "text": "…" if has_text else None, "requirements": [""] * bullets,
+                 "first_seen": first_seen, "posting_id": pid}
+                for _, pid, _, _, company, title, city, first_seen, _, bullets, has_text in group
             )
             rows.append((
                 cid, canonical["posting_id"], len(group),
-                len({m["company"] for m in group}), len({m["city"] for m in group if m["city"]}),
-                json.dumps(dict(sorted(Counter(m["reason"] for m in group).items()))),
-                int(any(m["cross_company"] for m in group)),
-                min(m["first_seen"] for m in group), max(m["last_seen"] for m in group),
+                len({m[4] for m in group}), len({m[6] for m in group if m[6]}),
+                json.dumps(dict(sorted(Counter(m[2] for m in group).items()))),
+                int(any(m[3] for m in group)),
+                min(m[7] for m in group), max(m[8] for m in group),
             ))
+        gone = [cid for cid in part if cid not in found]
+        if gone:
+            conn.execute(f"DELETE FROM clusters WHERE id IN ({','.join('?' * len(gone))})", gone)
         conn.executemany("INSERT OR REPLACE INTO clusters (id, canonical_posting_id, size, companies, cities, reasons,"
                          " cross_company, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?)", rows)
