@@ -7,8 +7,8 @@ number, so every row is a distinct posting. Without the shared folder the rows a
 seed postings in ``seeds/`` instead (said in the output). Then runs ``jobcrawl ingest`` on the file in a
 fresh process and prints rows/s (wall clock of the whole command: start-up, parsing, pipelines,
 SQLite, the dedupe step), rows per CPU-second of the ingest process (user + system; less sensitive
-to other work on a shared machine, as is the load average printed beside it) and its peak RSS
-(``RUSAGE_CHILDREN`` of a process whose only child is the ingest).
+to other work on a shared machine, as is the load average printed beside it) and its peak RSS: of
+its largest process and of all its processes together (bench/sizes.run_measured).
 
     python bench/import.py                  # N = 100,000
     python bench/import.py --n 5000         # a quick run
@@ -25,7 +25,6 @@ import json
 import os
 import pstats
 import re
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -38,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_ZH = ROOT.parent / "shared" / "data" / "zh"
 sys.path.insert(0, str(ROOT))
+
+from bench.sizes import run_measured  # noqa: E402
 
 HEADER = ["公司", "公司行业", "经验学历", "职位", "工资", "位置", "公司描述", "职位描述（大概）", "福利（大概）",
           "福利待遇（详细）", "职位描述", "公司介绍"]
@@ -99,20 +100,17 @@ def write_csv(path: Path, n: int) -> str:
 
 
 def one(n: int, workdir: Path, profile: bool) -> dict:
-    """Run in a fresh process: generate, ingest in a child, measure (RUSAGE_CHILDREN = the ingest only)."""
+    """Run in a fresh process: generate (streamed, so this process stays small), ingest in a child, measure."""
     data = workdir / "import.csv"
     origin = write_csv(data, n)
     db = workdir / "jobs.db"
     command = [sys.executable] + (["-m", "cProfile", "-o", str(workdir / "ingest.prof")] if profile else [])
     command += ["-m", "crawler.cli", "ingest", str(data), "--db", str(db), "--as-of", "2026-11-29T12:00:00+08:00"]
     load = os.getloadavg()[0]
-    start = time.perf_counter()
-    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        raise SystemExit(proc.stderr[-3000:])
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = usage.ru_utime + usage.ru_stime
+    run = run_measured(command, cwd=ROOT)
+    elapsed, cpu = run["seconds"], run["cpu_seconds"]
+    if run["returncode"] not in (0, 1):
+        raise SystemExit(run["stderr"][-3000:])
     with sqlite3.connect(db) as conn:  # the engine's own clock: crawl (parse, pipelines, writes) vs the rest
         started, finished, stats = conn.execute("SELECT started, finished, stats FROM runs ORDER BY id DESC").fetchone()
     crawl_s = json.loads(stats).get("elapsed_time_seconds", 0.0)
@@ -121,8 +119,8 @@ def one(n: int, workdir: Path, profile: bool) -> dict:
               "cpu_seconds": round(cpu, 1), "rows_per_cpu_s": round(n / cpu),
               "crawl_seconds": round(crawl_s, 1), "after_crawl_seconds": round(run_s - crawl_s, 1),
               "load": [round(load, 1), round(os.getloadavg()[0], 1)],
-              "peak_rss_mb": round(usage.ru_maxrss / 1024), "csv_mb": round(data.stat().st_size / 2**20, 1),
-              "db_mb": round(db.stat().st_size / 2**20), "exit": proc.returncode, "output": proc.stdout.splitlines()}
+              "peak_rss_mb": run["peak_rss_mb"], "peak_total_mb": run["peak_total_mb"], "csv_mb": round(data.stat().st_size / 2**20, 1),
+              "db_mb": round(db.stat().st_size / 2**20), "exit": run["returncode"], "output": run["stdout"].splitlines()}
     if profile:
         stats = pstats.Stats(str(workdir / "ingest.prof"))
         rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:25]
@@ -152,10 +150,11 @@ def main() -> None:
     print(f"rows from {result['origin']}")
     print(f"N={result['n']:,} rows ({result['csv_mb']} MB CSV)  {result['seconds']:.1f} s  "
           f"{result['rows_per_s']:,} rows/s  ({result['cpu_seconds']:.1f} CPU-s: {result['rows_per_cpu_s']:,} rows "
-          f"per CPU-second)  peak RSS {result['peak_rss_mb']} MB  db {result['db_mb']} MB  "
+          f"per CPU-second)  peak RSS {result['peak_rss_mb']} MB (largest process; all processes at once "
+          f"{result['peak_total_mb']} MB)  db {result['db_mb']} MB  "
           f"load average {result['load'][0]} → {result['load'][1]}  (exit {result['exit']})")
     print(f"  of which the crawl (parsing, pipelines, SQLite writes) {result['crawl_seconds']:.1f} s, "
-          f"steps after it (dedupe) {result['after_crawl_seconds']:.1f} s; the rest is start-up")
+          f"steps after it (dedupe, scoring) {result['after_crawl_seconds']:.1f} s; the rest is start-up")
     for line in result["output"]:
         print("  " + line)
     for line in result.get("profile", []):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -34,3 +36,56 @@ def per_size(script: str, doc: str, one: Callable[[int, Path], dict], show: Call
         results.append(json.loads(out.stdout.splitlines()[-1]))
         print(show(results[-1]), flush=True)
     return results
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def run_measured(command: list[str], cwd: Path) -> dict:
+    """Run ``command`` and measure its memory: ``peak_rss_mb``, the largest peak RSS of any one of its
+    processes (``wait4``'s ru_maxrss: exact), and ``peak_total_mb``, the largest sum of the RSS of all its
+    processes alive at once (sampled every 0.1 s from /proc, so a shorter spike can be missed).
+
+    Call it from a small process: on Linux a child's ru_maxrss starts from its parent's RSS when it is
+    spawned (the address space it execs from), so a benchmark that built its input in memory would
+    charge that to the command. Returns also ``returncode``, ``stdout``, ``stderr``, ``seconds``.
+    """
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True)
+        total = 0
+        # WNOWAIT: look without reaping, so that wait4 below still gets the child's resource usage.
+        while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            total = max(total, sum(map(_rss_kb, _tree(proc.pid))))
+            time.sleep(0.1)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        return {"returncode": proc.returncode, "stdout": out.read(), "stderr": err.read(), "seconds": seconds,
+                "peak_rss_mb": round(usage.ru_maxrss / 1024), "peak_total_mb": round(total / 1024),
+                "cpu_seconds": usage.ru_utime + usage.ru_stime}
