@@ -30,7 +30,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import datetime
 from pathlib import Path
 

@@ -348,6 +348,19 @@ that lost a bullet has 0.44), JDs of other postings ≤ 0.25 unless built on a s
 SIGNATURE_VERSION = f"minhash-affine32-p{NUM_PERM}-s{SEED}-k{SHINGLE_K}-v1"
 """Stored with signatures: a store whose version differs must recompute them."""
 
+
+def _permutations() -> tuple[np.ndarray, np.ndarray]:
+    """The (a, b) parameters of datasketch's affine32 permutations for ``NUM_PERM`` and ``SEED``, drawn the way
+    ``MinHash._init_permutations`` draws them (odd a), without importing datasketch: its package import loads
+    scipy (about 45 MB and 0.5 s per process). tests/test_dedupe.py checks signatures and bytes against
+    datasketch itself."""
+    gen = np.random.RandomState(SEED)
+    a = gen.randint(0, 1 << 31, NUM_PERM, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, NUM_PERM, dtype=np.uint32)
+    return a, b
+
+
+_PERM_A, _PERM_B = _permutations()
 _EMPTY = np.uint32(0xFFFFFFFF)
 _ROLL = np.uint64(0x100000001B3)  # FNV-1a 64-bit prime: multiplier of the rolling shingle hash
 
@@ -439,25 +452,6 @@ def signature(text: str) -> np.ndarray:
     return _minhash(shingle_hashes(text))
 
 
-def _datasketch() -> Any:
-    """datasketch, imported only to read a signature stored in another layout: its package import loads
-    scipy (about 45 MB and 0.5 s), which every ingest process would otherwise carry."""
-    import datasketch
-
-    return datasketch
-
-
-@lru_cache(maxsize=None)
-def _permutations() -> tuple[np.ndarray, np.ndarray]:
-    """The (a, b) parameters of datasketch's affine32 permutations for ``NUM_PERM`` and ``SEED``, drawn the way
-    ``MinHash._init_permutations`` draws them (odd a). tests/test_dedupe.py checks signatures and bytes
-    against datasketch itself."""
-    gen = np.random.RandomState(SEED)
-    a = gen.randint(0, 1 << 31, NUM_PERM, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
-    b = gen.randint(0, 1 << 32, NUM_PERM, dtype=np.uint32)
-    return a, b
-
-
 def _minhash(hashes: np.ndarray) -> np.ndarray:
     return _minhashes(hashes, np.zeros(len(hashes), dtype=np.int64), 1)[0]
 
@@ -474,7 +468,6 @@ def _minhashes(hashes: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     permutation parameters), vectorized: ``MinHash.update_batch`` calls the hash function once per shingle in
     Python. tests/test_dedupe.py checks the result is bit-identical to datasketch's.
     """
-    perm_a, perm_b = _permutations()
     out = np.full((n, NUM_PERM), _EMPTY, dtype=np.uint32)
     h = hashes.astype(np.uint32)
     h ^= h >> np.uint32(16)
@@ -486,8 +479,8 @@ def _minhashes(hashes: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     for s in range(0, len(h), _BLOCK):
         part, who = h[s : s + _BLOCK], owner[s : s + _BLOCK]
         b = block[:, : len(part)]
-        np.multiply(perm_a[:, None], part, out=b)
-        np.add(b, perm_b[:, None], out=b)
+        np.multiply(_PERM_A[:, None], part, out=b)
+        np.add(b, _PERM_B[:, None], out=b)
         starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
         rec = who[starts]
         out[rec] = np.minimum(out[rec], np.minimum.reduceat(b, starts, axis=1).T)
@@ -506,7 +499,9 @@ def signature_to_bytes(sig: np.ndarray) -> bytes:
 
 def signature_from_bytes(data: bytes) -> np.ndarray:
     """Inverse of :func:`signature_to_bytes`; raises ValueError for another seed, scheme or size."""
-    lean = _datasketch().LeanMinHash.deserialize(data, "<")
+    from datasketch import LeanMinHash  # only here: it loads scipy (see _permutations)
+
+    lean = LeanMinHash.deserialize(data, "<")
     if lean.seed != SEED or lean.scheme != "affine32" or len(lean.hashvalues) != NUM_PERM:
         raise ValueError(f"signature made with other parameters (seed {lean.seed}, {lean.scheme}, {len(lean.hashvalues)} values)")
     return lean.hashvalues

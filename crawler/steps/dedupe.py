@@ -26,7 +26,7 @@ import json
 from collections import Counter, defaultdict
 from itertools import groupby, islice
 from operator import itemgetter
-from typing import Any, Iterator
+from typing import Iterator
 
 import sqlite_utils
 
