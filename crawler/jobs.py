@@ -16,6 +16,9 @@ from normalize.skills import load_taxonomy
 
 MAX_STAGE_PROCESSES = 2
 """Crawlers of one run that get a stage worker process each; with more, stages run inline."""
+STEPS_PROCESS_MIN = 20_000
+"""From this many postings on, the corpus steps run in a fresh process: the dedupe index (about 2 KB
+per posting) and the engine's own memory are then not held by one process."""
 
 COUNT_STATS = {
     "files": "jobcrawl/files",
@@ -159,13 +162,19 @@ def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_k
     return run_jobs_into_db([job], db, settings=settings, on_response=on_response)[0]
 
 
-def after_run(database) -> dict[str, dict[str, int]]:
+def after_run(database, *, fresh_process: bool | None = None) -> dict[str, dict[str, int]]:
     """Corpus steps run at the end of every ingest and crawl: dedupe (incremental), then market
-    statistics and our evaluation of every active posting (``jobcrawl-v1``)."""
-    from crawler.steps.dedupe import dedupe
-    from crawler.steps.score import score_corpus
+    statistics and our evaluation of every active posting (``jobcrawl-v1``).
 
-    steps = {"dedupe": dedupe(database)}
-    scored = score_corpus(database)
-    steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
-    return steps
+    ``fresh_process``: run them in a process of their own (default: from ``STEPS_PROCESS_MIN`` postings on).
+    """
+    if fresh_process is None:
+        fresh_process = database["postings"].count >= STEPS_PROCESS_MIN
+    from crawler.procs import call_in_fresh_process
+    from crawler.steps import corpus_steps, corpus_steps_at
+
+    if not fresh_process:
+        return corpus_steps(database)
+
+    path = database.execute("PRAGMA database_list").fetchone()[2]
+    return call_in_fresh_process(corpus_steps_at, path, name="jobcrawl-corpus-steps")

@@ -1,4 +1,5 @@
-"""The stages after normalize run in a worker process: same result as inline, failures fail the run."""
+"""The stages after normalize run in a worker process, and the corpus steps of a large database in a fresh
+process of their own: same results as inline, failures fail the run."""
 
 from __future__ import annotations
 
@@ -15,26 +16,28 @@ pytestmark = pytest.mark.slow
 SCRIPT = """
 import json, sys
 sys.path.insert(0, "tests")  # the stage worker starts with this path too: tests/stage_doubles.py
+import crawler.jobs
 from crawler.inputs import resolve_inputs
 from crawler.jobs import run_into_db
 from crawler.spiders.textdump import TextdumpSpider
 from normalize.dates import parse_as_of
 
 if __name__ == "__main__":
-    db, process, stages, *paths = sys.argv[1:]
+    db, process, stages, steps_min, *paths = sys.argv[1:]
+    crawler.jobs.STEPS_PROCESS_MIN = int(steps_min)
     settings = {"LOG_LEVEL": "CRITICAL", "JOBCRAWL_STAGE_PROCESS": process == "process"}
     if stages:
         settings["JOBCRAWL_STAGE_PIPELINES"] = stages.split(",")
     inputs = resolve_inputs(paths)
     result = run_into_db(TextdumpSpider, db, kind="ingest", args={}, spider_kwargs={"inputs": inputs,
                          "as_of": parse_as_of(%r, None)}, settings=settings)
-    print(json.dumps({"status": result.status, "counts": result.counts,
+    print(json.dumps({"status": result.status, "counts": result.counts, "steps": result.steps,
                       "stage_failed": result.stats.get("jobcrawl/stage_failed")}))
 """ % AS_OF
 
 
-def ingest(db, mode: str, *paths, stages: str = "") -> dict:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(db), mode, stages, *map(str, paths)], cwd=ROOT,
+def ingest(db, mode: str, *paths, stages: str = "", steps_min: int = 20_000) -> dict:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(db), mode, stages, str(steps_min), *map(str, paths)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -64,3 +67,17 @@ def test_a_worker_that_dies_fails_the_run_instead_of_hanging(tmp_path):
                     stages="stage_doubles.DyingStage")
     assert result["status"] == "failed"
     assert result["stage_failed"] == "the stage worker process ended unexpectedly (exit code 3)"
+
+
+def test_corpus_steps_in_a_fresh_process_give_the_same_database(tmp_path):
+    # STEPS_PROCESS_MIN = 0: dedupe and scoring run in a spawned process even for the 7 postings here.
+    paths = [SEEDS, FIXTURES / "reposts"]
+    results = {mode: ingest(tmp_path / f"{mode}.db", "process", *paths, steps_min=steps_min)
+               for mode, steps_min in (("fresh", 0), ("engine", 20_000))}
+    assert results["fresh"] == results["engine"]
+    assert results["fresh"]["steps"]["dedupe"]["added"] == 7 and results["fresh"]["steps"]["score"]["scored"] == 7
+    records = {mode: export_records(tmp_path / f"{mode}.db") for mode in results}
+    for record in records["fresh"] + records["engine"]:
+        record["evaluation"].pop("computed_at", None)
+    assert records["fresh"] == records["engine"]
+    assert [r["cluster_id"] for r in records["fresh"]] == [r["cluster_id"] for r in records["engine"]]

@@ -20,7 +20,6 @@ behind it, so the database holds exactly the batches committed before the kill.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import queue
 import resource
 import signal
@@ -30,6 +29,8 @@ from typing import Any
 
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
+
+from crawler.procs import die_with_parent
 
 SEND_EVERY = 64  # items per message to the worker
 SEND_QUEUE = 16  # batches waiting to be sent (about 1,000 items, ~2 s of crawling) before process_item waits
@@ -67,21 +68,9 @@ def build_stages(paths: list[str], settings: dict[str, Any], stats) -> list:
     return [load_object(path).from_crawler(crawler) for path in paths]
 
 
-def _die_with_parent() -> None:
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent died before prctl took effect
-            os._exit(1)
-    except (OSError, AttributeError):  # not Linux: the worker still ends when its pipe closes
-        pass
-
-
 def _worker(conn, paths: list[str], settings: dict[str, Any]) -> None:
     """Worker process: run every item through the stages; send the stats back at the end."""
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the engine, which then closes us cleanly
     stats = DictStats()
     try:
