@@ -16,9 +16,9 @@ from normalize.skills import load_taxonomy
 
 MAX_STAGE_PROCESSES = 2
 """Crawlers of one run that get a stage worker process each; with more, stages run inline."""
-STEPS_PROCESS_MIN = 20_000
-"""From this many postings on, the corpus steps run in a fresh process: the dedupe index (about 2 KB
-per posting) and the engine's own memory are then not held by one process."""
+DEDUPE_PROCESS_MIN = 20_000
+"""From this many postings on, the dedupe step runs in a fresh process: its index (about 2 KB per
+posting) and the engine's own memory are then not held by one process."""
 
 COUNT_STATS = {
     "files": "jobcrawl/files",
@@ -166,15 +166,20 @@ def after_run(database, *, fresh_process: bool | None = None) -> dict[str, dict[
     """Corpus steps run at the end of every ingest and crawl: dedupe (incremental), then market
     statistics and our evaluation of every active posting (``jobcrawl-v1``).
 
-    ``fresh_process``: run them in a process of their own (default: from ``STEPS_PROCESS_MIN`` postings on).
+    ``fresh_process``: dedupe in a process of its own (default: from ``DEDUPE_PROCESS_MIN`` postings on).
+    Scoring stays here: it runs in worker processes of its own anyway.
     """
-    if fresh_process is None:
-        fresh_process = database["postings"].count >= STEPS_PROCESS_MIN
     from crawler.procs import call_in_fresh_process
-    from crawler.steps import corpus_steps, corpus_steps_at
+    from crawler.steps.dedupe import dedupe, dedupe_at
+    from crawler.steps.score import score_corpus
 
-    if not fresh_process:
-        return corpus_steps(database)
-
-    path = database.execute("PRAGMA database_list").fetchone()[2]
-    return call_in_fresh_process(corpus_steps_at, path, name="jobcrawl-corpus-steps")
+    if fresh_process is None:
+        fresh_process = database["postings"].count >= DEDUPE_PROCESS_MIN
+    if fresh_process:
+        path = database.execute("PRAGMA database_list").fetchone()[2]
+        steps = {"dedupe": call_in_fresh_process(dedupe_at, path, name="jobcrawl-dedupe")}
+    else:
+        steps = {"dedupe": dedupe(database)}
+    scored = score_corpus(database)
+    steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
+    return steps

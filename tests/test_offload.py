@@ -1,5 +1,5 @@
-"""The stages after normalize run in a worker process, and the corpus steps of a large database in a fresh
-process of their own: same results as inline, failures fail the run."""
+"""The stages after normalize run in a worker process, and the dedupe step of a large database in a fresh
+process of its own: same results as inline, failures fail the run."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from normalize.dates import parse_as_of
 
 if __name__ == "__main__":
     db, process, stages, steps_min, *paths = sys.argv[1:]
-    crawler.jobs.STEPS_PROCESS_MIN = int(steps_min)
+    crawler.jobs.DEDUPE_PROCESS_MIN = int(steps_min)
     settings = {"LOG_LEVEL": "CRITICAL", "JOBCRAWL_STAGE_PROCESS": process == "process"}
     if stages:
         settings["JOBCRAWL_STAGE_PIPELINES"] = stages.split(",")
@@ -69,8 +69,8 @@ def test_a_worker_that_dies_fails_the_run_instead_of_hanging(tmp_path):
     assert result["stage_failed"] == "the stage worker process ended unexpectedly (exit code 3)"
 
 
-def test_corpus_steps_in_a_fresh_process_give_the_same_database(tmp_path):
-    # STEPS_PROCESS_MIN = 0: dedupe and scoring run in a spawned process even for the 7 postings here.
+def test_dedupe_in_a_fresh_process_gives_the_same_database(tmp_path):
+    # DEDUPE_PROCESS_MIN = 0: dedupe runs in a spawned process even for the 7 postings here.
     paths = [SEEDS, FIXTURES / "reposts"]
     results = {mode: ingest(tmp_path / f"{mode}.db", "process", *paths, steps_min=steps_min)
                for mode, steps_min in (("fresh", 0), ("engine", 20_000))}

@@ -145,6 +145,17 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
     return dict(counts)
 
 
+def dedupe_at(path: str, *, rebuild: bool = False) -> dict[str, int]:
+    """:func:`dedupe` on the database file at ``path`` (for a fresh process, see ``crawler.jobs.after_run``)."""
+    from crawler.db.schema import open_db
+
+    database = open_db(path)
+    try:
+        return dedupe(database, rebuild=rebuild)
+    finally:
+        database.close()
+
+
 def _write_clusters(db: sqlite_utils.Database, cluster_ids: list[int]) -> None:
     """Recompute the ``clusters`` rows of ``cluster_ids`` from their members.
 
