@@ -26,11 +26,13 @@ class ChildFailed(RuntimeError):
     """The function run by :func:`call_in_fresh_process` raised, or its process died."""
 
 
-def _child(conn, func: Callable[..., Any], args: tuple) -> None:
+def run_reporting(conn, func: Callable[..., Any], args: tuple) -> None:
+    """Body of a helper process: die with the parent, run ``func(*args)`` and send ``("ok", result)`` or
+    ``("error", traceback)`` on ``conn``, then close it."""
     die_with_parent()
     try:
         conn.send(("ok", func(*args)))
-    except BaseException:  # re-raised in the parent as ChildFailed, with this traceback
+    except BaseException:  # re-raised in the parent, with this traceback
         conn.send(("error", traceback.format_exc()))
     finally:
         conn.close()
@@ -45,7 +47,7 @@ def call_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "job
     """
     context = multiprocessing.get_context("spawn")  # no fork: the caller may hold threads (Scrapy, writers)
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(sender, func, args), name=name)
+    process = context.Process(target=run_reporting, args=(sender, func, args), name=name)
     process.start()
     sender.close()
     try:

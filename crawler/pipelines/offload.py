@@ -24,13 +24,12 @@ import queue
 import resource
 import signal
 import threading
-import traceback
 from typing import Any
 
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from crawler.procs import die_with_parent
+from crawler.procs import run_reporting
 
 SEND_EVERY = 64  # items per message to the worker
 SEND_QUEUE = 16  # batches waiting to be sent (about 1,000 items, ~2 s of crawling) before process_item waits
@@ -68,30 +67,25 @@ def build_stages(paths: list[str], settings: dict[str, Any], stats) -> list:
     return [load_object(path).from_crawler(crawler) for path in paths]
 
 
-def _worker(conn, paths: list[str], settings: dict[str, Any]) -> None:
-    """Worker process: run every item through the stages; send the stats back at the end."""
-    die_with_parent()
+def _run_stages(conn, paths: list[str], settings: dict[str, Any]) -> dict[str, Any]:
+    """Worker process (run by ``crawler.procs.run_reporting``): every item received through the stages;
+    returns the stats, which are sent back at the end."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the engine, which then closes us cleanly
     stats = DictStats()
-    try:
-        stages = build_stages(paths, settings, stats)
-        for stage in stages:
-            if hasattr(stage, "open_spider"):
-                stage.open_spider(None)
-        while (items := conn.recv()) is not None:
-            for item in items:
-                for stage in stages:
-                    item = stage.process_item(item, None)
-        for stage in stages:
-            if hasattr(stage, "close_spider"):
-                stage.close_spider(None)
-        usage = resource.getrusage(resource.RUSAGE_SELF)  # all of the worker's threads (the writer's too)
-        stats.set_value("jobcrawl/stage_worker_cpu_s", round(usage.ru_utime + usage.ru_stime, 3))
-        conn.send(("ok", stats.get_stats()))
-    except BaseException:  # reported in the engine's process, which fails the run with it
-        conn.send(("error", traceback.format_exc()))
-    finally:
-        conn.close()
+    stages = build_stages(paths, settings, stats)
+    for stage in stages:
+        if hasattr(stage, "open_spider"):
+            stage.open_spider(None)
+    while (items := conn.recv()) is not None:
+        for item in items:
+            for stage in stages:
+                item = stage.process_item(item, None)
+    for stage in stages:
+        if hasattr(stage, "close_spider"):
+            stage.close_spider(None)
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # all of the worker's threads (the writer's too)
+    stats.set_value("jobcrawl/stage_worker_cpu_s", round(usage.ru_utime + usage.ru_stime, 3))
+    return stats.get_stats()
 
 
 class StageError(RuntimeError):
@@ -128,8 +122,8 @@ class OffloadPipeline:
             return
         context = multiprocessing.get_context("spawn")  # no fork: the reactor and threads live here
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child, self.paths, self.settings),
-                                       name="jobcrawl-stages", daemon=True)
+        self.process = context.Process(target=run_reporting, name="jobcrawl-stages", daemon=True,
+                                       args=(child, _run_stages, (child, self.paths, self.settings)))
         self.process.start()
         child.close()
         self.sender = threading.Thread(target=self._sender, name="jobcrawl-stage-sender", daemon=True)
