@@ -90,7 +90,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
 
     Exit status: 0 when everything was ingested, 1 when some input was quarantined,
     2 for usage errors (no such path, bad --as-of, unknown preset or field), 3 when the run
-    failed, 4 when another run holds the database's lock (<db>.lock).
+    failed (also when dedupe or scoring failed after the postings were stored: the message names the
+    command that re-runs the step), 4 when another run holds the database's lock (<db>.lock).
 
     \b
     Example:
@@ -157,6 +158,8 @@ def _report(result, db: str) -> None:
     """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined) or 3 (failed)."""
     for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
+    for line in result.errors:
+        click.echo(f"failed: {line}", err=True)
     click.echo(result.summary())
     if "dedupe" in result.steps:
         click.echo(_dedupe_line(result.steps["dedupe"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -141,7 +142,14 @@ def run_jobs_into_db(jobs: list[Job], db: str, *, settings: dict[str, Any] | Non
     last = results[-1]
     if stale_skills:  # the taxonomy changed since the stored postings were tagged
         last.stats["jobcrawl/retagged"] = skills.retag(database, taxonomy)["postings"]
-    steps = after_run(database)
+    try:
+        steps = after_run(database)
+    except StepFailed as failed:  # the postings are stored; the runs say so, the step can be re-run
+        steps = failed.steps
+        last.stats["jobcrawl/step_failed"] = {"step": failed.step, "error": failed.detail}
+        for result in results:
+            result.status = "failed"
+        last.errors.append(f"{failed}; the postings are stored: run `jobcrawl {failed.step} --db {db}` to retry")
     last.stats.update({f"jobcrawl/{step}/{k}": v for step, result in steps.items() for k, v in result.items()})
     total = database["postings"].count
     for result in results:
@@ -162,12 +170,29 @@ def run_into_db(spidercls, db: str, *, kind: str, args: dict[str, Any], spider_k
     return run_jobs_into_db([job], db, settings=settings, on_response=on_response)[0]
 
 
+class StepFailed(RuntimeError):
+    """A corpus step failed after the crawl had stored its postings.
+
+    ``step`` names it, ``steps`` holds the results of the steps that finished before it and
+    ``detail`` the error with its traceback (the child's, when the step ran in a process of its own).
+    """
+
+    def __init__(self, step: str, error: BaseException, steps: dict[str, dict[str, int]], detail: str) -> None:
+        from crawler.procs import ChildFailed
+
+        # The error's last line, as a traceback ends: "sqlite3.OperationalError: database or disk is full".
+        text = str(error) if isinstance(error, ChildFailed) else traceback.format_exception_only(error)[-1]
+        super().__init__(f"the {step} step failed: {text.strip().splitlines()[-1]}")
+        self.step, self.steps, self.detail = step, steps, detail
+
+
 def after_run(database, *, fresh_process: bool | None = None) -> dict[str, dict[str, int]]:
     """Corpus steps run at the end of every ingest and crawl: dedupe (incremental), then market
     statistics and our evaluation of every active posting (``jobcrawl-v1``).
 
     ``fresh_process``: dedupe in a process of its own (default: from ``DEDUPE_PROCESS_MIN`` postings on).
-    Scoring stays here: it runs in worker processes of its own anyway.
+    Scoring stays here: it runs in worker processes of its own anyway. A step that raises ends the
+    steps with :class:`StepFailed` (each step commits as a whole, so re-running it is safe).
     """
     from crawler.procs import call_in_fresh_process
     from crawler.steps.dedupe import dedupe, dedupe_at
@@ -175,11 +200,17 @@ def after_run(database, *, fresh_process: bool | None = None) -> dict[str, dict[
 
     if fresh_process is None:
         fresh_process = database["postings"].count >= DEDUPE_PROCESS_MIN
-    if fresh_process:
-        path = database.execute("PRAGMA database_list").fetchone()[2]
-        steps = {"dedupe": call_in_fresh_process(dedupe_at, path, name="jobcrawl-dedupe")}
-    else:
-        steps = {"dedupe": dedupe(database)}
-    scored = score_corpus(database)
+    steps: dict[str, dict[str, int]] = {}
+    step = "dedupe"
+    try:
+        if fresh_process:
+            path = database.execute("PRAGMA database_list").fetchone()[2]
+            steps["dedupe"] = call_in_fresh_process(dedupe_at, path, name="jobcrawl-dedupe")
+        else:
+            steps["dedupe"] = dedupe(database)
+        step = "score"
+        scored = score_corpus(database)
+    except Exception as err:
+        raise StepFailed(step, err, steps, traceback.format_exc()) from err
     steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
     return steps
