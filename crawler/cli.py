@@ -58,9 +58,13 @@ def _parse_as_of(value: str | None) -> datetime | None:
               help="Give every row this value, e.g. --set company=… when the file has no company (repeatable).")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
               help="Postings written per transaction.")
+@click.option("--reparse", is_flag=True,
+              help="Parse every text dump again. Without it a dump whose bytes, --as-of and parser are those "
+                   "of its last complete parse, and whose postings are stored as it gave them, is counted "
+                   "as unchanged without being parsed.")
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, verbose: int) -> None:
+           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool, verbose: int) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
     PATHS are files, folders (read recursively) or quoted globs. In folders only .txt .text .dump
@@ -96,6 +100,7 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     \b
     Example:
       jobcrawl ingest seeds/
+      jobcrawl ingest seeds/ --reparse
       jobcrawl ingest 'exports/**/*.txt' --db jobs.db --as-of 2026-11-29T12:00:00+08:00
       jobcrawl ingest jobs.csv --preset jobspy
       jobcrawl ingest boss.csv --map title=岗位 --map location=城市+区域
@@ -139,7 +144,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
                                             hidden=not show_bar) as bar:
             result = run_into_db(
                 spidercls, db, kind="ingest", args=run_args, spider_kwargs=spider_kwargs,
-                settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size},
+                settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
+                          "JOBCRAWL_REPARSE": reparse},
                 on_response=lambda: bar.update(1),
             )
     except LockHeld as err:

@@ -54,8 +54,11 @@ class RunResult:
 
     def summary(self) -> str:
         c = self.counts
+        skipped = c.get("files_unchanged", 0)
         return (f"files read {c['files']} · postings found {c['found']} · new {c['new']} · updated {c['updated']} · "
-                f"unchanged {c['unchanged']} · quarantined {c['quarantined']}")
+                f"unchanged {c['unchanged']} · quarantined {c['quarantined']}"
+                + (f" · {skipped} {'file' if skipped == 1 else 'files'} unchanged since their last parse, not parsed again"
+                   if skipped else ""))
 
     def crawl_summary(self) -> str:
         """One line for a crawl: network, postings, closing, problems, status."""
@@ -97,6 +100,9 @@ def run_status(kind: str, stats: dict[str, Any], counts: dict[str, int]) -> str:
 
 def _counts(stats: dict[str, Any]) -> dict[str, int]:
     counts = {name: int(stats.get(key, 0)) for name, key in COUNT_STATS.items()}
+    # Files the spider did not parse again (crawler/ledger.py): their postings are unchanged.
+    counts["files_unchanged"] = int(stats.get("jobcrawl/files_unchanged", 0))
+    counts["unchanged"] += int(stats.get("jobcrawl/postings_unchanged_unparsed", 0))
     counts["errors"] = int(stats.get("jobcrawl/errors", 0)) + sum(
         int(v) for k, v in stats.items() if k.startswith("spider_exceptions/"))
     return counts

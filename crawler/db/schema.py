@@ -125,7 +125,7 @@ def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
 def column_descriptions() -> dict[str, dict[str, str]]:
     """Table → column → description, from the pydantic models (for Datasette metadata)."""
     posting = {column: desc for column, _, _, desc in POSTING_COLUMNS}
-    posting.update({"raw_input_id": "Raw input this version was parsed from.", "version": "Version number, 1 for the first."})
+    posting.update({"raw_input_id": "Raw input this version was parsed from (or that last gave it unchanged).", "version": "Version number, 1 for the first."})
     return {"postings": posting, **CHILD_TABLE_DOCS}
 
 
@@ -461,3 +461,23 @@ def m009_browse_counts(db: sqlite_utils.Database) -> None:
     db["postings"].create_index(["id"], if_not_exists=True)
     db["posting_skills"].create_index(["skill", "posting_id"], if_not_exists=True)
     db.execute("DROP INDEX IF EXISTS idx_posting_skills_skill")
+
+
+@migrations()
+def m010_input_parses(db: sqlite_utils.Database) -> None:
+    """The last complete parse of each stored input, so a re-run can skip inputs it would not change
+    (crawler/ledger.py)."""
+    db["input_parses"].create(
+        {"raw_input_id": int, "as_of": str, "parser": str, "status": str, "postings": int, "run_id": int,
+         "parsed_at": str},
+        pk="raw_input_id", foreign_keys=[("raw_input_id", "raw_inputs", "id"), ("run_id", "runs", "id")],
+    )
+
+
+CHILD_TABLE_DOCS["input_parses"] = {
+    "raw_input_id": "The input.", "as_of": "Anchor for relative times of that parse (UTC).",
+    "parser": "Version of the parsing code and settings (a hash of their sources, then the title limit).",
+    "status": "parsed, partial or quarantined, as the input's parse ended.",
+    "postings": "Postings the parse produced; all of them were stored before this row was written.",
+    "run_id": "Run that parsed it.", "parsed_at": "When its last posting was stored (UTC).",
+}

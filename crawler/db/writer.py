@@ -91,16 +91,21 @@ class Writer:
     """Buffers items and writes them in batches of ``batch_size`` postings, one transaction each.
 
     ``counts`` holds new / updated / unchanged / quarantined after :meth:`close` (or each flush).
+    With ``parser`` (:func:`crawler.ledger.parser_version`) it records in ``input_parses`` each input
+    whose postings have all been stored, in the transaction that stores the last of them.
     """
 
-    def __init__(self, db: sqlite_utils.Database, *, run_id: int | None = None, batch_size: int = 500):
+    def __init__(self, db: sqlite_utils.Database, *, run_id: int | None = None, batch_size: int = 500,
+                 parser: str | None = None):
         self.db = db
         self.conn: sqlite3.Connection = db.conn
         self.run_id = run_id
         self.batch_size = batch_size
+        self.parser = parser
         self.counts: Counter[str] = Counter()
         self.changed_ids: list[int] = []
         self._batch = Batch()
+        self._pending: dict[tuple[str, str], list] = {}
 
     # ------------------------------------------------------------------ buffering
 
@@ -135,6 +140,8 @@ class Writer:
             input_ids = self._write_inputs(batch)
             self._write_postings(batch.postings, input_ids)
             self._write_quarantine(batch.quarantine, input_ids)
+            if self._pending:
+                self._record_parses(batch.postings, input_ids)
 
     def _write_inputs(self, batch: Batch) -> dict[tuple[str, str], int]:
         """Insert raw inputs (once per source, locator and content) and map (locator, sha) → id."""
@@ -148,6 +155,9 @@ class Writer:
             )
             if cur.rowcount:
                 self.counts["inputs_new"] += 1
+            if self.parser is not None:
+                # as_of, status, postings, postings still to store
+                self._pending[(item.locator, item.sha256)] = [item.as_of, item.status, item.postings, item.postings]
         wanted = {(q.locator, q.input_sha256) for q in batch.quarantine}
         wanted |= {(p.locator, p.input_sha256) for p in batch.postings}
         wanted |= {(i.locator, i.sha256) for i in batch.inputs}
@@ -159,7 +169,33 @@ class Writer:
             ).fetchone()
             if row:
                 ids[(locator, sha)] = row[0]
+        for item in batch.inputs:  # parsed again from here: its earlier parse no longer vouches for it
+            if self.parser is not None and (item.locator, item.sha256) in ids:
+                self.conn.execute("DELETE FROM input_parses WHERE raw_input_id = ?", (ids[(item.locator, item.sha256)],))
         return ids
+
+    def _record_parses(self, postings: list[Posting], input_ids: dict[tuple[str, str], int]) -> None:
+        """Record the inputs whose last posting this batch stored (and those that had none)."""
+        done = [key for key, (_, _, _, left) in self._pending.items() if left == 0]
+        for p in postings:
+            entry = self._pending.get((p.locator, p.input_sha256))
+            if entry is not None:
+                entry[3] -= 1
+                if entry[3] == 0:
+                    done.append((p.locator, p.input_sha256))
+        now = utcnow()
+        for key in done:
+            as_of, status, count, _ = self._pending.pop(key)
+            raw_input_id = input_ids.get(key)
+            if raw_input_id is None:
+                row = self.conn.execute("SELECT id FROM raw_inputs WHERE locator = ? AND sha256 = ? ORDER BY id DESC"
+                                        " LIMIT 1", key).fetchone()
+                raw_input_id = row and row[0]
+            if raw_input_id is not None:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO input_parses (raw_input_id, as_of, parser, status, postings, run_id,"
+                    " parsed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (raw_input_id, as_of, self.parser, status, count, self.run_id, now))
 
     def _write_postings(self, postings: list[Posting], input_ids: dict[tuple[str, str], int]) -> None:
         if not postings:
@@ -192,7 +228,7 @@ class Writer:
             else:
                 pid, old_hash, first_seen, last_seen, version, closed_at = old
                 if old_hash == p.content_hash:
-                    touches.append((max(last_seen or "", p.last_seen), pid))
+                    touches.append((max(last_seen or "", p.last_seen), raw_input_id, pid))
                     self.counts["unchanged"] += 1
                     if closed_at is not None and p.complete_listing:
                         self.counts["reopened"] += 1
@@ -210,7 +246,8 @@ class Writer:
 
         c = self.conn
         if touches:
-            c.executemany("UPDATE postings SET last_seen = ?, closed_at = NULL WHERE id = ?", touches)
+            c.executemany("UPDATE postings SET last_seen = ?, raw_input_id = coalesce(?, raw_input_id), closed_at = NULL"
+                          " WHERE id = ?", touches)
         if inserts:
             c.executemany(_INSERT_POSTING, inserts)
         if updates:
@@ -285,13 +322,15 @@ class BackgroundWriter(Writer):
     their one-transaction-each guarantee; at most two wait in the queue (back-pressure).
     """
 
-    def __init__(self, db_path: str, *, run_id: int | None = None, batch_size: int = 500):
+    def __init__(self, db_path: str, *, run_id: int | None = None, batch_size: int = 500, parser: str | None = None):
         self.db_path = db_path
         self.run_id = run_id
         self.batch_size = batch_size
+        self.parser = parser
         self.counts = Counter()
         self.changed_ids = []
         self._batch = Batch()
+        self._pending = {}
         self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=2)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="jobcrawl-writer", daemon=True)

@@ -3,6 +3,10 @@
 Arguments (``-a`` on the command line, keywords from Python):
 - ``paths``: files, folders (recursive) or globs, separated by ``os.pathsep`` on the command line;
 - ``as_of``: ISO date-time anchoring relative times (default: each file's modification time).
+
+A file whose bytes, anchor and parser are those of its last complete parse, and whose postings are
+stored as it gave them, is counted (files, postings found, unchanged) but not parsed again
+(crawler/ledger.py); ``JOBCRAWL_REPARSE`` (``jobcrawl ingest --reparse``) parses every file.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ import scrapy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crawler.inputs import InputFile, resolve_inputs
+from crawler.ledger import parser_version, unchanged_inputs
 from crawler.pages.appexport import parse_dump
 from normalize.models import Quarantined, RawInput
+from normalize.text import sha256_hex
 
 
 class TextdumpArgs(BaseModel):
@@ -54,6 +60,7 @@ class TextdumpSpider(scrapy.Spider):
         "RETRY_ENABLED": False,
         "DOWNLOAD_WARNSIZE": 0,
         "DOWNLOAD_MAXSIZE": 0,
+        "JOBCRAWL_RECORD_PARSES": True,  # the store notes complete parses, so a re-run can skip them
     }
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
@@ -68,7 +75,12 @@ class TextdumpSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.args.max_bytes = int(crawler.settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
+        settings = crawler.settings
+        spider.args.max_bytes = int(settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
+        spider.unchanged = {}
+        if settings.get("JOBCRAWL_DB") and not settings.getbool("JOBCRAWL_REPARSE"):
+            parser = parser_version(settings.getint("JOBCRAWL_MAX_TITLE_CHARS"))
+            spider.unchanged = unchanged_inputs(settings["JOBCRAWL_DB"], cls.name, parser)
         return spider
 
     async def start(self):
@@ -86,14 +98,22 @@ class TextdumpSpider(scrapy.Spider):
 
     def parse(self, response):
         inp: InputFile = response.meta["input"]
+        stats = self.crawler.stats
+        stored = self.unchanged.get((inp.locator, sha256_hex(response.body))) if self.unchanged else None
+        if stored is not None and stored[0] == response.meta["as_of"]:  # see crawler/ledger.py
+            stats.inc_value("jobcrawl/files")
+            stats.inc_value("jobcrawl/files_unchanged")
+            stats.inc_value("jobcrawl/postings_found", stored[1])
+            stats.inc_value("jobcrawl/postings_unchanged_unparsed", stored[1])
+            return
         fetched = _iso(datetime.now(timezone.utc))
         found = 0
         for item in parse_dump(response.body, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"]):
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
             yield item
-        self.crawler.stats.inc_value("jobcrawl/postings_found", found)
-        self.crawler.stats.inc_value("jobcrawl/files")
+        stats.inc_value("jobcrawl/postings_found", found)
+        stats.inc_value("jobcrawl/files")
 
     def failed(self, failure):
         inp: InputFile = failure.request.meta["input"]

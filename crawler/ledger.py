@@ -1,0 +1,63 @@
+"""Which stored inputs a re-run of ``jobcrawl ingest`` need not parse again.
+
+A text dump is skipped when everything its parse would do is already in the database:
+
+- the same bytes were read from the same path (``raw_inputs``: source, locator, sha256);
+- its last complete parse (``input_parses``, written once all its postings were stored) had the
+  same anchor for relative times and the same :func:`parser_version`, and quarantined nothing;
+- each of its postings is still stored as that input gave it: as many postings point to the input
+  (``postings.raw_input_id``, also moved to the input that last confirmed an unchanged posting)
+  as its parse produced. A posting since changed by another version of the file points elsewhere.
+
+Parsing it again would then find every posting unchanged and write nothing (an ingest never
+closes postings, and ``last_seen`` is the anchor, already recorded).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import sqlite3
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parents[1]
+# The code that turns a dump into stored rows: parser, normalizers and their data, pipelines, storage.
+_PARSER_CODE = ("normalize", "crawler/pages", "crawler/pipelines", "crawler/db", "crawler/spiders/textdump.py",
+                "crawler/items.py")
+
+
+@functools.lru_cache(maxsize=None)
+def _code_digest() -> str:
+    digest = hashlib.sha256()
+    for entry in _PARSER_CODE:
+        path = _ROOT / entry
+        files = [path] if path.is_file() else sorted(
+            p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for file in files:
+            digest.update(file.relative_to(_ROOT).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def parser_version(max_title_chars: int) -> str:
+    """The version of the parsing code and of the settings that change its output, e.g. ``3f9c…:200``."""
+    return f"{_code_digest()}:{max_title_chars}"
+
+
+def unchanged_inputs(db_path: str, source: str, parser: str) -> dict[tuple[str, str], tuple[str, int]]:
+    """``(locator, sha256) → (as_of, postings)`` of the inputs of ``source`` that a re-parse by ``parser`` would
+    leave as they are (see the module docstring); empty when the database does not exist yet."""
+    if not Path(db_path).is_file():
+        return {}
+    conn = sqlite3.connect(f"file:{Path(db_path).resolve().as_posix()}?mode=ro", uri=True)
+    try:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'input_parses'").fetchone():
+            return {}
+        rows = conn.execute(
+            "SELECT r.locator, r.sha256, l.as_of, l.postings FROM input_parses l JOIN raw_inputs r ON r.id = l.raw_input_id"
+            " JOIN (SELECT raw_input_id, count(*) AS n FROM postings GROUP BY raw_input_id) c"
+            " ON c.raw_input_id = l.raw_input_id"
+            " WHERE r.source = ? AND l.parser = ? AND l.status = 'parsed' AND c.n = l.postings",
+            (source, parser)).fetchall()
+    finally:
+        conn.close()
+    return {(locator, sha): (as_of, postings) for locator, sha, as_of, postings in rows}
