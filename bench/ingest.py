@@ -4,7 +4,8 @@ Generates N postings in the app layout (bench/gen.py mixed_postings: real JD bul
 fixtures/dedupe/bases.jsonl, varied company, title, salary, city; 10 % reposts), writes them as
 dump files of 100 postings each, runs ``jobcrawl ingest`` on them in a fresh process, and prints
 postings/s (wall clock, whole command) and its peak RSS: of its largest process (the engine, the stage
-worker or a scoring worker) and of all its processes together (bench/sizes.run_measured).
+worker or a scoring worker) and of all its processes together (bench/sizes.run_measured). Then runs
+the same command again and prints its time: nothing changed, so no file is parsed again.
 
     python bench/ingest.py               # N = 10,000 and 100,000
     python bench/ingest.py --n 2000      # a quick run
@@ -32,19 +33,25 @@ def one(n: int, workdir: Path) -> dict:
                     " write_mixed_dumps(Path(sys.argv[2]), int(sys.argv[3]), per_file=100)",
                     str(ROOT), str(workdir / "in"), str(n)], check=True)
     db = workdir / "jobs.db"
-    run = run_measured([sys.executable, "-m", "crawler.cli", "ingest", str(workdir / "in"), "--db", str(db),
-                        "--as-of", "2026-11-29T12:00:00+08:00"], cwd=ROOT)
+    command = [sys.executable, "-m", "crawler.cli", "ingest", str(workdir / "in"), "--db", str(db),
+               "--as-of", "2026-11-29T12:00:00+08:00"]
+    run = run_measured(command, cwd=ROOT)
     if run["returncode"] != 0:
         raise SystemExit(run["stderr"])
+    again = run_measured(command, cwd=ROOT)  # nothing changed: every file is skipped (crawler/ledger.py)
+    if again["returncode"] != 0:
+        raise SystemExit(again["stderr"])
     return {"n": n, "seconds": round(run["seconds"], 2), "postings_per_s": round(n / run["seconds"]),
             "peak_rss_mb": run["peak_rss_mb"], "peak_total_mb": run["peak_total_mb"],
-            "db_mb": round(db.stat().st_size / 2**20), "summary": run["stdout"].splitlines()[0]}
+            "db_mb": round(db.stat().st_size / 2**20), "summary": run["stdout"].splitlines()[0],
+            "rerun_seconds": round(again["seconds"], 2), "rerun_summary": again["stdout"].splitlines()[0]}
 
 
 def main() -> None:
     results = per_size(__file__, __doc__, one, lambda result: (
         f"N={result['n']:>7,}  {result['seconds']:>7.1f} s  {result['postings_per_s']:>6,} postings/s  "
-        f"peak RSS {result['peak_rss_mb']:>4} MB (largest process; all processes at once {result['peak_total_mb']} MB)  db {result['db_mb']} MB  [{result['summary']}]"))
+        f"peak RSS {result['peak_rss_mb']:>4} MB (largest process; all processes at once {result['peak_total_mb']} MB)  db {result['db_mb']} MB  [{result['summary']}]\n"
+        f"         re-run, nothing changed: {result['rerun_seconds']:.1f} s  [{result['rerun_summary']}]"))
     if len(results) > 1:
         print(f"peak RSS ratio {results[-1]['n']:,} / {results[0]['n']:,}: "
               f"{results[-1]['peak_rss_mb'] / results[0]['peak_rss_mb']:.2f}")
