@@ -39,8 +39,13 @@ def _sql(db: Path, query: str, *args) -> list[tuple]:
 def test_an_unchanged_folder_is_counted_without_parsing(dumps):
     folder, db, _ = dumps
     before = export_records(db)
-    assert _ingest(folder, db) == (
-        "files read 3 · postings found 12 · new 0 · updated 0 · unchanged 12 · quarantined 0" + SKIPPED_ALL)
+    again = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True).stdout.splitlines()
+    assert again[0] == "files read 3 · postings found 12 · new 0 · updated 0 · unchanged 12 · quarantined 0" + SKIPPED_ALL
+    (clusters, duplicates), = _sql(db, "SELECT (SELECT count(*) FROM clusters),"
+                                       " (SELECT count(*) FROM cluster_members WHERE reason != 'new')")
+    assert (clusters, duplicates) == (len({r["cluster_id"] for r in before}), 12 - clusters)
+    assert again[1] == (f"dedupe: 0 clustered · 0 joined a cluster · 0 clusters merged · {clusters} clusters, "
+                        f"{duplicates} duplicates in all")
     assert export_records(db) == before
     (files, found, unchanged, stats), = _sql(db, "SELECT files, found, unchanged, stats FROM runs WHERE id = 2")
     assert (files, found, unchanged) == (3, 12, 12)

@@ -77,6 +77,14 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
                 conn.execute(f"DELETE FROM {table}")
             conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('signature_version', ?)", (SIGNATURE_VERSION,))
 
+    new_ids = [r[0] for r in conn.execute(
+        "SELECT id FROM postings WHERE id NOT IN (SELECT posting_id FROM dedupe_signatures) ORDER BY first_seen, id")]
+    stale_ids = [r[0] for r in conn.execute(
+        "SELECT p.id FROM postings p JOIN dedupe_signatures s ON s.posting_id = p.id "
+        "WHERE s.content_hash IS NOT p.content_hash ORDER BY p.id")]
+    counts: Counter[str] = Counter()
+    if not new_ids and not stale_ids:  # nothing to cluster: no index to load (seconds and ~2 KB a posting)
+        return _totals(conn, counts)
     stored = conn.execute(
         "SELECT s.posting_id, s.signature, s.company, s.title, s.city, s.fingerprint, m.cluster_id "
         "FROM dedupe_signatures s JOIN cluster_members m USING (posting_id) ORDER BY s.posting_id"
@@ -85,13 +93,6 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
         (str(pid), sig, {"company": c, "title": t, "city": ci, "fingerprint": fp, "cluster_id": cid})
         for pid, sig, c, t, ci, fp, cid in stored
     )
-    new_ids = [r[0] for r in conn.execute(
-        "SELECT id FROM postings WHERE id NOT IN (SELECT posting_id FROM dedupe_signatures) ORDER BY first_seen, id")]
-    stale_ids = [r[0] for r in conn.execute(
-        "SELECT p.id FROM postings p JOIN dedupe_signatures s ON s.posting_id = p.id "
-        "WHERE s.content_hash IS NOT p.content_hash ORDER BY p.id")]
-
-    counts: Counter[str] = Counter()
     touched: set[int] = set()
     sig_rows: list[tuple] = []
     member_rows: list[tuple] = []
@@ -140,6 +141,11 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
                     f"SELECT cluster_id FROM cluster_members WHERE posting_id IN ({','.join('?' * len(part))})", part))
         flush()
         _write_clusters(db, sorted(touched))
+    return _totals(conn, counts)
+
+
+def _totals(conn, counts: Counter[str]) -> dict[str, int]:
+    """``counts`` with the database's totals: clusters and duplicates."""
     counts["clusters"] = conn.execute("SELECT count(*) FROM clusters").fetchone()[0]
     counts["duplicates"] = conn.execute("SELECT count(*) FROM cluster_members WHERE reason != 'new'").fetchone()[0]
     return dict(counts)
