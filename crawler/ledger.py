@@ -48,7 +48,7 @@ def unchanged_inputs(db_path: str, source: str, parser: str) -> dict[tuple[str, 
     leave as they are (see the module docstring); empty when the database does not exist yet."""
     if not Path(db_path).is_file():
         return {}
-    conn = sqlite3.connect(f"file:{Path(db_path).resolve().as_posix()}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)  # as_uri escapes # and ?
     try:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'input_parses'").fetchone():
             return {}

@@ -115,6 +115,16 @@ def test_quarantined_input_is_parsed_and_reported_every_time(tmp_path):
             + (" · 1 file unchanged since their last parse, not parsed again" if run else ""))
 
 
+def test_a_database_path_with_uri_characters(tmp_path):
+    folder = tmp_path / "in"
+    write_dumps(folder, 2, per_file=2)
+    db = tmp_path / "odd #1 ?x=y %20" / "jobs.db"
+    db.parent.mkdir()
+    assert _ingest(folder, db) == "files read 1 · postings found 2 · new 2 · updated 0 · unchanged 0 · quarantined 0"
+    assert _ingest(folder, db) == ("files read 1 · postings found 2 · new 0 · updated 0 · unchanged 2 · quarantined 0"
+                                   " · 1 file unchanged since their last parse, not parsed again")
+
+
 def test_the_parser_version_covers_the_title_limit():
     assert parser_version(200) == parser_version(200)
     assert parser_version(200).split(":") == [parser_version(80).split(":")[0], "200"]
