@@ -20,6 +20,8 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+from crawler.db import readonly_uri
+
 _ROOT = Path(__file__).resolve().parents[1]
 # The code that turns a dump into stored rows: parser, normalizers and their data, pipelines, storage.
 _PARSER_CODE = ("normalize", "crawler/pages", "crawler/pipelines", "crawler/db", "crawler/spiders/textdump.py",
@@ -48,7 +50,7 @@ def unchanged_inputs(db_path: str, source: str, parser: str) -> dict[tuple[str, 
     leave as they are (see the module docstring); empty when the database does not exist yet."""
     if not Path(db_path).is_file():
         return {}
-    conn = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)  # as_uri escapes # and ?
+    conn = sqlite3.connect(readonly_uri(db_path), uri=True)
     try:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'input_parses'").fetchone():
             return {}

@@ -27,6 +27,7 @@ from datasette.database import Database, QueryInterrupted, Results
 from browse.facets import FacetIndex
 from browse.lru import Lru
 from browse.metadata import DATABASE, STATIC_MOUNT, build_metadata
+from crawler.db import readonly_uri
 
 BROWSE = Path(__file__).resolve().parents[1] / "browse"
 SETTINGS: dict[str, Any] = {
@@ -189,7 +190,7 @@ def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dic
     are counted from ``facet_index`` (new ones by default, the index loaded from the file; pass them
     to share them between instances)."""
     db_path = Path(db_path).resolve()
-    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+    with sqlite3.connect(readonly_uri(db_path), uri=True) as conn:
         found = schema(conn)
         views = _views(conn)
         inspected = None if writable else inspect_data(db_path, conn, [t for t in found if t not in views])

@@ -24,6 +24,8 @@ from sqlite_utils.migrations import Migrations
 
 from normalize.models import Posting
 
+from . import readonly_uri
+
 # Posting fields that live in child tables, not in postings columns.
 CHILD_FIELDS = {"sections", "section_headings", "source_evaluation", "skill_evidence"}
 
@@ -369,7 +371,7 @@ def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Databas
     if readonly:
         import sqlite3
 
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(readonly_uri(path), uri=True)
         return sqlite_utils.Database(conn)
     db = sqlite_utils.Database(path)
     if fresh:

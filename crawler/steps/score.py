@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 
 import sqlite_utils
 
+from crawler.db import readonly_uri
 from crawler.db.writer import EVAL_COLS, evaluation_rows, utcnow
 from normalize.fit import FitProfile, score_fit
 from normalize.models import DIMENSIONS, Evaluation
@@ -138,7 +139,7 @@ _WORKER: dict[str, Any] = {}
 
 def _worker_init(score: Scorer, path: str) -> None:
     _WORKER["score"] = score
-    _WORKER["conn"] = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    _WORKER["conn"] = sqlite3.connect(readonly_uri(path), uri=True)
 
 
 def _worker_batch(first: int, last: int, now: str) -> tuple[list[list], list[tuple]]:

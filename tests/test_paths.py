@@ -1,0 +1,46 @@
+"""Database paths holding characters that mean something in a SQLite URI (#, ?, %): every read-only
+connection (crawler.db.readonly_uri) opens that file, not a path cut at the first of them."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from conftest import AS_OF, SEEDS, run_cli
+from crawler.db import readonly_uri
+from crawler.db.schema import open_db
+from crawler.steps.score import score_corpus
+
+
+@pytest.fixture(scope="module")
+def odd_db(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("paths") / "jobs #1 ?x=y %20"
+    folder.mkdir()
+    path = folder / "jobs.db"
+    run_cli("ingest", str(SEEDS), "--db", str(path), "--as-of", AS_OF, check=True)
+    return path
+
+
+def test_the_uri_names_the_file(odd_db):
+    with sqlite3.connect(readonly_uri(odd_db), uri=True) as conn:
+        assert conn.execute("SELECT count(*) FROM postings").fetchone() == (2,)
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("DELETE FROM postings")
+
+
+def test_open_db_readonly(odd_db):
+    database = open_db(odd_db, readonly=True)
+    try:
+        assert database["postings"].count == 2
+    finally:
+        database.close()
+
+
+def test_scoring_workers_read_the_database(odd_db):
+    database = open_db(odd_db)
+    try:
+        result = score_corpus(database, workers=2)  # the workers open their own read-only connections
+    finally:
+        database.close()
+    assert result["scored"] == 2
