@@ -44,3 +44,10 @@ def test_scoring_workers_read_the_database(odd_db):
     finally:
         database.close()
     assert result["scored"] == 2
+
+
+def test_serve_refuses_a_path_datasette_would_misread(odd_db):
+    proc = run_cli("serve", "--db", str(odd_db), "--port", "1")
+    assert proc.returncode == 2
+    assert "Datasette cannot open a database whose path holds #, ? or %" in proc.stderr
+    assert not (odd_db.parent.parent / "jobs ").exists()  # no stray file where the path would be cut
