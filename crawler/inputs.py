@@ -37,7 +37,8 @@ def _glob_root(pattern: str) -> Path:
 
 def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclude: list[str | Path] = ()) -> list[InputFile]:
     """Expand PATHs: a file (locator = its name), a folder, recursively (locator relative to it),
-    or a glob (locator relative to the glob's fixed prefix). Hidden files are skipped in folders.
+    or a glob (locator relative to the glob's fixed prefix). A PATH that exists is never read as a
+    glob (a folder named ``exports [2026]``). Hidden files are skipped in folders.
 
     ``suffixes`` filters folder contents (default: any file); explicitly named files are always taken.
     ``exclude`` names files never to take (the database being written and its -wal/-shm files).
@@ -47,7 +48,7 @@ def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclud
     skip = {Path(e).resolve() for e in exclude}
     for arg in paths:
         p = Path(arg)
-        if glob.has_magic(arg):
+        if glob.has_magic(arg) and not p.exists():  # a path that exists is that path, whatever its characters
             root = _glob_root(arg)
             matches = sorted(Path(m) for m in glob.glob(arg, recursive=True) if Path(m).is_file())
             if not matches:

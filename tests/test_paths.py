@@ -10,6 +10,7 @@ import pytest
 from conftest import AS_OF, SEEDS, run_cli
 from crawler.db import readonly_uri
 from crawler.db.schema import open_db
+from crawler.inputs import InputError, resolve_inputs
 from crawler.steps.score import score_corpus
 
 
@@ -51,3 +52,18 @@ def test_serve_refuses_a_path_datasette_would_misread(odd_db):
     assert proc.returncode == 2
     assert "Datasette cannot open a database whose path holds #, ? or %" in proc.stderr
     assert not (odd_db.parent.parent / "jobs ").exists()  # no stray file where the path would be cut
+
+
+def test_an_existing_path_is_never_read_as_a_glob(tmp_path):
+    folder = tmp_path / "exports [2026] ?#"
+    folder.mkdir()
+    (folder / "a.txt").write_text("x", encoding="utf-8")
+    (folder / "b[1].txt").write_text("y", encoding="utf-8")
+    assert [(f.path.name, f.locator) for f in resolve_inputs([str(folder)])] == [("a.txt", "a.txt"), ("b[1].txt", "b[1].txt")]
+    assert [f.locator for f in resolve_inputs([str(folder / "b[1].txt")])] == ["b[1].txt"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "c.txt").write_text("z", encoding="utf-8")
+    assert [f.locator for f in resolve_inputs([str(plain / "*.txt")])] == ["c.txt"]  # a glob is still a glob
+    with pytest.raises(InputError, match="the pattern matches no file"):
+        resolve_inputs([str(plain / "*.csv")])
