@@ -10,8 +10,22 @@ from pathlib import Path
 
 import click
 
+def _database_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--db``: an SQLite file or an empty one, or a new file in a folder that exists."""
+    path = Path(value)
+    if path.is_file():
+        with path.open("rb") as fh:
+            head = fh.read(16)
+        if head and head != b"SQLite format 3\x00":
+            raise click.BadParameter(f"{value} is not an SQLite database")
+    elif not path.exists() and not path.resolve().parent.is_dir():
+        raise click.BadParameter(f"{value}: the folder {path.resolve().parent} does not exist")
+    return value
+
+
 DB_OPTION = click.option(
-    "--db", default="jobs.db", show_default=True, type=click.Path(dir_okay=False), help="SQLite database file."
+    "--db", default="jobs.db", show_default=True, type=click.Path(dir_okay=False), callback=_database_path,
+    help="SQLite database file.",
 )
 
 

@@ -67,3 +67,21 @@ def test_an_existing_path_is_never_read_as_a_glob(tmp_path):
     assert [f.locator for f in resolve_inputs([str(plain / "*.txt")])] == ["c.txt"]  # a glob is still a glob
     with pytest.raises(InputError, match="the pattern matches no file"):
         resolve_inputs([str(plain / "*.csv")])
+
+
+@pytest.mark.parametrize("command", [["ingest", str(SEEDS)], ["export"], ["dedupe"], ["score"], ["retag"], ["serve"]],
+                         ids=lambda c: c[0])
+def test_a_db_that_is_not_sqlite_is_a_usage_error(tmp_path, command):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a database", encoding="utf-8")
+    proc = run_cli(*command, "--db", str(bad))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == f"Error: Invalid value for '--db': {bad} is not an SQLite database"
+    assert bad.read_text(encoding="utf-8") == "not a database"
+
+
+def test_a_db_in_a_missing_folder_is_a_usage_error(tmp_path):
+    proc = run_cli("ingest", str(SEEDS), "--db", str(tmp_path / "no" / "jobs.db"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"Error: Invalid value for '--db': {tmp_path / 'no' / 'jobs.db'}: the folder {tmp_path / 'no'} does not exist")
