@@ -10,16 +10,42 @@ from pathlib import Path
 
 import click
 
-def _database_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """``--db``: an SQLite file or an empty one, or a new file in a folder that exists."""
+def _new_file_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """A file to create (or replace): its folder must exist."""
     path = Path(value)
-    if path.is_file():
-        with path.open("rb") as fh:
-            head = fh.read(16)
-        if head and head != b"SQLite format 3\x00":
-            raise click.BadParameter(f"{value} is not an SQLite database")
-    elif not path.exists() and not path.resolve().parent.is_dir():
+    if value != "-" and not path.exists() and not path.resolve().parent.is_dir():
         raise click.BadParameter(f"{value}: the folder {path.resolve().parent} does not exist")
+    return value
+
+
+def _database_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--db``: a jobcrawl database, an empty file, or a new file in a folder that exists. The
+    SQLite database of something else (tables, but not jobcrawl's migrations) is refused: jobcrawl
+    would add its own tables to it."""
+    import sqlite3
+
+    from crawler.db import readonly_uri
+
+    path = Path(value)
+    if not path.is_file():
+        return _new_file_path(ctx, param, value)
+    with path.open("rb") as fh:
+        head = fh.read(16)
+    if not head:
+        return value
+    if head != b"SQLite format 3\x00":
+        raise click.BadParameter(f"{value} is not an SQLite database")
+    conn = sqlite3.connect(readonly_uri(path), uri=True)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        ours = "_sqlite_migrations" in tables and conn.execute(
+            "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'jobcrawl' LIMIT 1").fetchone()
+    finally:
+        conn.close()
+    if tables and not ours:
+        shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
+        raise click.BadParameter(f"{value} is the SQLite database of something else (tables: {shown}); "
+                                 "name a new file or a jobcrawl database")
     return value
 
 
@@ -286,7 +312,7 @@ def _flat(value):
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True,
               help="JSON lines (nested) or CSV (nested values as JSON text).")
 @click.option("--out", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="Output file; - for standard output.")
+              callback=_new_file_path, help="Output file; - for standard output.")
 def export(db: str, fmt: str, out: str) -> None:
     """Export every posting, one record each, with its sections, insights and evaluations.
 

@@ -85,3 +85,23 @@ def test_a_db_in_a_missing_folder_is_a_usage_error(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == (
         f"Error: Invalid value for '--db': {tmp_path / 'no' / 'jobs.db'}: the folder {tmp_path / 'no'} does not exist")
+
+
+@pytest.mark.parametrize("command", [["ingest", str(SEEDS)], ["export"], ["serve"]], ids=lambda c: c[0])
+def test_the_sqlite_database_of_something_else_is_refused_and_left_alone(tmp_path, command):
+    other = tmp_path / "notes.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE notes (text)")
+    proc = run_cli(*command, "--db", str(other))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (f"Error: Invalid value for '--db': {other} is the SQLite database of "
+                                            "something else (tables: notes); name a new file or a jobcrawl database")
+    with sqlite3.connect(other) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("notes",)]
+
+
+def test_export_to_a_missing_folder_is_a_usage_error(odd_db, tmp_path):
+    proc = run_cli("export", "--db", str(odd_db), "--out", str(tmp_path / "no" / "x.jsonl"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"Error: Invalid value for '--out': {tmp_path / 'no' / 'x.jsonl'}: the folder {tmp_path / 'no'} does not exist")
