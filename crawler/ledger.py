@@ -45,6 +45,11 @@ def parser_version(max_title_chars: int) -> str:
     return f"{_code_digest()}:{max_title_chars}"
 
 
+def parser_of(settings) -> str:
+    """:func:`parser_version` of the crawl's Scrapy ``settings``."""
+    return parser_version(settings.getint("JOBCRAWL_MAX_TITLE_CHARS"))
+
+
 def unchanged_inputs(db_path: str, source: str, parser: str) -> dict[tuple[str, str], tuple[str, int]]:
     """``(locator, sha256) → (as_of, postings)`` of the inputs of ``source`` that a re-parse by ``parser`` would
     leave as they are (see the module docstring); empty when the database does not exist yet."""

@@ -99,12 +99,17 @@ class Writer:
                  parser: str | None = None):
         self.db = db
         self.conn: sqlite3.Connection = db.conn
+        self._start(run_id, batch_size, parser)
+
+    def _start(self, run_id: int | None, batch_size: int, parser: str | None) -> None:
+        """The options and the empty state of a writer (shared with :class:`BackgroundWriter`)."""
         self.run_id = run_id
         self.batch_size = batch_size
         self.parser = parser
         self.counts: Counter[str] = Counter()
         self.changed_ids: list[int] = []
         self._batch = Batch()
+        # (locator, sha256) of an input being stored → [as_of, status, postings, postings still to store]
         self._pending: dict[tuple[str, str], list] = {}
 
     # ------------------------------------------------------------------ buffering
@@ -141,7 +146,7 @@ class Writer:
             self._write_postings(batch.postings, input_ids)
             self._write_quarantine(batch.quarantine, input_ids)
             if self._pending:
-                self._record_parses(batch.postings, input_ids)
+                self._record_parses(batch, input_ids)
 
     def _write_inputs(self, batch: Batch) -> dict[tuple[str, str], int]:
         """Insert raw inputs (once per source, locator and content) and map (locator, sha) → id."""
@@ -156,7 +161,6 @@ class Writer:
             if cur.rowcount:
                 self.counts["inputs_new"] += 1
             if self.parser is not None:
-                # as_of, status, postings, postings still to store
                 self._pending[(item.locator, item.sha256)] = [item.as_of, item.status, item.postings, item.postings]
         wanted = {(q.locator, q.input_sha256) for q in batch.quarantine}
         wanted |= {(p.locator, p.input_sha256) for p in batch.postings}
@@ -174,10 +178,12 @@ class Writer:
                 self.conn.execute("DELETE FROM input_parses WHERE raw_input_id = ?", (ids[(item.locator, item.sha256)],))
         return ids
 
-    def _record_parses(self, postings: list[Posting], input_ids: dict[tuple[str, str], int]) -> None:
-        """Record the inputs whose last posting this batch stored (and those that had none)."""
-        done = [key for key, (_, _, _, left) in self._pending.items() if left == 0]
-        for p in postings:
+    def _record_parses(self, batch: Batch, input_ids: dict[tuple[str, str], int]) -> None:
+        """Record the inputs whose last posting this batch stored, and those of the batch that had none.
+
+        Each of them is an input or a posting of this batch, so ``input_ids`` holds its row id."""
+        done = [key for key in ((i.locator, i.sha256) for i in batch.inputs if i.postings == 0) if key in self._pending]
+        for p in batch.postings:
             entry = self._pending.get((p.locator, p.input_sha256))
             if entry is not None:
                 entry[3] -= 1
@@ -186,16 +192,11 @@ class Writer:
         now = utcnow()
         for key in done:
             as_of, status, count, _ = self._pending.pop(key)
-            raw_input_id = input_ids.get(key)
-            if raw_input_id is None:
-                row = self.conn.execute("SELECT id FROM raw_inputs WHERE locator = ? AND sha256 = ? ORDER BY id DESC"
-                                        " LIMIT 1", key).fetchone()
-                raw_input_id = row and row[0]
-            if raw_input_id is not None:
+            if key in input_ids:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO input_parses (raw_input_id, as_of, parser, status, postings, run_id,"
                     " parsed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (raw_input_id, as_of, self.parser, status, count, self.run_id, now))
+                    (input_ids[key], as_of, self.parser, status, count, self.run_id, now))
 
     def _write_postings(self, postings: list[Posting], input_ids: dict[tuple[str, str], int]) -> None:
         if not postings:
@@ -324,13 +325,7 @@ class BackgroundWriter(Writer):
 
     def __init__(self, db_path: str, *, run_id: int | None = None, batch_size: int = 500, parser: str | None = None):
         self.db_path = db_path
-        self.run_id = run_id
-        self.batch_size = batch_size
-        self.parser = parser
-        self.counts = Counter()
-        self.changed_ids = []
-        self._batch = Batch()
-        self._pending = {}
+        self._start(run_id, batch_size, parser)
         self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=2)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="jobcrawl-writer", daemon=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itemadapter import ItemAdapter
 
 from crawler.db.writer import BackgroundWriter
-from crawler.ledger import parser_version
+from crawler.ledger import parser_of
 from normalize.models import Posting, Quarantined, RawInput
 
 
@@ -23,7 +23,7 @@ class StorePipeline:
     def from_crawler(cls, crawler):
         s = crawler.settings
         run_id = s.get("JOBCRAWL_RUN_ID")
-        parser = parser_version(s.getint("JOBCRAWL_MAX_TITLE_CHARS")) if s.getbool("JOBCRAWL_RECORD_PARSES") else None
+        parser = parser_of(s) if s.getbool("JOBCRAWL_RECORD_PARSES") else None
         return cls(crawler.stats, s.get("JOBCRAWL_DB"), int(run_id) if run_id else None, s.getint("JOBCRAWL_BATCH_SIZE"),
                    parser)
 

@@ -20,7 +20,7 @@ import scrapy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crawler.inputs import InputFile, resolve_inputs
-from crawler.ledger import parser_version, unchanged_inputs
+from crawler.ledger import parser_of, unchanged_inputs
 from crawler.pages.appexport import parse_dump
 from normalize.models import Quarantined, RawInput
 from normalize.text import sha256_hex
@@ -79,8 +79,7 @@ class TextdumpSpider(scrapy.Spider):
         spider.args.max_bytes = int(settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
         spider.unchanged = {}
         if settings.get("JOBCRAWL_DB") and not settings.getbool("JOBCRAWL_REPARSE"):
-            parser = parser_version(settings.getint("JOBCRAWL_MAX_TITLE_CHARS"))
-            spider.unchanged = unchanged_inputs(settings["JOBCRAWL_DB"], cls.name, parser)
+            spider.unchanged = unchanged_inputs(settings["JOBCRAWL_DB"], cls.name, parser_of(settings))
         return spider
 
     async def start(self):
