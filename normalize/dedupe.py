@@ -592,37 +592,98 @@ class Assignment:
     reposts that drifted apart, joined by a third); the storage layer moves their members."""
 
 
+class _Run:
+    """One sorted run of the band table: band keys and row ids in buffers that may be longer than ``n``."""
+
+    __slots__ = ("keys", "rows", "n")
+
+    def __init__(self, capacity: int) -> None:
+        # np.empty: the pages past ``n`` are never written until a merge fills them, so they are not resident.
+        self.keys = np.empty(capacity, dtype=np.uint64)
+        self.rows = np.empty(capacity, dtype=np.int32)
+        self.n = 0
+
+
 class _BandIndex:
     """LSH band table as sorted numpy runs (log-structured merge) plus a dict for recent rows.
 
     About 12 bytes per (row, band) instead of a Python set per bucket: 100k rows × 42 bands take ~50 MB.
+    With :meth:`reserve` every run's buffer is sized for the whole table, so a merge moves the newer run's
+    entries into the older run's buffer in place: no merge holds two copies of the table.
     """
 
     _FLUSH = 2048  # rows kept in the dict before they become a sorted run
+    _STEP = 1 << 16  # entries moved at a time by an in-place merge
 
     def __init__(self) -> None:
-        self._runs: list[tuple[np.ndarray, np.ndarray]] = []  # (sorted uint64 band keys, int32 row ids)
+        self._runs: list[_Run] = []  # oldest first
         self._recent: dict[int, int | list[int]] = {}  # a bare row until a second row shares the key
         self._recent_rows: list[int] = []
         self._recent_keys: list[np.ndarray] = []
+        self._capacity = 0
         self.generation = 0
-        """Changes whenever the runs do: :meth:`run_hits` computed before then are stale."""
+        """Changes whenever the runs do: :meth:`run_hits` computed before then are stale (merges reuse buffers)."""
 
-    def bulk_load(self, rows: np.ndarray, keys: np.ndarray) -> None:
-        """Add many rows at once (``keys``: rows × bands)."""
-        if len(rows):
-            self._push_run(np.repeat(rows, keys.shape[1]), keys.ravel())
+    def reserve(self, entries: int) -> None:
+        """Size run buffers for ``entries`` (row, band) pairs in all, so that merges happen in place."""
+        self._capacity = max(self._capacity, entries)
+
+    def bulk_load(self, chunks: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Add many rows at once, given as chunks of ``(rows, keys)`` (``keys``: rows × bands), as one run with
+        the rows in order among equal keys."""
+        run = None
+        for rows, keys in chunks:
+            if not len(rows):
+                continue
+            part = self._sorted_run(np.repeat(rows, keys.shape[1]), keys.ravel(),
+                                     self._capacity if run is None else 0)
+            if run is None:
+                run = part
+            else:
+                self._merge(run, part)
+        if run is not None:
+            self._runs.append(run)
+            self.generation += 1
+
+    @staticmethod
+    def _sorted_run(rows: np.ndarray, keys: np.ndarray, capacity: int) -> _Run:
+        order = np.argsort(keys, kind="stable")
+        run = _Run(max(capacity, len(keys)))
+        run.n = len(keys)
+        run.keys[: run.n] = keys[order]
+        run.rows[: run.n] = rows[order]
+        return run
 
     def _push_run(self, rows: np.ndarray, keys: np.ndarray) -> None:
-        order = np.argsort(keys, kind="stable")
-        self._runs.append((keys[order], rows[order].astype(np.int32)))
-        while len(self._runs) >= 2 and len(self._runs[-2][0]) <= 2 * len(self._runs[-1][0]):
-            (k2, r2), (k1, r1) = self._runs.pop(), self._runs.pop()
-            # stable merge of two sorted runs, the older one's rows first among equal keys
-            at = np.searchsorted(k1, k2, "right")
-            self._runs.append((np.insert(k1, at, k2), np.insert(r1, at, r2)))
-            del k1, r1, k2, r2, at
+        self._runs.append(self._sorted_run(rows, keys, self._capacity))
+        while len(self._runs) >= 2 and self._runs[-2].n <= 2 * self._runs[-1].n:
+            newer = self._runs.pop()
+            self._merge(self._runs[-1], newer)
         self.generation += 1
+
+    def _merge(self, older: _Run, newer: _Run) -> None:
+        """Stable merge of ``newer`` into ``older`` (the older run's rows first among equal keys)."""
+        n1, n2 = older.n, newer.n
+        n = n1 + n2
+        if len(older.keys) < n:  # no room (no reserve): a bigger buffer, the only merge that copies
+            grown = _Run(max(2 * n, self._capacity))
+            grown.keys[:n1], grown.rows[:n1] = older.keys[:n1], older.rows[:n1]
+            older.keys, older.rows = grown.keys, grown.rows
+        keys, rows, k2 = older.keys, older.rows, newer.keys[:n2]
+        # An older entry moves right by the number of newer keys below it. Moved from the end, a step at a time,
+        # no entry is overwritten before it has moved: its slot is at or after its place, and past every
+        # entry still to move.
+        taken = np.zeros(n, dtype=bool)
+        for stop in range(n1, 0, -self._STEP):
+            start = max(0, stop - self._STEP)
+            step_keys, step_rows = keys[start:stop].copy(), rows[start:stop].copy()
+            slots = np.searchsorted(k2, step_keys, "left")
+            slots += np.arange(start, stop)
+            keys[slots], rows[slots] = step_keys, step_rows
+            taken[slots] = True
+        free = ~taken  # the newer entries' slots, in order
+        keys[:n][free], rows[:n][free] = k2, newer.rows[:n2]
+        older.n = n
 
     def run_hits(self, keys: np.ndarray) -> list[list[np.ndarray]]:
         """For each row of ``keys`` (records × bands), the rows of the sorted runs sharing one of its band keys;
@@ -630,7 +691,8 @@ class _BandIndex:
         out: list[list[np.ndarray]] = [[] for _ in range(len(keys))]
         flat = keys.ravel()
         bands = keys.shape[1]
-        for run_keys, run_rows in self._runs:
+        for run in self._runs:
+            run_keys, run_rows = run.keys[: run.n], run.rows[: run.n]
             lo = np.searchsorted(run_keys, flat, "left")
             found = lo < len(run_keys)
             found[found] = run_keys[lo[found]] == flat[found]
@@ -814,11 +876,13 @@ class Clusterer:
         return self._add_all([key], np.asarray(sig, dtype=np.uint32)[None, :], [_Meta.of(meta)])[0]
 
     def reserve(self, rows: int) -> None:
-        """Make room for ``rows`` records in all (saves growing the signature array, which copies it)."""
+        """Make room for ``rows`` records in all: the signature array is not grown (a copy) and the band
+        index merges its runs in place."""
         if rows > len(self._sigs):
             grown = np.empty((rows, NUM_PERM), dtype=np.uint32)
             grown[: len(self._sigs)] = self._sigs
             self._sigs = grown
+        self._index.reserve(rows * self.bands)
 
     _PREFETCH = 256  # records whose sorted-run lookups are done in one numpy pass
 
@@ -908,33 +972,59 @@ class Clusterer:
         return out
 
     @classmethod
-    def from_signatures(cls, items: Iterable[tuple[str, bytes, Mapping[str, Any]]], **options: Any) -> Clusterer:
+    def from_signatures(cls, items: Iterable[tuple[str, bytes, Mapping[str, Any]]], capacity: int = 0,
+                        **options: Any) -> Clusterer:
         """Rebuild a clusterer from stored ``(key, signature bytes, meta)`` without raw text.
 
         ``meta`` holds ``company``, ``title``, ``city`` (normalized), ``fingerprint`` and ``cluster_id`` as
         :meth:`meta` returns them. Records keep their stored clusters; later :meth:`add` calls match against them.
+        ``capacity``: the records expected in all, stored and to come (:meth:`reserve`). ``items`` are read a
+        chunk at a time, so the stored signatures are held once, decoded.
         """
         self = cls(**options)
-        keys: list[str] = []
+        self.reserve(capacity)
         blobs: list[bytes] = []
         for key, blob, meta in items:
-            keys.append(key)
-            blobs.append(blob)
             self._append(key, _Meta.of(meta), int(meta["cluster_id"]))
-        n = len(keys)
-        self._sigs = _decode_many(blobs, max(1024, n))
-        rows = np.arange(n, dtype=np.int64)
-        live = ~(self._sigs[:n] == _EMPTY).all(axis=1)
-        self._index.bulk_load(rows[live], _band_keys(self._sigs[:n][live], self.bands, self.rows))
+            blobs.append(blob)
+            if len(blobs) == _DECODE_CHUNK:
+                self._put_signatures(blobs)
+        self._put_signatures(blobs)
+        self._index.bulk_load(self._live_band_keys(start, min(start + _DECODE_CHUNK, len(self)))
+                              for start in range(0, len(self), _DECODE_CHUNK))
         return self
 
+    def _live_band_keys(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``start:stop`` that have a signature (not empty), and their band keys."""
+        sigs = self._sigs[start:stop]
+        live = ~(sigs == _EMPTY).all(axis=1)
+        return np.arange(start, stop, dtype=np.int64)[live], _band_keys(sigs[live], self.bands, self.rows)
 
-def _decode_many(blobs: list[bytes], capacity: int) -> np.ndarray:
-    """Signatures from their stored bytes into a (capacity × NUM_PERM) array; all checked like
+    def _put_signatures(self, blobs: list[bytes]) -> None:
+        """Decode the signatures of the last ``len(blobs)`` records appended, and empty ``blobs``."""
+        stop = len(self)
+        start = stop - len(blobs)
+        if stop > len(self._sigs):
+            self.reserve(max(stop, 2 * len(self._sigs)))
+        _decode_into(self._sigs[start:stop], blobs)
+        blobs.clear()
+
+
+_DECODE_CHUNK = 16384
+
+
+def _decode_into(out: np.ndarray, blobs: list[bytes]) -> None:
+    """Signatures from their stored bytes into ``out`` (len(blobs) × NUM_PERM); all checked like
     :func:`signature_from_bytes`, decoded in one numpy pass when they share the expected header."""
-    out = np.empty((capacity, NUM_PERM), dtype=np.uint32)
     if not blobs:
-        return out
+        return
+    size = len(_HEADER) + 4 * NUM_PERM
+    if all(len(b) == size and b.startswith(_HEADER) for b in blobs):
+        raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), size)[:, len(_HEADER):]
+        out[:] = raw.copy().view("<u4").reshape(len(blobs), NUM_PERM)
+    else:
+        for i, b in enumerate(blobs):
+            out[i] = signature_from_bytes(b)
     size = len(_HEADER) + 4 * NUM_PERM
     if all(len(b) == size and b.startswith(_HEADER) for b in blobs):
         raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), size)[:, len(_HEADER):]

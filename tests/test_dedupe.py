@@ -403,6 +403,58 @@ def test_add_many_gives_the_assignments_of_add(monkeypatch):
     assert rebuilt.add_many(records[200:]) == [again.add(r) for r in records[200:]]
 
 
+def _lsm_lengths(pushes: int, entries: int) -> list[int]:
+    """Run lengths of the log-structured merge policy after ``pushes`` runs of ``entries`` each."""
+    runs: list[int] = []
+    for _ in range(pushes):
+        runs.append(entries)
+        while len(runs) >= 2 and runs[-2] <= 2 * runs[-1]:
+            runs.append(runs.pop() + runs.pop())
+    return runs
+
+
+@pytest.mark.parametrize("reserve", [0, 10_000], ids=["growing buffers", "merged in place"])
+def test_band_index_runs_are_stable_merges(monkeypatch, reserve):
+    from normalize import dedupe
+
+    monkeypatch.setattr(dedupe._BandIndex, "_FLUSH", 8)
+    monkeypatch.setattr(dedupe._BandIndex, "_STEP", 5)  # an in-place merge takes many steps
+    rng = np.random.default_rng(7)
+    index = dedupe._BandIndex()
+    index.reserve(reserve)
+    added = []
+    for row in range(301):
+        keys = rng.choice(40, size=3, replace=False).astype(np.uint64)  # few keys: long runs of equal keys
+        index.add(row, keys)
+        added += [(int(k), row) for k in keys]
+    runs = [list(zip(run.keys[: run.n].tolist(), run.rows[: run.n].tolist())) for run in index._runs]
+    assert [len(run) for run in runs] == _lsm_lengths(301 // 8, 8 * 3)
+    assert all(run == sorted(run) for run in runs)  # by key, then by row: older rows first among equal keys
+    assert sorted(p for run in runs for p in run) == sorted(p for p in added if p[1] < 300 // 8 * 8)
+    # A bucket gives its most recent BUCKET_CAP rows of each run, run by run.
+    expected = [[r for k, r in run if k == key][-BUCKET_CAP:] for run in runs for key in (3, 17)]
+    got = index.run_hits(np.array([[3, 17]], dtype=np.uint64))[0]
+    assert [hit.tolist() for hit in got] == [rows for rows in expected if rows]
+
+
+def test_from_signatures_reads_in_chunks_into_one_run(monkeypatch):
+    from normalize import dedupe
+
+    monkeypatch.setattr(dedupe, "_DECODE_CHUNK", 7)
+    monkeypatch.setattr(dedupe._BandIndex, "_STEP", 11)
+    records = _template_corpus()
+    one = Clusterer()
+    one.add_many(records)
+    stored = [(r.key, one.signature_bytes(r.key), one.meta(r.key)) for r in records]
+    rebuilt = Clusterer.from_signatures(iter(stored), capacity=len(records) + 10)
+    assert rebuilt.clusters() == one.clusters()
+    assert [rebuilt.signature_bytes(r.key) for r in records] == [one.signature_bytes(r.key) for r in records]
+    [run] = rebuilt._index._runs
+    pairs = list(zip(run.keys[: run.n].tolist(), run.rows[: run.n].tolist()))
+    assert pairs == sorted(pairs)
+    assert run.n == 42 * 400  # the 400 records with bullets; the 5 empty ones have no band keys
+
+
 def test_record_from_posting():
     from normalize.models import Posting
 

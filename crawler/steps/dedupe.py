@@ -85,13 +85,26 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
     counts: Counter[str] = Counter()
     if not new_ids and not stale_ids:  # nothing to cluster: no index to load (seconds and ~2 KB a posting)
         return _totals(conn, counts)
-    stored = conn.execute(
+    with conn:
+        touched = _cluster(db, new_ids, stale_ids, counts)
+        # The clusterer is gone by now: its index (about 2 KB a posting) is not held while clusters are written.
+        _write_clusters(db, sorted(touched))
+    return _totals(conn, counts)
+
+
+def _cluster(db: sqlite_utils.Database, new_ids: list[int], stale_ids: list[int], counts: Counter[str]) -> set[int]:
+    """Cluster ``new_ids`` and refresh the signatures of ``stale_ids`` (inside the caller's transaction); counts
+    into ``counts``; returns the clusters whose rows must be recomputed."""
+    conn = db.conn
+    capacity = conn.execute("SELECT count(*) FROM dedupe_signatures").fetchone()[0] + len(new_ids)
+    stored = conn.execute(  # streamed: the clusterer keeps what it needs of each row
         "SELECT s.posting_id, s.signature, s.company, s.title, s.city, s.fingerprint, m.cluster_id "
         "FROM dedupe_signatures s JOIN cluster_members m USING (posting_id) ORDER BY s.posting_id"
-    ).fetchall()
+    )
     clusterer = Clusterer.from_signatures(
-        (str(pid), sig, {"company": c, "title": t, "city": ci, "fingerprint": fp, "cluster_id": cid})
-        for pid, sig, c, t, ci, fp, cid in stored
+        ((str(pid), sig, {"company": c, "title": t, "city": ci, "fingerprint": fp, "cluster_id": cid})
+         for pid, sig, c, t, ci, fp, cid in stored),
+        capacity=capacity,
     )
     touched: set[int] = set()
     sig_rows: list[tuple] = []
@@ -106,42 +119,39 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
         sig_rows.clear()
         member_rows.clear()
 
-    clusterer.reserve(len(clusterer) + len(new_ids))
-    with conn:
-        for pid, chash, record, a in _assigned(clusterer, _records(db, new_ids)):
-            meta = clusterer.meta(a.key)
-            sig_rows.append((pid, chash, clusterer.signature_bytes(a.key), meta["company"], meta["title"],
+    for pid, chash, record, a in _assigned(clusterer, _records(db, new_ids)):
+        meta = clusterer.meta(a.key)
+        sig_rows.append((pid, chash, clusterer.signature_bytes(a.key), meta["company"], meta["title"],
+                         meta["city"], meta["fingerprint"]))
+        member_rows.append((pid, a.cluster_id, a.reason, round(a.similarity, 4),
+                            int(a.matched_key) if a.matched_key else None, int(a.cross_company),
+                            int(a.different_city)))
+        counts["added"] += 1
+        counts["joined" if a.reason != "new" else "new_clusters"] += 1
+        touched.add(a.cluster_id)
+        if a.merged:  # rows written so far move to the surviving cluster
+            flush()
+            q = ",".join("?" * len(a.merged))
+            conn.execute(f"UPDATE cluster_members SET cluster_id = ? WHERE cluster_id IN ({q})", (a.cluster_id, *a.merged))
+            conn.execute(f"DELETE FROM clusters WHERE id IN ({q})", a.merged)
+            touched.difference_update(a.merged)
+            counts["merged_clusters"] += len(a.merged)
+        if len(sig_rows) >= FLUSH_ROWS:
+            flush()
+    if stale_ids:
+        # Same source record with new content: keep its cluster, refresh what later matches compare with.
+        refresh = Clusterer()
+        for pid, chash, record, _ in _assigned(refresh, _records(db, stale_ids)):
+            meta = refresh.meta(record.key)
+            sig_rows.append((pid, chash, refresh.signature_bytes(record.key), meta["company"], meta["title"],
                              meta["city"], meta["fingerprint"]))
-            member_rows.append((pid, a.cluster_id, a.reason, round(a.similarity, 4),
-                                int(a.matched_key) if a.matched_key else None, int(a.cross_company),
-                                int(a.different_city)))
-            counts["added"] += 1
-            counts["joined" if a.reason != "new" else "new_clusters"] += 1
-            touched.add(a.cluster_id)
-            if a.merged:  # rows written so far move to the surviving cluster
-                flush()
-                q = ",".join("?" * len(a.merged))
-                conn.execute(f"UPDATE cluster_members SET cluster_id = ? WHERE cluster_id IN ({q})", (a.cluster_id, *a.merged))
-                conn.execute(f"DELETE FROM clusters WHERE id IN ({q})", a.merged)
-                touched.difference_update(a.merged)
-                counts["merged_clusters"] += len(a.merged)
-            if len(sig_rows) >= FLUSH_ROWS:
-                flush()
-        if stale_ids:
-            # Same source record with new content: keep its cluster, refresh what later matches compare with.
-            refresh = Clusterer()
-            for pid, chash, record, _ in _assigned(refresh, _records(db, stale_ids)):
-                meta = refresh.meta(record.key)
-                sig_rows.append((pid, chash, refresh.signature_bytes(record.key), meta["company"], meta["title"],
-                                 meta["city"], meta["fingerprint"]))
-                counts["refreshed"] += 1
-            for i in range(0, len(stale_ids), BATCH):
-                part = stale_ids[i : i + BATCH]
-                touched.update(r[0] for r in conn.execute(
-                    f"SELECT cluster_id FROM cluster_members WHERE posting_id IN ({','.join('?' * len(part))})", part))
-        flush()
-        _write_clusters(db, sorted(touched))
-    return _totals(conn, counts)
+            counts["refreshed"] += 1
+        for i in range(0, len(stale_ids), BATCH):
+            part = stale_ids[i : i + BATCH]
+            touched.update(r[0] for r in conn.execute(
+                f"SELECT cluster_id FROM cluster_members WHERE posting_id IN ({','.join('?' * len(part))})", part))
+    flush()
+    return touched
 
 
 def _totals(conn, counts: Counter[str]) -> dict[str, int]:
