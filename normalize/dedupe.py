@@ -1025,11 +1025,3 @@ def _decode_into(out: np.ndarray, blobs: list[bytes]) -> None:
     else:
         for i, b in enumerate(blobs):
             out[i] = signature_from_bytes(b)
-    size = len(_HEADER) + 4 * NUM_PERM
-    if all(len(b) == size and b.startswith(_HEADER) for b in blobs):
-        raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), size)[:, len(_HEADER):]
-        out[: len(blobs)] = raw.copy().view("<u4").reshape(len(blobs), NUM_PERM)
-    else:
-        for i, b in enumerate(blobs):
-            out[i] = signature_from_bytes(b)
-    return out
