@@ -23,7 +23,7 @@ import hashlib
 import re
 import struct
 from functools import lru_cache
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
@@ -621,6 +621,7 @@ class _BandIndex:
         self._recent_rows: list[int] = []
         self._recent_keys: list[np.ndarray] = []
         self._capacity = 0
+        self._seen = np.empty(0, dtype=np.int32)  # scratch for query: a slot per row added
         self.generation = 0
         """Changes whenever the runs do: :meth:`run_hits` computed before then are stale (merges reuse buffers)."""
 
@@ -635,6 +636,7 @@ class _BandIndex:
         for rows, keys in chunks:
             if not len(rows):
                 continue
+            self._room_for(int(rows.max()) + 1)
             part = self._sorted_run(np.repeat(rows, keys.shape[1]), keys.ravel(),
                                      self._capacity if run is None else 0)
             if run is None:
@@ -685,12 +687,16 @@ class _BandIndex:
         keys[:n][free], rows[:n][free] = k2, newer.rows[:n2]
         older.n = n
 
-    def run_hits(self, keys: np.ndarray) -> list[list[np.ndarray]]:
-        """For each row of ``keys`` (records × bands), the rows of the sorted runs sharing one of its band keys;
-        a huge bucket (a family of reposts) gives its most recent rows only (see Clusterer._near)."""
-        out: list[list[np.ndarray]] = [[] for _ in range(len(keys))]
+    def run_hits(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each row of ``keys`` (records × bands), the rows of the sorted runs sharing one of its band keys:
+        ``(rows, offsets)``, record ``i``'s rows being ``rows[offsets[i]:offsets[i + 1]]``, in no order and
+        repeated once per shared key (:meth:`query` makes them unique). A huge bucket (a family of reposts)
+        gives each run's most recent rows only (see Clusterer._near)."""
+        records, bands = keys.shape
+        if records > 1 << 16:
+            raise ValueError("at most 65,536 records at a time")
         flat = keys.ravel()
-        bands = keys.shape[1]
+        found_rows, owners = [], []
         for run in self._runs:
             run_keys, run_rows = run.keys[: run.n], run.rows[: run.n]
             lo = np.searchsorted(run_keys, flat, "left")
@@ -700,14 +706,23 @@ class _BandIndex:
             if not len(hit):
                 continue
             hi = np.searchsorted(run_keys, flat[hit], "right")
-            for i, a, b in zip((hit // bands).tolist(), lo[hit].tolist(), hi.tolist()):
-                out[i].append(run_rows[max(a, b - BUCKET_CAP):b])
-        return out
+            lo = np.maximum(lo[hit], hi - BUCKET_CAP)
+            lengths = hi - lo
+            # The ranges lo[s]:hi[s] one after another: position j of range s is lo[s] + j.
+            firsts = np.cumsum(lengths) - lengths
+            found_rows.append(run_rows[np.repeat(lo - firsts, lengths) + np.arange(firsts[-1] + lengths[-1])])
+            owners.append(np.repeat((hit // bands).astype(np.uint16), lengths))
+        if not found_rows:
+            return np.empty(0, dtype=np.int32), np.zeros(records + 1, dtype=np.int64)
+        owner = np.concatenate(owners)
+        by_record = np.argsort(owner, kind="stable")  # 16-bit keys: a radix sort
+        offsets = np.searchsorted(owner[by_record], np.arange(records + 1))
+        return np.concatenate(found_rows)[by_record], offsets
 
-    def query(self, keys: np.ndarray, run_hits: list[np.ndarray] | None = None) -> np.ndarray:
-        """Rows sharing at least one band key (sorted, unique); ``run_hits``: this record's :meth:`run_hits`,
-        when computed since the runs last changed."""
-        parts = list(self.run_hits(keys[None, :])[0] if run_hits is None else run_hits)
+    def query(self, keys: np.ndarray, run_hits: np.ndarray | None = None) -> np.ndarray:
+        """Rows sharing at least one band key (unique, in no order); ``run_hits``: this record's rows of
+        :meth:`run_hits`, when computed since the runs last changed."""
+        found = self.run_hits(keys[None, :])[0] if run_hits is None else run_hits
         extra: list[int] = []
         for hit in map(self._recent.get, keys.tolist()):
             if hit is None:
@@ -717,12 +732,19 @@ class _BandIndex:
             else:
                 extra.extend(hit[-BUCKET_CAP:])
         if extra:
-            parts.append(np.asarray(extra, dtype=np.int64))
-        if not parts:
-            return np.empty(0, dtype=np.int64)
-        return np.unique(np.concatenate(parts)).astype(np.int64, copy=False)
+            found = np.concatenate([found, np.asarray(extra, dtype=found.dtype)])
+        # Unique without sorting: each row's slot in _seen is written by every occurrence, in reverse, so it ends
+        # holding the position of the first; only that occurrence is kept.
+        positions = np.arange(len(found), dtype=np.int32)
+        self._seen[found[::-1]] = positions[::-1]
+        return found[self._seen[found] == positions]
+
+    def _room_for(self, rows: int) -> None:
+        if rows > len(self._seen):
+            self._seen = np.empty(max(rows, 2 * len(self._seen)), dtype=np.int32)
 
     def add(self, row: int, keys: np.ndarray) -> None:
+        self._room_for(row + 1)
         recent, listed = self._recent, keys.tolist()
         fresh = dict.fromkeys(listed, row)
         if len(fresh) == len(listed) and not any(map(recent.__contains__, listed)):
@@ -760,7 +782,7 @@ def _band_keys(sigs: np.ndarray, bands: int, rows: int) -> np.ndarray:
 
 
 class _Meta(NamedTuple):
-    # A tuple of strings: the garbage collector stops tracking it, which keeps collections cheap at 100k rows.
+    # What a record brings to Clusterer._append (which interns company, title and city into per-row arrays).
     company: str
     title: str
     city: str
@@ -769,6 +791,24 @@ class _Meta(NamedTuple):
     @classmethod
     def of(cls, meta: Mapping[str, Any]) -> _Meta:
         return cls(*(meta.get(name) or "" for name in ("company", "title", "city", "fingerprint")))
+
+
+_COMPANY, _TITLE, _CITY = range(3)  # columns of Clusterer._fields
+
+
+class _Near(NamedTuple):
+    row: int
+    similarity: float
+    same_company: bool
+    same_city: bool
+    clusters: set[int]  # of every verified candidate
+
+
+def _grown(array: np.ndarray, rows: int) -> np.ndarray:
+    """``array`` with room for ``rows`` rows, its rows kept (a copy)."""
+    grown = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
 
 
 @dataclass
@@ -788,8 +828,14 @@ class Clusterer:
     first_cluster_id: int = 1
     merge_bridges: bool = True
     _keys: list[str] = field(default_factory=list, init=False, repr=False)
-    _meta: list[_Meta] = field(default_factory=list, init=False, repr=False)
-    _clusters: list[int] = field(default_factory=list, init=False, repr=False)
+    _fingerprints: list[str] = field(default_factory=list, init=False, repr=False)
+    # Per row, numpy arrays sized like _sigs: the cluster, and the interned company, title and city (columns
+    # _COMPANY, _TITLE, _CITY of ids into _names; 0 is ""), so candidates are checked in one numpy pass.
+    _clusters: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
+    _fields: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
+    _names: list[str] = field(default_factory=lambda: [""], init=False, repr=False)
+    _name_ids: dict[str, int] = field(default_factory=lambda: {"": 0}, init=False, repr=False)
+    _name_flags: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), init=False, repr=False)  # scratch
     _row_of: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _by_fp: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _members: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
@@ -800,7 +846,10 @@ class Clusterer:
     def __post_init__(self) -> None:
         if self.bands * self.rows > NUM_PERM:
             raise ValueError(f"bands × rows must be ≤ {NUM_PERM}")
-        self._sigs = np.empty((1024, NUM_PERM), dtype=np.uint32)
+        self._sigs = np.empty((0, NUM_PERM), dtype=np.uint32)
+        self._clusters = np.empty(0, dtype=np.int64)
+        self._fields = np.empty((0, 3), dtype=np.int32)
+        self.reserve(1024)
         self._next_cluster = self.first_cluster_id
 
     def __len__(self) -> int:
@@ -810,7 +859,7 @@ class Clusterer:
 
     def cluster_of(self, key: str) -> int:
         """Cluster id of an added record (KeyError if unknown)."""
-        return self._clusters[self._row_of[key]]
+        return int(self._clusters[self._row_of[key]])
 
     def members(self, cluster_id: int) -> list[str]:
         """Keys of a cluster's members, in the order they were added."""
@@ -820,6 +869,13 @@ class Clusterer:
         """Every cluster id → member keys."""
         return {cid: [self._keys[r] for r in rows] for cid, rows in self._members.items()}
 
+    def _name_id(self, name: str) -> int:
+        found = self._name_ids.get(name)
+        if found is None:
+            found = self._name_ids[name] = len(self._names)
+            self._names.append(name)
+        return found
+
     def signature_bytes(self, key: str) -> bytes:
         """The stored form of a record's signature (for :meth:`from_signatures`)."""
         return signature_to_bytes(self._sigs[self._row_of[key]])
@@ -827,9 +883,9 @@ class Clusterer:
     def meta(self, key: str) -> dict[str, Any]:
         """The metadata :meth:`from_signatures` needs for a record (normalized fields, fingerprint, cluster)."""
         row = self._row_of[key]
-        m = self._meta[row]
-        return {"company": m.company, "title": m.title, "city": m.city, "fingerprint": m.fingerprint,
-                "cluster_id": self._clusters[row]}
+        company, title, city = (self._names[i] for i in self._fields[row].tolist())
+        return {"company": company, "title": title, "city": city, "fingerprint": self._fingerprints[row],
+                "cluster_id": int(self._clusters[row])}
 
     # ---- building
 
@@ -838,9 +894,12 @@ class Clusterer:
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
         row = len(self._keys)
+        if row == len(self._sigs):
+            self.reserve(2 * row)
         self._keys.append(key)
-        self._meta.append(meta)
-        self._clusters.append(cluster_id)
+        self._fingerprints.append(meta.fingerprint)
+        self._fields[row] = (self._name_id(meta.company), self._name_id(meta.title), self._name_id(meta.city))
+        self._clusters[row] = cluster_id
         self._row_of[key] = row
         self._members.setdefault(cluster_id, []).append(row)
         if meta.fingerprint:
@@ -876,12 +935,11 @@ class Clusterer:
         return self._add_all([key], np.asarray(sig, dtype=np.uint32)[None, :], [_Meta.of(meta)])[0]
 
     def reserve(self, rows: int) -> None:
-        """Make room for ``rows`` records in all: the signature array is not grown (a copy) and the band
+        """Make room for ``rows`` records in all: the per-row arrays are not grown (a copy) and the band
         index merges its runs in place."""
         if rows > len(self._sigs):
-            grown = np.empty((rows, NUM_PERM), dtype=np.uint32)
-            grown[: len(self._sigs)] = self._sigs
-            self._sigs = grown
+            self._sigs, self._clusters, self._fields = (
+                _grown(a, rows) for a in (self._sigs, self._clusters, self._fields))
         self._index.reserve(rows * self.bands)
 
     _PREFETCH = 256  # records whose sorted-run lookups are done in one numpy pass
@@ -891,38 +949,37 @@ class Clusterer:
         empty = (sigs == _EMPTY).all(axis=1).tolist()
         index = self._index
         out: list[Assignment] = []
-        hits: list[list[np.ndarray]] = []
+        hits, offsets = np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
         first, generation = 0, -1
         for i, key in enumerate(keys):
-            if index.generation != generation or i - first >= len(hits):
+            if index.generation != generation or i - first >= len(offsets) - 1:
                 first, generation = i, index.generation
-                hits = index.run_hits(band_keys[i : i + self._PREFETCH])
-            out.append(self._add(key, sigs[i], metas[i], band_keys[i], empty[i], hits[i - first]))
+                hits, offsets = index.run_hits(band_keys[i : i + self._PREFETCH])
+            j = i - first
+            out.append(self._add(key, sigs[i], metas[i], band_keys[i], empty[i], hits[offsets[j] : offsets[j + 1]]))
         return out
 
     def _add(self, key: str, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, empty: bool,
-             run_hits: list[np.ndarray]) -> Assignment:
+             run_hits: np.ndarray) -> Assignment:
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
         exact = self._by_fp.get(meta.fingerprint) if meta.fingerprint else None
-        near = [] if empty else self._near(sig, meta, band_keys, run_hits)
+        near = None if empty else self._near(sig, meta, band_keys, run_hits)
         if exact is not None:
-            result = Assignment(key, self._clusters[exact], "b", 1.0, self._keys[exact])
-        elif near:
-            (same_company, same_city, sim, _), row = max(near)
-            result = Assignment(key, self._clusters[row], "c", sim, self._keys[row], not same_company, not same_city)
+            result = Assignment(key, int(self._clusters[exact]), "b", 1.0, self._keys[exact])
+        elif near is not None:
+            result = Assignment(key, int(self._clusters[near.row]), "c", near.similarity, self._keys[near.row],
+                                not near.same_company, not near.same_city)
         else:
             result = Assignment(key, self._next_cluster, "new", 1.0)
-        if self.merge_bridges and near:
-            involved = {result.cluster_id, *(self._clusters[row] for _, row in near)}
+        if self.merge_bridges and near is not None:
+            involved = {result.cluster_id, *near.clusters}
             if len(involved) > 1:
                 survivor = min(involved)
                 absorbed = tuple(sorted(involved - {survivor}))
                 self._merge(survivor, absorbed)
                 result = replace(result, cluster_id=survivor, merged=absorbed)
         row = self._append(key, meta, result.cluster_id)
-        if row == len(self._sigs):
-            self.reserve(2 * row)
         self._sigs[row] = sig
         if not empty:
             self._index.add(row, band_keys)
@@ -932,14 +989,29 @@ class Clusterer:
         target = self._members[survivor]
         for cid in absorbed:
             rows = self._members.pop(cid)
-            for row in rows:
-                self._clusters[row] = survivor
+            self._clusters[rows] = survivor
             target.extend(rows)
 
-    def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray,
-              run_hits: list[np.ndarray]) -> list[tuple[tuple[bool, bool, float, int], int]]:
-        """Level (c) matches: ``((same company, same city, similarity, -row), row)`` for LSH candidates
-        with estimated Jaccard ≥ threshold and an agreeing title.
+    def _agreeing(self, agree: Callable[[str, str], bool], name: str, ids: np.ndarray) -> np.ndarray:
+        """Per id in ``ids`` (interned names), whether ``agree(name, that name)``; called once per distinct id."""
+        others = set(ids.tolist())
+        agreeing = [other for other in others if agree(name, self._names[other])]
+        if len(agreeing) == len(others):
+            return np.ones(len(ids), dtype=bool)
+        if len(agreeing) <= 1:
+            return ids == (agreeing[0] if agreeing else -1)
+        flags = self._name_flags
+        if len(flags) < len(self._names):
+            flags = self._name_flags = np.zeros(2 * len(self._names), dtype=bool)
+        flags[agreeing] = True
+        out = flags[ids]
+        flags[agreeing] = False
+        return out
+
+    def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, run_hits: np.ndarray) -> _Near | None:
+        """The best level (c) match among the LSH candidates with estimated Jaccard ≥ threshold and an
+        agreeing title (same company, then same city, then most similar, then oldest), with the clusters of
+        all of them; ``None`` when there is none.
 
         In a large family of reposts every member is a candidate of every new one; verifying them all
         would make clustering quadratic. So each band bucket gives at most its ``BUCKET_CAP`` most
@@ -948,28 +1020,29 @@ class Clusterer:
         """
         cand = self._index.query(band_keys, run_hits)
         if not len(cand):
-            return []
-        sims = np.count_nonzero(self._sigs[cand] == sig, axis=1) / NUM_PERM
-        keep = sims >= self.threshold
-        cand, sims = cand[keep], sims[keep]
+            return None
+        same = np.count_nonzero(self._sigs[cand] == sig, axis=1)
+        keep = same / NUM_PERM >= self.threshold
+        cand, same = cand[keep], same[keep]
+        clusters = self._clusters[cand]
         if len(cand) > CLUSTER_CAP:
-            clusters = np.fromiter((self._clusters[r] for r in cand.tolist()), dtype=np.int64, count=len(cand))
-            order = np.lexsort((-sims, clusters))  # by cluster, most similar first
-            clusters = clusters[order]
-            starts = np.r_[0, np.flatnonzero(clusters[1:] != clusters[:-1]) + 1]
+            order = np.lexsort((cand, -same, clusters))  # by cluster, most similar, then oldest first
+            ordered = clusters[order]
+            starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1]
             rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
             chosen = order[rank < CLUSTER_CAP]
-            cand, sims = cand[chosen], sims[chosen]
-        out = []
-        title, company, city, metas = meta.title, meta.company, meta.city, self._meta
-        for row, sim in zip(cand.tolist(), sims.tolist()):
-            other = metas[row]
-            # titles_agree / companies_agree, with their commonest case (equal) first: this runs per candidate
-            if other.title == title or titles_agree(title, other.title):
-                same_city = not city or not other.city or city == other.city
-                same_company = other.company == company or companies_agree(company, other.company)
-                out.append(((same_company, same_city, sim, -row), row))
-        return out
+            cand, same, clusters = cand[chosen], same[chosen], clusters[chosen]
+        fields = self._fields[cand]
+        titled = self._agreeing(titles_agree, meta.title, fields[:, _TITLE])
+        if not titled.any():
+            return None
+        cand, same, clusters, fields = cand[titled], same[titled], clusters[titled], fields[titled]
+        same_company = self._agreeing(companies_agree, meta.company, fields[:, _COMPANY])
+        city = self._name_ids.get(meta.city, -1) if meta.city else 0
+        same_city = (fields[:, _CITY] == 0) | (fields[:, _CITY] == city) if city else np.ones(len(cand), dtype=bool)
+        best = np.lexsort((-cand, same, same_city, same_company))[-1]
+        return _Near(int(cand[best]), int(same[best]) / NUM_PERM, bool(same_company[best]), bool(same_city[best]),
+                     set(clusters.tolist()))
 
     @classmethod
     def from_signatures(cls, items: Iterable[tuple[str, bytes, Mapping[str, Any]]], capacity: int = 0,
@@ -1002,10 +1075,8 @@ class Clusterer:
 
     def _put_signatures(self, blobs: list[bytes]) -> None:
         """Decode the signatures of the last ``len(blobs)`` records appended, and empty ``blobs``."""
-        stop = len(self)
+        stop = len(self)  # _append made room
         start = stop - len(blobs)
-        if stop > len(self._sigs):
-            self.reserve(max(stop, 2 * len(self._sigs)))
         _decode_into(self._sigs[start:stop], blobs)
         blobs.clear()
 

@@ -431,10 +431,19 @@ def test_band_index_runs_are_stable_merges(monkeypatch, reserve):
     assert [len(run) for run in runs] == _lsm_lengths(301 // 8, 8 * 3)
     assert all(run == sorted(run) for run in runs)  # by key, then by row: older rows first among equal keys
     assert sorted(p for run in runs for p in run) == sorted(p for p in added if p[1] < 300 // 8 * 8)
-    # A bucket gives its most recent BUCKET_CAP rows of each run, run by run.
-    expected = [[r for k, r in run if k == key][-BUCKET_CAP:] for run in runs for key in (3, 17)]
-    got = index.run_hits(np.array([[3, 17]], dtype=np.uint64))[0]
-    assert [hit.tolist() for hit in got] == [rows for rows in expected if rows]
+    # A bucket gives its most recent BUCKET_CAP rows of each run; a record gets their union, sorted.
+    monkeypatch.setattr(dedupe, "BUCKET_CAP", 5)
+    records = ((3, 17), (5, 5), (99, 99), (17, 3))
+    expected = [sorted({r for run in runs for key in set(keys) for r in [r for k, r in run if k == key][-5:]})
+                for keys in records]
+    keys = np.array(records, dtype=np.uint64)
+    rows, offsets = index.run_hits(keys)
+    assert [sorted(set(rows[a:b].tolist())) for a, b in zip(offsets, offsets[1:])] == expected
+    recent = {r for k, r in added if r >= 300 // 8 * 8 and k in (3, 17)}  # not in a run yet
+    assert sorted(index.query(keys[0]).tolist()) == sorted(set(expected[0]) | recent)
+    assert len(set(index.query(keys[0]).tolist())) == len(index.query(keys[0]))
+    assert expected[2] == []  # a key never seen
+    assert any(sum(k == 3 for k, _ in run) > 5 for run in runs)  # the cap drops rows
 
 
 def test_from_signatures_reads_in_chunks_into_one_run(monkeypatch):
