@@ -687,16 +687,14 @@ class _BandIndex:
         keys[:n][free], rows[:n][free] = k2, newer.rows[:n2]
         older.n = n
 
-    def run_hits(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def run_hits(self, keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each row of ``keys`` (records × bands), the rows of the sorted runs sharing one of its band keys:
-        ``(rows, offsets)``, record ``i``'s rows being ``rows[offsets[i]:offsets[i + 1]]``, in no order and
-        repeated once per shared key (:meth:`query` makes them unique). A huge bucket (a family of reposts)
-        gives each run's most recent rows only (see Clusterer._near)."""
+        per run ``(rows, offsets)``, record ``i``'s rows being ``rows[offsets[i]:offsets[i + 1]]``, repeated once
+        per shared key (:meth:`query` makes them unique). A huge bucket (a family of reposts) gives each run's
+        most recent rows only (see Clusterer._near)."""
         records, bands = keys.shape
-        if records > 1 << 16:
-            raise ValueError("at most 65,536 records at a time")
         flat = keys.ravel()
-        found_rows, owners = [], []
+        out = []
         for run in self._runs:
             run_keys, run_rows = run.keys[: run.n], run.rows[: run.n]
             lo = np.searchsorted(run_keys, flat, "left")
@@ -708,21 +706,23 @@ class _BandIndex:
             hi = np.searchsorted(run_keys, flat[hit], "right")
             lo = np.maximum(lo[hit], hi - BUCKET_CAP)
             lengths = hi - lo
-            # The ranges lo[s]:hi[s] one after another: position j of range s is lo[s] + j.
-            firsts = np.cumsum(lengths) - lengths
-            found_rows.append(run_rows[np.repeat(lo - firsts, lengths) + np.arange(firsts[-1] + lengths[-1])])
-            owners.append(np.repeat((hit // bands).astype(np.uint16), lengths))
-        if not found_rows:
-            return np.empty(0, dtype=np.int32), np.zeros(records + 1, dtype=np.int64)
-        owner = np.concatenate(owners)
-        by_record = np.argsort(owner, kind="stable")  # 16-bit keys: a radix sort
-        offsets = np.searchsorted(owner[by_record], np.arange(records + 1))
-        return np.concatenate(found_rows)[by_record], offsets
+            # The ranges lo[s]:hi[s] one after another (in record order): position j of range s is lo[s] + j.
+            ends = np.cumsum(lengths)
+            at = np.arange(ends[-1])
+            at += np.repeat(lo - ends + lengths, lengths)
+            offsets = np.r_[0, ends][np.searchsorted(hit, np.arange(records + 1) * bands)]
+            out.append((run_rows[at], offsets))
+        return out
 
-    def query(self, keys: np.ndarray, run_hits: np.ndarray | None = None) -> np.ndarray:
-        """Rows sharing at least one band key (unique, in no order); ``run_hits``: this record's rows of
-        :meth:`run_hits`, when computed since the runs last changed."""
-        found = self.run_hits(keys[None, :])[0] if run_hits is None else run_hits
+    @staticmethod
+    def record_hits(run_hits: list[tuple[np.ndarray, np.ndarray]], i: int) -> list[np.ndarray]:
+        """Record ``i``'s part of :meth:`run_hits`: its rows of each run."""
+        return [rows[offsets[i] : offsets[i + 1]] for rows, offsets in run_hits]
+
+    def query(self, keys: np.ndarray, run_hits: list[np.ndarray] | None = None) -> np.ndarray:
+        """Rows sharing at least one band key (unique, in no order); ``run_hits``: this record's
+        :meth:`record_hits`, when computed since the runs last changed."""
+        parts = self.record_hits(self.run_hits(keys[None, :]), 0) if run_hits is None else list(run_hits)
         extra: list[int] = []
         for hit in map(self._recent.get, keys.tolist()):
             if hit is None:
@@ -732,7 +732,8 @@ class _BandIndex:
             else:
                 extra.extend(hit[-BUCKET_CAP:])
         if extra:
-            found = np.concatenate([found, np.asarray(extra, dtype=found.dtype)])
+            parts.append(np.asarray(extra, dtype=np.int32))
+        found = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
         # Unique without sorting: each row's slot in _seen is written by every occurrence, in reverse, so it ends
         # holding the position of the first; only that occurrence is kept.
         positions = np.arange(len(found), dtype=np.int32)
@@ -942,25 +943,24 @@ class Clusterer:
                 _grown(a, rows) for a in (self._sigs, self._clusters, self._fields))
         self._index.reserve(rows * self.bands)
 
-    _PREFETCH = 256  # records whose sorted-run lookups are done in one numpy pass
+    _PREFETCH = 128  # records whose sorted-run lookups are done in one numpy pass (bounds its temporary arrays)
 
     def _add_all(self, keys: list[str], sigs: np.ndarray, metas: list[_Meta]) -> list[Assignment]:
         band_keys = _band_keys(sigs, self.bands, self.rows)
         empty = (sigs == _EMPTY).all(axis=1).tolist()
         index = self._index
         out: list[Assignment] = []
-        hits, offsets = np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        hits: list[tuple[np.ndarray, np.ndarray]] = []
         first, generation = 0, -1
         for i, key in enumerate(keys):
-            if index.generation != generation or i - first >= len(offsets) - 1:
+            if index.generation != generation or i - first >= self._PREFETCH:
                 first, generation = i, index.generation
-                hits, offsets = index.run_hits(band_keys[i : i + self._PREFETCH])
-            j = i - first
-            out.append(self._add(key, sigs[i], metas[i], band_keys[i], empty[i], hits[offsets[j] : offsets[j + 1]]))
+                hits = index.run_hits(band_keys[i : i + self._PREFETCH])
+            out.append(self._add(key, sigs[i], metas[i], band_keys[i], empty[i], index.record_hits(hits, i - first)))
         return out
 
     def _add(self, key: str, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, empty: bool,
-             run_hits: np.ndarray) -> Assignment:
+             run_hits: list[np.ndarray]) -> Assignment:
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
         exact = self._by_fp.get(meta.fingerprint) if meta.fingerprint else None
@@ -1008,7 +1008,7 @@ class Clusterer:
         flags[agreeing] = False
         return out
 
-    def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, run_hits: np.ndarray) -> _Near | None:
+    def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, run_hits: list[np.ndarray]) -> _Near | None:
         """The best level (c) match among the LSH candidates with estimated Jaccard ≥ threshold and an
         agreeing title (same company, then same city, then most similar, then oldest), with the clusters of
         all of them; ``None`` when there is none.
