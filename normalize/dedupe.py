@@ -734,10 +734,10 @@ class _BandIndex:
         if extra:
             parts.append(np.asarray(extra, dtype=np.int32))
         found = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
-        # Unique without sorting: each row's slot in _seen is written by every occurrence, in reverse, so it ends
-        # holding the position of the first; only that occurrence is kept.
+        # Unique without sorting: every occurrence of a row writes its position into the row's slot of _seen; the
+        # slot ends holding one of them (NumPy does not say which), and only that occurrence is kept.
         positions = np.arange(len(found), dtype=np.int32)
-        self._seen[found[::-1]] = positions[::-1]
+        self._seen[found] = positions
         return found[self._seen[found] == positions]
 
     def _room_for(self, rows: int) -> None:
@@ -1016,7 +1016,8 @@ class Clusterer:
         In a large family of reposts every member is a candidate of every new one; verifying them all
         would make clustering quadratic. So each band bucket gives at most its ``BUCKET_CAP`` most
         recent rows, and each cluster at most its ``CLUSTER_CAP`` most similar candidates — one
-        agreeing member is enough to join a cluster.
+        agreeing member is enough to join a cluster. The candidates come in no order: every choice below breaks
+        ties by row, so none depends on it.
         """
         cand = self._index.query(band_keys, run_hits)
         if not len(cand):
