@@ -592,6 +592,13 @@ class Assignment:
     reposts that drifted apart, joined by a third); the storage layer moves their members."""
 
 
+def _grown(array: np.ndarray, rows: int) -> np.ndarray:
+    """``array`` with room for ``rows`` rows, its rows kept (a copy)."""
+    grown = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
 class _Run:
     """One sorted run of the band table: band keys and row ids in buffers that may be longer than ``n``."""
 
@@ -668,9 +675,8 @@ class _BandIndex:
         n1, n2 = older.n, newer.n
         n = n1 + n2
         if len(older.keys) < n:  # no room (no reserve): a bigger buffer, the only merge that copies
-            grown = _Run(max(2 * n, self._capacity))
-            grown.keys[:n1], grown.rows[:n1] = older.keys[:n1], older.rows[:n1]
-            older.keys, older.rows = grown.keys, grown.rows
+            size = max(2 * n, self._capacity)
+            older.keys, older.rows = _grown(older.keys[:n1], size), _grown(older.rows[:n1], size)
         keys, rows, k2 = older.keys, older.rows, newer.keys[:n2]
         # An older entry moves right by the number of newer keys below it. Moved from the end, a step at a time,
         # no entry is overwritten before it has moved: its slot is at or after its place, and past every
@@ -803,13 +809,6 @@ class _Near(NamedTuple):
     same_company: bool
     same_city: bool
     clusters: set[int]  # of every verified candidate
-
-
-def _grown(array: np.ndarray, rows: int) -> np.ndarray:
-    """``array`` with room for ``rows`` rows, its rows kept (a copy)."""
-    grown = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
-    grown[: len(array)] = array
-    return grown
 
 
 @dataclass
