@@ -99,9 +99,10 @@ def _parse_as_of(value: str | None) -> datetime | None:
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
               help="Postings written per transaction.")
 @click.option("--reparse", is_flag=True,
-              help="Parse every text dump again. Without it a dump whose bytes, --as-of and parser are those "
+              help="Parse every input again. Without it a text dump whose bytes, --as-of and parser are those "
                    "of its last complete parse, and whose postings are stored as it gave them, is counted "
-                   "as unchanged without being parsed.")
+                   "as unchanged without being parsed; so are the rows of a table file (or of a block of "
+                   "rows of a streamed one) read with the same --format, --preset, --map and --set.")
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
            mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool, verbose: int) -> None:

@@ -31,8 +31,9 @@ JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
 JOBCRAWL_RUN_ID = None             # set by the CLI: the runs row this crawl reports to
 JOBCRAWL_MAX_FILE_MB = 64          # text dumps larger than this are quarantined unread
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
-JOBCRAWL_RECORD_PARSES = False     # the store records complete parses of inputs (the textdump spider sets it)
-JOBCRAWL_REPARSE = False           # parse text dumps again even when unchanged since their last parse
+JOBCRAWL_PARSERS = {}              # source → parser version whose complete parses the store records
+                                   # (the file spiders' `parsers`, passed on by OffloadPipeline)
+JOBCRAWL_REPARSE = False           # parse inputs again even when unchanged since their last parse
 JOBCRAWL_TAXONOMY = None           # skill taxonomy file; None = the packaged normalize/data/skills.toml
 
 # Politeness (web spiders). File spiders turn the throttling off for local files.

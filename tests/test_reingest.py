@@ -1,17 +1,22 @@
 """Re-running an ingest: text dumps unchanged since their last complete parse are counted, not parsed
-again (crawler/ledger.py); anything that could change their postings makes them parsed again."""
+again, and so are the rows of unchanged tables or blocks of tables (crawler/ledger.py); anything that
+could change their postings makes them parsed again."""
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from bench.gen import write_dumps
-from conftest import AS_OF, export_records, run_cli
-from crawler.ledger import parser_version
+from conftest import AS_OF, ROOT, export_records, run_cli
+from crawler.ledger import options_digest, parser_version
+from crawler.pages.tabular import BLOCK_ROWS
 
 SKIPPED_ALL = " · 3 files unchanged since their last parse, not parsed again"
 
@@ -129,3 +134,86 @@ def test_the_parser_version_covers_the_title_limit():
     assert parser_version(200) == parser_version(200)
     assert parser_version(200).split(":") == [parser_version(80).split(":")[0], "200"]
     assert len(parser_version(200).split(":")[0]) == 16
+
+
+# --------------------------------------------------------------------------- tables (CSV / JSONL)
+
+JOBSPY = Path(__file__).resolve().parents[1] / "fixtures" / "tabular" / "jobspy.csv"
+TABLE_DEFAULTS = {"format": "auto", "preset": None, "mapping": {}, "constants": {}}
+
+
+def test_an_unchanged_table_is_counted_without_being_stored_again(tmp_path):
+    folder, db = tmp_path / "in", tmp_path / "jobs.db"
+    folder.mkdir()
+    (folder / "jobspy.csv").write_bytes(JOBSPY.read_bytes())
+    first = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True).stdout.splitlines()
+    assert first[1] == "files read 1 · postings found 3 · new 3 · updated 0 · unchanged 0 · quarantined 0"
+    before = export_records(db)
+    again = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True).stdout.splitlines()
+    assert again[0] == (
+        "jobspy.csv: csv, utf-8, delimiter comma · preset jobspy (sniffed), 19 of 34 columns mapped, the rest kept "
+        "in extra · rows 3: postings 3, quarantined 0, repeated headers skipped 0, blank skipped 0"
+        " · unchanged since its last parse, not stored again")
+    assert again[1] == ("files read 1 · postings found 3 · new 0 · updated 0 · unchanged 3 · quarantined 0"
+                        " · 1 file unchanged since their last parse, not parsed again")
+    assert export_records(db) == before
+    stats = json.loads(_sql(db, "SELECT stats FROM runs WHERE id = 2")[0][0])
+    assert (stats["jobcrawl/postings_unchanged_unparsed"], stats["jobcrawl/files_unchanged"]) == (3, 1)
+    assert "jobcrawl/new" not in stats and "jobcrawl/unchanged" not in stats  # nothing reached the store
+    assert _sql(db, "SELECT r.source, l.parser, l.postings FROM input_parses l JOIN raw_inputs r ON r.id = l.raw_input_id") == [
+        ("tabular", parser_version(200, options_digest(TABLE_DEFAULTS)), 3)]
+
+
+def _import(db: Path, *extra: str) -> str:
+    """The summary line of `jobcrawl ingest` of fixtures/tabular/jobspy.csv (after the table's own line)."""
+    return run_cli("ingest", str(JOBSPY), "--db", str(db), "--as-of", AS_OF, *extra, check=True).stdout.splitlines()[1]
+
+
+def test_other_table_options_parse_the_table_again(tmp_path):
+    db = tmp_path / "jobs.db"
+    run_cli("ingest", str(JOBSPY), "--db", str(db), "--as-of", AS_OF, check=True)
+    named = ("--preset", "jobspy")  # the preset it sniffed, but named: another option, so parsed again
+    assert _import(db, *named) == "files read 1 · postings found 3 · new 0 · updated 0 · unchanged 3 · quarantined 0"
+    assert _import(db, *named).endswith(" · 1 file unchanged since their last parse, not parsed again")
+    mapped = ("--preset", "jobspy", "--map", "description=title")
+    assert _import(db, *mapped) == "files read 1 · postings found 3 · new 0 · updated 3 · unchanged 0 · quarantined 0"
+    assert _import(db, *mapped, "--reparse") == (
+        "files read 1 · postings found 3 · new 0 · updated 0 · unchanged 3 · quarantined 0")
+    assert options_digest({**TABLE_DEFAULTS, "preset": "jobspy"}) != options_digest(TABLE_DEFAULTS)
+    assert options_digest({"b": 1, "a": 2}) == options_digest({"a": 2, "b": 1})
+
+
+def _crawl_stream(path: Path, db: Path) -> dict[str, int]:
+    """`scrapy crawl tabular` on ``path`` streamed in blocks (crawler.pages.tabular.BLOCK_ROWS rows); its counts."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "tabular", "-a", f"paths={path}", "-a", f"as_of={AS_OF}",
+         "-s", f"JOBCRAWL_DB={db}", "-s", "JOBCRAWL_TABLE_STREAM_MB=0.01", "-s", "LOG_LEVEL=INFO"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {key: int(value) for key, value in re.findall(r"'jobcrawl/([a-z_]+)': (\d+),", proc.stderr)}
+
+
+@pytest.mark.slow
+def test_only_the_changed_block_of_a_streamed_table_is_stored_again(tmp_path):
+    rows = 2 * BLOCK_ROWS + 100  # three blocks
+    lines = ["职位名称,公司名称,职位描述"] + [f"工程师{i},公司{i % 50},岗位职责：负责第{i}项工作" for i in range(rows)]
+    path, db = tmp_path / "big.csv", tmp_path / "jobs.db"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    first = _crawl_stream(path, db)
+    assert (first["new"], first.get("postings_unchanged_unparsed", 0)) == (rows, 0)
+    assert _sql(db, "SELECT count(*), sum(postings) FROM input_parses") == [(3, rows)]
+
+    again = _crawl_stream(path, db)
+    assert (again["postings_found"], again["postings_unchanged_unparsed"], again["files_unchanged"]) == (rows, rows, 1)
+    assert "new" not in again and "unchanged" not in again
+
+    edited = BLOCK_ROWS + 7  # a row of the second block
+    lines[1 + edited] = lines[1 + edited].replace("项工作", "项工作（急招）")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    third = _crawl_stream(path, db)
+    assert (third["postings_unchanged_unparsed"], third["updated"], third["unchanged"]) == (
+        rows - BLOCK_ROWS, 1, BLOCK_ROWS - 1)
+    assert "files_unchanged" not in third
+    assert _sql(db, "SELECT count(*) FROM raw_inputs") == [(4,)]  # the edited block's new bytes, kept
+    assert _sql(db, "SELECT description FROM postings WHERE title = ?", f"工程师{edited}") == [
+        (f"岗位职责：负责第{edited}项工作（急招）",)]

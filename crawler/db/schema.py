@@ -478,7 +478,8 @@ def m010_input_parses(db: sqlite_utils.Database) -> None:
 
 CHILD_TABLE_DOCS["input_parses"] = {
     "raw_input_id": "The input.", "as_of": "Anchor for relative times of that parse (UTC).",
-    "parser": "Version of the parsing code and settings (a hash of their sources, then the title limit).",
+    "parser": "Version of the parsing code and settings (a hash of their sources, then the title limit, "
+              "then for tables a digest of --format, --preset, --map and --set).",
     "status": "parsed, partial or quarantined, as the input's parse ended.",
     "postings": "Postings the parse produced; all of them were stored before this row was written.",
     "run_id": "Run that parsed it.", "parsed_at": "When its last posting was stored (UTC).",

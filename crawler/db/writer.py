@@ -18,7 +18,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import sqlite_utils
 
@@ -91,25 +91,26 @@ class Writer:
     """Buffers items and writes them in batches of ``batch_size`` postings, one transaction each.
 
     ``counts`` holds new / updated / unchanged / quarantined after :meth:`close` (or each flush).
-    With ``parser`` (:func:`crawler.ledger.parser_version`) it records in ``input_parses`` each input
-    whose postings have all been stored, in the transaction that stores the last of them.
+    With ``parsers`` (source → :func:`crawler.ledger.parser_version`) it records in ``input_parses`` each
+    input of those sources whose postings have all been stored, in the transaction that stores the last
+    of them.
     """
 
     def __init__(self, db: sqlite_utils.Database, *, run_id: int | None = None, batch_size: int = 500,
-                 parser: str | None = None):
+                 parsers: Mapping[str, str] | None = None):
         self.db = db
         self.conn: sqlite3.Connection = db.conn
-        self._start(run_id, batch_size, parser)
+        self._start(run_id, batch_size, parsers)
 
-    def _start(self, run_id: int | None, batch_size: int, parser: str | None) -> None:
+    def _start(self, run_id: int | None, batch_size: int, parsers: Mapping[str, str] | None) -> None:
         """The options and the empty state of a writer (shared with :class:`BackgroundWriter`)."""
         self.run_id = run_id
         self.batch_size = batch_size
-        self.parser = parser
+        self.parsers = dict(parsers or {})
         self.counts: Counter[str] = Counter()
         self.changed_ids: list[int] = []
         self._batch = Batch()
-        # (locator, sha256) of an input being stored → [as_of, status, postings, postings still to store]
+        # (locator, sha256) of an input being stored → [as_of, status, postings, postings still to store, parser]
         self._pending: dict[tuple[str, str], list] = {}
 
     # ------------------------------------------------------------------ buffering
@@ -160,8 +161,9 @@ class Writer:
             )
             if cur.rowcount:
                 self.counts["inputs_new"] += 1
-            if self.parser is not None:
-                self._pending[(item.locator, item.sha256)] = [item.as_of, item.status, item.postings, item.postings]
+            parser = self.parsers.get(item.source)
+            if parser is not None:
+                self._pending[(item.locator, item.sha256)] = [item.as_of, item.status, item.postings, item.postings, parser]
         wanted = {(q.locator, q.input_sha256) for q in batch.quarantine}
         wanted |= {(p.locator, p.input_sha256) for p in batch.postings}
         wanted |= {(i.locator, i.sha256) for i in batch.inputs}
@@ -174,7 +176,7 @@ class Writer:
             if row:
                 ids[(locator, sha)] = row[0]
         for item in batch.inputs:  # parsed again from here: its earlier parse no longer vouches for it
-            if self.parser is not None and (item.locator, item.sha256) in ids:
+            if item.source in self.parsers and (item.locator, item.sha256) in ids:
                 self.conn.execute("DELETE FROM input_parses WHERE raw_input_id = ?", (ids[(item.locator, item.sha256)],))
         return ids
 
@@ -191,12 +193,12 @@ class Writer:
                     done.append((p.locator, p.input_sha256))
         now = utcnow()
         for key in done:
-            as_of, status, count, _ = self._pending.pop(key)
+            as_of, status, count, _, parser = self._pending.pop(key)
             if key in input_ids:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO input_parses (raw_input_id, as_of, parser, status, postings, run_id,"
                     " parsed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (input_ids[key], as_of, self.parser, status, count, self.run_id, now))
+                    (input_ids[key], as_of, parser, status, count, self.run_id, now))
 
     def _write_postings(self, postings: list[Posting], input_ids: dict[tuple[str, str], int]) -> None:
         if not postings:
@@ -323,9 +325,10 @@ class BackgroundWriter(Writer):
     their one-transaction-each guarantee; at most two wait in the queue (back-pressure).
     """
 
-    def __init__(self, db_path: str, *, run_id: int | None = None, batch_size: int = 500, parser: str | None = None):
+    def __init__(self, db_path: str, *, run_id: int | None = None, batch_size: int = 500,
+                 parsers: Mapping[str, str] | None = None):
         self.db_path = db_path
-        self._start(run_id, batch_size, parser)
+        self._start(run_id, batch_size, parsers)
         self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=2)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="jobcrawl-writer", daemon=True)

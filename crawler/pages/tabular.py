@@ -459,6 +459,7 @@ class TableReport:
     blank_rows: int = 0
     duplicates: int = 0
     inputs: int = 0
+    unchanged: int = 0  # raw inputs unchanged since their last parse (crawler/ledger.py): rows counted, not stored again
     streamed: bool = False
     error: str | None = None
 
@@ -482,7 +483,14 @@ class TableReport:
         return (f"{self.locator}: {', '.join(how)}{mapping} · rows {self.rows}: postings {self.postings}, "
                 f"quarantined {self.quarantined}, repeated headers skipped {self.header_rows}, "
                 f"blank skipped {self.blank_rows}" + (f" · {self.duplicates} repeat an earlier row's id (the later row wins)"
-                                                       if self.duplicates else ""))
+                                                       if self.duplicates else "") + self._unchanged_note())
+
+    def _unchanged_note(self) -> str:
+        if not self.unchanged:
+            return ""
+        if self.streamed:
+            return f" · {self.unchanged} of {self.inputs} raw inputs unchanged since their last parse, not stored again"
+        return " · unchanged since its last parse, not stored again"
 
 
 def format_for(path: str | Path, requested: str = "auto") -> str:

@@ -114,6 +114,8 @@ class OffloadPipeline:
         return cls(crawler)
 
     def open_spider(self, spider=None):
+        # The file spiders name the parser versions the store records complete parses under (crawler/ledger.py).
+        self.settings["JOBCRAWL_PARSERS"] = dict(getattr(self.crawler.spider, "parsers", None) or {})
         if self.in_process:
             self.stages = build_stages(self.paths, self.settings, self.stats)
             for stage in self.stages:

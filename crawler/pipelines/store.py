@@ -5,17 +5,16 @@ from __future__ import annotations
 from itemadapter import ItemAdapter
 
 from crawler.db.writer import BackgroundWriter
-from crawler.ledger import parser_of
 from normalize.models import Posting, Quarantined, RawInput
 
 
 class StorePipeline:
-    def __init__(self, stats, db_path: str, run_id: int | None, batch_size: int, parser: str | None = None):
+    def __init__(self, stats, db_path: str, run_id: int | None, batch_size: int, parsers: dict[str, str] | None = None):
         self.stats = stats
         self.db_path = db_path
         self.run_id = run_id
         self.batch_size = batch_size
-        self.parser = parser
+        self.parsers = parsers or {}
         self.writer: BackgroundWriter | None = None
         self.quarantine_log: list[str] = []
 
@@ -23,12 +22,11 @@ class StorePipeline:
     def from_crawler(cls, crawler):
         s = crawler.settings
         run_id = s.get("JOBCRAWL_RUN_ID")
-        parser = parser_of(s) if s.getbool("JOBCRAWL_RECORD_PARSES") else None
         return cls(crawler.stats, s.get("JOBCRAWL_DB"), int(run_id) if run_id else None, s.getint("JOBCRAWL_BATCH_SIZE"),
-                   parser)
+                   s.getdict("JOBCRAWL_PARSERS"))
 
     def open_spider(self, spider=None):
-        self.writer = BackgroundWriter(self.db_path, run_id=self.run_id, batch_size=self.batch_size, parser=self.parser)
+        self.writer = BackgroundWriter(self.db_path, run_id=self.run_id, batch_size=self.batch_size, parsers=self.parsers)
         self.stats.set_value("jobcrawl/quarantine_log", self.quarantine_log)
 
     def process_item(self, item, spider=None):

@@ -18,6 +18,10 @@ callback reads it as a stream, stored as raw inputs of blocks of rows, so memory
 long the file is (Scrapy's own ``file://`` handler reads a whole file into the response body).
 ``JOBCRAWL_MAX_TABLE_MB`` (default 4096) quarantines larger table files unread.
 
+A re-run reads every table file, but the rows of a raw input (the file, or a block of a streamed
+file) unchanged since its last complete parse with the same options (crawler/ledger.py) are only
+counted: they are not normalized or stored again (``JOBCRAWL_REPARSE`` turns that off).
+
 Stats: ``jobcrawl/tables`` (one :class:`~crawler.pages.tabular.TableReport` dict per table file),
 ``jobcrawl/rows``, ``jobcrawl/rows/header_skipped``, ``jobcrawl/rows/blank_skipped``,
 ``jobcrawl/rows/duplicate_id``.
@@ -34,6 +38,7 @@ from scrapy.core.downloader.handlers.file import FileDownloadHandler
 from scrapy.http import Response
 
 from crawler.inputs import InputFile
+from crawler.ledger import options_digest
 from crawler.pages.tabular import (
     PRESETS,
     SINGLE_INPUT_BYTES,
@@ -114,6 +119,11 @@ class TabularSpider(TextdumpSpider):
         spider.stream_above = int(stream_mb * 2**20)
         return spider
 
+    def reading_options(self) -> dict[str, str]:
+        """Text dumps as the text dump spider reads them; tables under the options given."""
+        options = self.args.model_dump(include={"format", "preset", "mapping", "constants"})
+        return {**super().reading_options(), "tabular": options_digest(options)}
+
     def file_format(self, inp: InputFile) -> str:
         return format_for(inp.path, self.args.format)
 
@@ -142,16 +152,29 @@ class TabularSpider(TextdumpSpider):
         inp: InputFile = response.meta["input"]
         fetched = _iso(datetime.now(timezone.utc))
         report = TableReport(locator=inp.locator, format=fmt)
-        found = 0
+        found = unparsed = 0
         data = inp.path if response.meta["stream"] else response.body
+        ledger = self.unchanged.get("tabular")
+        skip = False  # the items of an unchanged raw input (crawler/ledger.py) are counted, not passed on
         for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"],
                                 fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above):
-            if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
+            if isinstance(item, RawInput):
+                stored = ledger.get((item.locator, item.sha256)) if ledger and item.status == "parsed" else None
+                skip = stored is not None and stored[0] == item.as_of
+                report.unchanged += skip
+                if skip:
+                    continue
+            elif not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
-            yield item
+                unparsed += skip
+            if not skip:
+                yield item
         stats = self.crawler.stats
         stats.inc_value("jobcrawl/postings_found", found)
+        stats.inc_value("jobcrawl/postings_unchanged_unparsed", unparsed)
         stats.inc_value("jobcrawl/files")
+        if report.unchanged and report.unchanged == report.inputs:
+            stats.inc_value("jobcrawl/files_unchanged")
         stats.inc_value("jobcrawl/rows", report.rows)
         stats.inc_value("jobcrawl/rows/header_skipped", report.header_rows)
         stats.inc_value("jobcrawl/rows/blank_skipped", report.blank_rows)

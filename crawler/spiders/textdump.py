@@ -6,7 +6,8 @@ Arguments (``-a`` on the command line, keywords from Python):
 
 A file whose bytes, anchor and parser are those of its last complete parse, and whose postings are
 stored as it gave them, is counted (files, postings found, unchanged) but not parsed again
-(crawler/ledger.py); ``JOBCRAWL_REPARSE`` (``jobcrawl ingest --reparse``) parses every file.
+(crawler/ledger.py); ``JOBCRAWL_REPARSE`` (``jobcrawl ingest --reparse``) parses every file. The
+spider's ``parsers`` (source → parser version) tell the store whose complete parses to record.
 """
 
 from __future__ import annotations
@@ -60,7 +61,6 @@ class TextdumpSpider(scrapy.Spider):
         "RETRY_ENABLED": False,
         "DOWNLOAD_WARNSIZE": 0,
         "DOWNLOAD_MAXSIZE": 0,
-        "JOBCRAWL_RECORD_PARSES": True,  # the store notes complete parses, so a re-run can skip them
     }
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
@@ -77,10 +77,17 @@ class TextdumpSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider.args.max_bytes = int(settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
-        spider.unchanged = {}
+        # The store records complete parses under these versions, so that a re-run can skip them.
+        spider.parsers = {source: parser_of(settings, options) for source, options in spider.reading_options().items()}
+        spider.unchanged = {}  # source → crawler.ledger.unchanged_inputs
         if settings.get("JOBCRAWL_DB") and not settings.getbool("JOBCRAWL_REPARSE"):
-            spider.unchanged = unchanged_inputs(settings["JOBCRAWL_DB"], cls.name, parser_of(settings))
+            spider.unchanged = {source: unchanged_inputs(settings["JOBCRAWL_DB"], source, parser)
+                                for source, parser in spider.parsers.items()}
         return spider
+
+    def reading_options(self) -> dict[str, str]:
+        """Source of the inputs this spider stores → digest of the options their parse depends on."""
+        return {"textdump": ""}
 
     async def start(self):
         total = len(self.args.inputs)
@@ -98,7 +105,8 @@ class TextdumpSpider(scrapy.Spider):
     def parse(self, response):
         inp: InputFile = response.meta["input"]
         stats = self.crawler.stats
-        stored = self.unchanged.get((inp.locator, sha256_hex(response.body))) if self.unchanged else None
+        ledger = self.unchanged.get("textdump")
+        stored = ledger.get((inp.locator, sha256_hex(response.body))) if ledger else None
         if stored is not None and stored[0] == response.meta["as_of"]:  # see crawler/ledger.py
             stats.inc_value("jobcrawl/files")
             stats.inc_value("jobcrawl/files_unchanged")
