@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -60,6 +61,8 @@ def test_sigkill_mid_ingest_then_rerun_completes(tmp_path):
     assert f"new {N - committed} · updated 0 · unchanged {committed} · quarantined 0" in again.stdout
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT status FROM runs ORDER BY id").fetchall() == [("interrupted",), ("ok",)]
+    stats = json.loads(conn.execute("SELECT stats FROM runs WHERE id = 2").fetchone()[0])
+    assert stats["jobcrawl/stage_worker_cpu_s"] > 0  # large enough an ingest for the stage worker (crawler/jobs.py)
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == N // 100
 
     clean = tmp_path / "clean.db"

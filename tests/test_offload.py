@@ -4,6 +4,7 @@ process of its own: same results as inline, failures fail the run."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -81,3 +82,20 @@ def test_dedupe_in_a_fresh_process_gives_the_same_database(tmp_path):
         record["evaluation"].pop("computed_at", None)
     assert records["fresh"] == records["engine"]
     assert [r["cluster_id"] for r in records["fresh"]] == [r["cluster_id"] for r in records["engine"]]
+
+
+def test_a_small_ingest_runs_its_stages_inline(tmp_path):
+    # Two seed files (about 13 KB): the worker's start-up would cost more than it saves. The crash test
+    # (tests/test_crash.py) checks that its 3,000 postings do use the worker.
+    from conftest import run_cli
+    from crawler.inputs import resolve_inputs
+    from crawler.jobs import INLINE_STAGES_MAX_BYTES, Job, _input_bytes
+
+    size = sum(p.stat().st_size for p in SEEDS.glob("*.txt"))
+    assert _input_bytes([Job("textdump", "ingest", {}, {"inputs": resolve_inputs([str(SEEDS / "*.txt")])})]) == size
+    assert size < INLINE_STAGES_MAX_BYTES
+    assert _input_bytes([Job("greenhouse", "crawl", {}, {"boards": ["x"]})]) is None
+    db = tmp_path / "jobs.db"
+    run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
+    stats = json.loads(sqlite3.connect(db).execute("SELECT stats FROM runs").fetchone()[0])
+    assert stats["jobcrawl/new"] == 2 and "jobcrawl/stage_worker_cpu_s" not in stats

@@ -11,7 +11,9 @@ stage pipelines are the ordinary pipeline classes, built by their own ``from_cra
 worker; their stats come back when the spider closes and are added to the crawl's.
 
 ``JOBCRAWL_STAGE_PROCESS = False`` runs the same stages inline, in the engine's thread (the CLI
-does so when it crawls more than two sources at once, one worker each would be too many).
+does so when it crawls more than two sources at once, one worker each would be too many, and when
+it ingests at most ``crawler.jobs.INLINE_STAGES_MAX_BYTES`` of files, too little to pay for the
+worker's start-up).
 
 The worker dies with its parent (``PR_SET_PDEATHSIG``): a killed crawl leaves no process writing
 behind it, so the database holds exactly the batches committed before the kill.
