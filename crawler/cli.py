@@ -494,10 +494,6 @@ def serve(db: str, port: int, host: str, writable: bool) -> None:
     from crawler.serve import prepare, serve as run_server
 
     _require_db(db)
-    if any(c in str(Path(db).resolve()) for c in "#?%"):
-        # Datasette 0.65 opens f"file:{path}?immutable=1" unescaped: it would open (and create) another file.
-        raise click.UsageError(f"{db}: Datasette cannot open a database whose path holds #, ? or %; "
-                               "move it, or serve a symbolic link to it from a plain path")
     indexed, settled = prepare(db)
     if indexed:
         click.echo(f"search index: {indexed} postings indexed", err=True)

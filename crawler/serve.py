@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import os
 import sys
 import threading
 import sqlite3
@@ -182,13 +183,36 @@ def inspect_data(db_path: Path, conn: sqlite3.Connection, tables: list[str]) -> 
     }}
 
 
+_URI_CHARACTERS = "#?%"
+
+
+def _plain_path(db_path: Path) -> Path:
+    """``db_path``, or when it holds ``#``, ``?`` or ``%`` a symbolic link to it at a plain path:
+    Datasette 0.65 opens ``file:{path}?immutable=1`` unescaped, so it would open (and create) a file
+    at the path cut there. SQLite follows the link and keeps the write-ahead log beside the real file.
+
+    The link is ``$XDG_CACHE_HOME/jobcrawl/serve/<hash of the path>/jobs.db`` (default
+    ``~/.cache``): one per database, made again when missing, so nothing needs removing."""
+    if not any(c in str(db_path) for c in _URI_CHARACTERS):
+        return db_path
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    link = cache / "jobcrawl" / "serve" / hashlib.sha256(str(db_path).encode()).hexdigest()[:16] / "jobs.db"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not (link.is_symlink() and os.readlink(link) == str(db_path)):
+        fresh = link.with_name(f"jobs.db.{os.getpid()}")  # made aside, then renamed over: another serve may read it
+        fresh.unlink(missing_ok=True)
+        fresh.symlink_to(db_path)
+        os.replace(fresh, link)
+    return link
+
+
 def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dict[str, Any] | None = None,
                    cache: ResultCache | None = None, facet_index: FacetIndex | None = None) -> Datasette:
     """A configured Datasette instance serving ``db_path`` as ``jobs`` (not started; tests use ``.client``).
 
     Immutable unless ``writable``; an immutable file's query results go to ``cache`` and its facets
     are counted from ``facet_index`` (new ones by default, the index loaded from the file; pass them
-    to share them between instances)."""
+    to share them between instances). Any path works: Datasette gets a plain one (:func:`_plain_path`)."""
     db_path = Path(db_path).resolve()
     with sqlite3.connect(readonly_uri(db_path), uri=True) as conn:
         found = schema(conn)
@@ -206,10 +230,11 @@ def make_datasette(db_path: str | Path, *, writable: bool = False, settings: dic
         cache_headers=True,
     )
     ds.remove_database("_memory")  # added when no file is passed to the constructor
+    served = _plain_path(db_path)
     if writable:
-        database = Database(ds, path=str(db_path), is_mutable=True)
+        database = Database(ds, path=str(served), is_mutable=True)
     else:
-        database = CachedDatabase(ds, str(db_path), cache if cache is not None else ResultCache(), facet_index)
+        database = CachedDatabase(ds, str(served), cache if cache is not None else ResultCache(), facet_index)
     ds.add_database(database, name=DATABASE)
     return ds
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,29 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: f
     if check and proc.returncode != 0:
         raise AssertionError(f"jobcrawl {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def start_serve(db: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`jobcrawl serve` over ``db`` on a free port of 127.0.0.1, once it answers: (process, base URL).
+
+    The caller terminates the process; its stderr is a pipe (the `serving …` line)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "serve", "--db", str(db), "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=None if env is None else dict(os.environ, **env))
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(150):
+        try:
+            urllib.request.urlopen(base + "/-/versions.json", timeout=5).close()
+            return proc, base
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(f"jobcrawl serve exited {proc.returncode}: {proc.stderr.read()}")
+            time.sleep(0.2)
+    proc.terminate()
+    pytest.fail("jobcrawl serve did not answer")
 
 
 def export_records(db: Path) -> list[dict]:

@@ -16,9 +16,6 @@ import json
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -29,7 +26,7 @@ from hypothesis import strategies as st
 
 from browse.metadata import build_metadata
 from browse.render import listing_url, safe_url, salary_label
-from conftest import AS_OF, ROOT, SEEDS, run_cli
+from conftest import AS_OF, SEEDS, run_cli, start_serve
 from crawler.db import fts
 from crawler.serve import make_datasette, prepare, schema
 
@@ -844,31 +841,12 @@ def test_prepare_reports_a_log_another_process_holds(tmp_path):
     assert prepare(db) == (0, True)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_serve_runs_datasette_immutable_on_localhost(browse_db):
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "serve", "--db", str(browse_db), "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, base = start_serve(browse_db)
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                with urllib.request.urlopen(base + "/-/databases.json", timeout=5) as r:
-                    databases = json.load(r)
-                break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail(proc.stderr.read() if proc.poll() is not None else "server did not start")
-        assert [(d["name"], d["is_mutable"]) for d in databases] == [("jobs", False)]
+        with urllib.request.urlopen(base + "/-/databases.json", timeout=5) as r:
+            assert [(d["name"], d["is_mutable"]) for d in json.load(r)] == [("jobs", False)]
         with urllib.request.urlopen(base + "/jobs/jobs.json?_shape=array&_search=%E7%AE%97%E5%AD%90", timeout=10) as r:
             assert sorted(x["id"] for x in json.load(r)) == [1, 2, 3, 5]
         with urllib.request.urlopen(base + "/-/settings.json", timeout=5) as r:
@@ -876,7 +854,7 @@ def test_serve_runs_datasette_immutable_on_localhost(browse_db):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert f"serving {browse_db} at http://127.0.0.1:{port}/jobs/jobs" in proc.stderr.read()
+    assert f"serving {browse_db} at {base}/jobs/jobs" in proc.stderr.read()
 
 
 @pytest.mark.parametrize("monthly, quartiles", [

@@ -14,16 +14,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, start_serve
 from test_browse import HOSTILE_TITLE, build_browse_db
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -42,23 +36,8 @@ def _chromium() -> str | None:
 def server(tmp_path_factory):
     """``jobcrawl serve`` on a free port of 127.0.0.1 over the browse test database; yields its base URL."""
     db = build_browse_db(tmp_path_factory.mktemp("browser"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "serve", "--db", str(db), "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
+    proc, base = start_serve(db)
     try:
-        for _ in range(150):
-            try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=5).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    pytest.fail(f"jobcrawl serve exited {proc.returncode}: {proc.stderr.read()}")
-                time.sleep(0.2)
-        else:
-            pytest.fail("jobcrawl serve did not answer")
         yield base
     finally:
         proc.terminate()

@@ -3,11 +3,16 @@ connection (crawler.db.readonly_uri) opens that file, not a path cut at the firs
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sqlite3
+import urllib.request
+from pathlib import Path
 
 import pytest
 
-from conftest import AS_OF, SEEDS, run_cli
+from conftest import AS_OF, SEEDS, run_cli, start_serve
+from crawler.serve import make_datasette
 from crawler.db import readonly_uri
 from crawler.db.schema import open_db
 from crawler.inputs import InputError, resolve_inputs
@@ -47,11 +52,31 @@ def test_scoring_workers_read_the_database(odd_db):
     assert result["scored"] == 2
 
 
-def test_serve_refuses_a_path_datasette_would_misread(odd_db):
-    proc = run_cli("serve", "--db", str(odd_db), "--port", "1")
-    assert proc.returncode == 2
-    assert "Datasette cannot open a database whose path holds #, ? or %" in proc.stderr
-    assert not (odd_db.parent.parent / "jobs ").exists()  # no stray file where the path would be cut
+@pytest.mark.parametrize("writable", [False, True], ids=["immutable", "writable"])
+def test_datasette_serves_the_file_through_a_plain_link(odd_db, writable, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = make_datasette(odd_db, writable=writable)
+    served = Path(ds.get_database("jobs").path)
+    assert served.is_symlink() and served.resolve() == odd_db.resolve()
+    assert served.parent.parent == tmp_path / "cache" / "jobcrawl" / "serve"
+    assert make_datasette(odd_db).get_database("jobs").path == str(served)  # one link per database, kept
+    response = asyncio.run(ds.client.get("/jobs/postings.json?_shape=array&_col=title&_sort=id"))
+    assert response.status_code == 200
+    assert [r["title"] for r in response.json()] == ["AI算子开发工程师", "模型训练优化开发工程师"]
+    assert not (odd_db.parent.parent / "jobs ").exists()  # no stray file where an unescaped URI would cut the path
+
+
+@pytest.mark.slow
+def test_jobcrawl_serve_a_path_with_uri_characters(odd_db, tmp_path):
+    proc, base = start_serve(odd_db, env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    try:
+        with urllib.request.urlopen(f"{base}/jobs/postings.json?_shape=array&_col=title", timeout=10) as r:
+            assert sorted(row["title"] for row in json.load(r)) == ["AI算子开发工程师", "模型训练优化开发工程师"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert not (odd_db.parent.parent / "jobs ").exists()
+    assert [p.resolve() for p in (tmp_path / "cache" / "jobcrawl" / "serve").glob("*/jobs.db")] == [odd_db.resolve()]
 
 
 def test_an_existing_path_is_never_read_as_a_glob(tmp_path):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 from datetime import datetime, timezone
-from pathlib import Path
 
 import scrapy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
