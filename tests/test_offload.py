@@ -33,7 +33,8 @@ if __name__ == "__main__":
     result = run_into_db(TextdumpSpider, db, kind="ingest", args={}, spider_kwargs={"inputs": inputs,
                          "as_of": parse_as_of(%r, None)}, settings=settings)
     print(json.dumps({"status": result.status, "counts": result.counts, "steps": result.steps,
-                      "stage_failed": result.stats.get("jobcrawl/stage_failed")}))
+                      "stage_failed": result.stats.get("jobcrawl/stage_failed"),
+                      "worker": "jobcrawl/stage_worker_cpu_s" in result.stats}))
 """ % AS_OF
 
 
@@ -46,12 +47,22 @@ def ingest(db, mode: str, *paths, stages: str = "", steps_min: int = 20_000) -> 
 def test_worker_process_and_inline_store_the_same_postings(tmp_path):
     paths = [SEEDS, FIXTURES / "reposts"]
     results = {mode: ingest(tmp_path / f"{mode}.db", mode, *paths) for mode in ("process", "inline")}
+    assert (results["process"].pop("worker"), results["inline"].pop("worker")) == (True, False)
     assert results["process"] == results["inline"]
     assert results["process"]["counts"]["new"] == 7 and results["process"]["status"] == "partial"  # README.md
     records = {mode: [{k: v for k, v in r.items() if k != "evaluation"} for r in export_records(tmp_path / f"{mode}.db")]
                for mode in results}
     assert records["process"] == records["inline"]
     assert [r["id"] for r in records["process"]] == list(range(1, 8))
+
+
+def test_a_run_that_stores_nothing_starts_no_worker(tmp_path):
+    # The worker starts at the first item: a re-run whose inputs are all unchanged since their last
+    # parse (crawler/ledger.py) has none.
+    first, again = (ingest(tmp_path / "jobs.db", "process", SEEDS / "*.txt") for _ in range(2))
+    assert (first["counts"]["new"], first["worker"]) == (2, True)
+    assert (again["counts"]["unchanged"], again["counts"]["files_unchanged"], again["worker"]) == (2, 2, False)
+    assert again["status"] == "ok"
 
 
 def test_a_failing_stage_fails_the_run(tmp_path):

@@ -123,7 +123,10 @@ class OffloadPipeline:
             for stage in self.stages:
                 if hasattr(stage, "open_spider"):
                     stage.open_spider(spider)
-            return
+
+    def _start_worker(self) -> None:
+        """Start the worker process and the sender thread: at the first item, so that a run that stores
+        nothing (every input unchanged since its last parse) starts no process."""
         context = multiprocessing.get_context("spawn")  # no fork: the reactor and threads live here
         self.conn, child = context.Pipe()
         self.process = context.Process(target=run_reporting, name="jobcrawl-stages", daemon=True,
@@ -138,6 +141,8 @@ class OffloadPipeline:
             for stage in self.stages:
                 item = stage.process_item(item, spider)
             return item
+        if self.process is None:
+            self._start_worker()
         self.buffer.append(item)
         if len(self.buffer) >= SEND_EVERY:
             self._send()
@@ -188,6 +193,8 @@ class OffloadPipeline:
             for stage in self.stages:
                 if hasattr(stage, "close_spider"):
                     stage.close_spider(spider)
+            return
+        if self.process is None:  # no item came: no worker was started
             return
         try:
             if self.buffer:
