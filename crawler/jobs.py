@@ -131,9 +131,9 @@ def run_jobs_into_db(jobs: list[Job], db: str, *, settings: dict[str, Any] | Non
     runs = [SpiderRun(job.spidercls, {"JOBCRAWL_RUN_ID": run_id, **job.settings}, job.spider_kwargs)
             for job, run_id in zip(jobs, run_ids)]
     overrides = {"JOBCRAWL_DB": db, **(settings or {})}
-    if len(runs) > MAX_STAGE_PROCESSES:  # one stage worker per crawler would be too many processes
-        overrides.setdefault("JOBCRAWL_STAGE_PROCESS", False)
-    elif (size := _input_bytes(jobs)) is not None and size <= INLINE_STAGES_MAX_BYTES:
+    # Stages inline: one stage worker per crawler would be too many processes, or the input too small to pay for one.
+    size = _input_bytes(jobs)
+    if len(runs) > MAX_STAGE_PROCESSES or (size is not None and size <= INLINE_STAGES_MAX_BYTES):
         overrides.setdefault("JOBCRAWL_STAGE_PROCESS", False)
     all_stats = run_spiders(runs, overrides, on_response=on_response)
 

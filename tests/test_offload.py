@@ -10,7 +10,9 @@ import sys
 
 import pytest
 
-from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
+from crawler.inputs import resolve_inputs
+from crawler.jobs import INLINE_STAGES_MAX_BYTES, Job, _input_bytes
 
 pytestmark = pytest.mark.slow
 
@@ -98,10 +100,6 @@ def test_dedupe_in_a_fresh_process_gives_the_same_database(tmp_path):
 def test_a_small_ingest_runs_its_stages_inline(tmp_path):
     # Two seed files (about 13 KB): the worker's start-up would cost more than it saves. The crash test
     # (tests/test_crash.py) checks that its 3,000 postings do use the worker.
-    from conftest import run_cli
-    from crawler.inputs import resolve_inputs
-    from crawler.jobs import INLINE_STAGES_MAX_BYTES, Job, _input_bytes
-
     size = sum(p.stat().st_size for p in SEEDS.glob("*.txt"))
     assert _input_bytes([Job("textdump", "ingest", {}, {"inputs": resolve_inputs([str(SEEDS / "*.txt")])})]) == size
     assert size < INLINE_STAGES_MAX_BYTES
