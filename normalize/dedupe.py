@@ -487,6 +487,26 @@ def _minhashes(hashes: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+_SIGNATURE_CHARS = 1 << 18
+"""Content characters whose shingles :func:`_signatures` hashes in one numpy pass: its temporary arrays take
+about 60 bytes a character (15 MB), however many records it is given."""
+
+
+def _signatures(contents: Sequence[Sequence[str]]) -> np.ndarray:
+    """MinHash signatures (len(contents) × ``NUM_PERM``) of many records' content lines, computed a slice of
+    records at a time (about ``_SIGNATURE_CHARS`` characters each): a record's signature does not depend on
+    the others in its slice."""
+    out = np.empty((len(contents), NUM_PERM), dtype=np.uint32)
+    start, chars = 0, 0
+    for i, lines in enumerate(contents):
+        chars += sum(map(len, lines))
+        if chars >= _SIGNATURE_CHARS or i == len(contents) - 1:
+            hashes, owner = _record_hashes(contents[start : i + 1])
+            out[start : i + 1] = _minhashes(hashes, owner, i + 1 - start)
+            start, chars = i + 1, 0
+    return out
+
+
 _HEADER = struct.pack("<qiB", SEED, -NUM_PERM, 1)
 """What every stored signature starts with: LeanMinHash's seed, −size (a scheme follows) and scheme code
 (1 = affine32), little-endian."""
@@ -926,8 +946,7 @@ class Clusterer:
             keys.append(str(_field(record, "key")))
             metas.append(_Meta(company, title, city, _fingerprint_of(company, title, city, lines)))
             contents.append(lines)
-        hashes, owner = _record_hashes(contents)
-        return self._add_all(keys, _minhashes(hashes, owner, len(keys)), metas)
+        return self._add_all(keys, _signatures(contents), metas)
 
     def add_signature(self, key: str, sig: np.ndarray, meta: Mapping[str, Any]) -> Assignment:
         """Match and add a record given its signature and normalized meta (as :meth:`meta` returns, without

@@ -197,6 +197,24 @@ def test_signature_is_datasketch_minhash():
     np.testing.assert_array_equal(signature(text), reference.hashvalues)
 
 
+def test_signatures_of_many_records_are_hashed_a_slice_at_a_time(monkeypatch):
+    """add_many hashes the records' shingles a slice of about _SIGNATURE_CHARS characters at a time (so 1,000
+    long postings do not take a gigabyte at once); each record's signature is its own, wherever a slice ends."""
+    import normalize.dedupe as dedupe
+
+    text = SEEDS[0].read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if len(line) > 8]
+    contents = [lines[i % len(lines):] + [f"第{i}条"] for i in range(40)] + [[], ["短"]]
+    whole = dedupe._signatures(contents)
+    monkeypatch.setattr(dedupe, "_SIGNATURE_CHARS", 300)  # a slice ends every few records
+    sliced = dedupe._signatures(contents)
+    np.testing.assert_array_equal(sliced, whole)
+    for i in (0, 3, 39, 41):  # as the record alone
+        np.testing.assert_array_equal(whole[i], dedupe._signatures([contents[i]])[0])
+    assert (whole[40] == np.iinfo(np.uint32).max).all()  # no content: the empty signature
+    assert dedupe._signatures([]).shape == (0, NUM_PERM)
+
+
 def test_signature_bytes_round_trip_and_pinned_prefix():
     sig = signature("熟悉C++与CUDA编程\n负责推理引擎算子开发")
     data = signature_to_bytes(sig)
