@@ -65,6 +65,9 @@ def main() -> None:
       jobcrawl ingest seeds/ --db jobs.db
       jobcrawl export --db jobs.db --format jsonl --out postings.jsonl
     """
+    from crawler.procs import fixed_mmap_threshold
+
+    fixed_mmap_threshold()
 
 
 def _parse_as_of(value: str | None) -> datetime | None:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 import sqlite_utils
 
 from crawler.db import readonly_uri
+from crawler.procs import fixed_mmap_threshold
 from crawler.db.writer import EVAL_COLS, evaluation_rows, utcnow
 from normalize.fit import FitProfile, score_fit
 from normalize.models import DIMENSIONS, Evaluation
@@ -138,6 +139,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_init(score: Scorer, path: str) -> None:
+    fixed_mmap_threshold()
     _WORKER["score"] = score
     _WORKER["conn"] = sqlite3.connect(readonly_uri(path), uri=True)
 
