@@ -626,7 +626,7 @@ class _Run:
 
     def __init__(self, capacity: int) -> None:
         # np.empty: the pages past ``n`` are never written until a merge fills them, so they are not resident.
-        self.keys = np.empty(capacity, dtype=np.uint64)
+        self.keys = np.empty(capacity, dtype=np.uint32)
         self.rows = np.empty(capacity, dtype=np.int32)
         self.n = 0
 
@@ -634,7 +634,7 @@ class _Run:
 class _BandIndex:
     """LSH band table as sorted numpy runs (log-structured merge) plus a dict for recent rows.
 
-    About 12 bytes per (row, band) instead of a Python set per bucket: 100k rows × 42 bands take ~50 MB.
+    About 8 bytes per (row, band) instead of a Python set per bucket: 100k rows × 42 bands take ~34 MB.
     With :meth:`reserve` every run's buffer is sized for the whole table, so a merge moves the newer run's
     entries into the older run's buffer in place: no merge holds two copies of the table.
     """
@@ -799,13 +799,15 @@ _BAND_MUL = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _band_keys(sigs: np.ndarray, bands: int, rows: int) -> np.ndarray:
-    """64-bit key per (signature, band): the band's values and the band number mixed together."""
+    """32-bit key per (signature, band): the band's values and the band number mixed together in 64 bits, the
+    high half kept. Two different bands share a key with probability 2⁻³², which at most adds a candidate that
+    the full signature then rejects; 32 bits instead of 64 save 17 MB of index per 100k postings."""
     sigs = np.ascontiguousarray(sigs[:, : bands * rows], dtype=np.uint32).reshape(len(sigs), bands, rows)
     h = np.zeros((len(sigs), bands), dtype=np.uint64) + np.arange(1, bands + 1, dtype=np.uint64)
     for j in range(rows):
         h = (h ^ sigs[:, :, j].astype(np.uint64)) * _BAND_MUL
         h ^= h >> np.uint64(29)
-    return h
+    return (h >> np.uint64(32)).astype(np.uint32)
 
 
 class _Meta(NamedTuple):
