@@ -24,7 +24,7 @@ from sqlite_utils.migrations import Migrations
 
 from normalize.models import Posting
 
-from . import readonly_uri
+from . import connect, readonly_uri
 
 # Posting fields that live in child tables, not in postings columns.
 CHILD_FIELDS = {"sections", "section_headings", "source_evaluation", "skill_evidence"}
@@ -373,12 +373,7 @@ def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Databas
 
         conn = sqlite3.connect(readonly_uri(path), uri=True)
         return sqlite_utils.Database(conn)
-    db = sqlite_utils.Database(path)
-    if fresh:
-        db.execute("PRAGMA page_size = 16384")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    db.execute("PRAGMA busy_timeout = 10000")
+    db = connect(path, page_size=16384 if fresh else None)
     migrations.apply(db)
     return db
 

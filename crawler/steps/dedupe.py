@@ -162,10 +162,11 @@ def _totals(conn, counts: Counter[str]) -> dict[str, int]:
 
 
 def dedupe_at(path: str, *, rebuild: bool = False) -> dict[str, int]:
-    """:func:`dedupe` on the database file at ``path`` (for a fresh process, see ``crawler.jobs.after_run``)."""
-    from crawler.db.schema import open_db
+    """:func:`dedupe` on the database file at ``path``, which a run has opened (migrated) already (for a fresh
+    process, see ``crawler.jobs.after_run``)."""
+    from crawler.db import connect
 
-    database = open_db(path)
+    database = connect(path)
     try:
         return dedupe(database, rebuild=rebuild)
     finally:
