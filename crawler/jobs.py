@@ -62,7 +62,8 @@ class RunResult:
         skipped = c.get("files_unchanged", 0)
         return (f"files read {c['files']} · postings found {c['found']} · new {c['new']} · updated {c['updated']} · "
                 f"unchanged {c['unchanged']} · quarantined {c['quarantined']}"
-                + (f" · {skipped} {'file' if skipped == 1 else 'files'} unchanged since their last parse, not parsed again"
+                + (f" · {skipped} {'file' if skipped == 1 else 'files'} unchanged since"
+                   f" {'its' if skipped == 1 else 'their'} last parse, not parsed again"
                    if skipped else ""))
 
     def crawl_summary(self) -> str:

@@ -117,7 +117,7 @@ def test_quarantined_input_is_parsed_and_reported_every_time(tmp_path):
         assert proc.stderr.splitlines() == ["quarantined: empty.txt: empty file (0 bytes)"]
         assert proc.stdout.splitlines()[0] == (
             f"files read 2 · postings found 2 · new {2 - 2 * run} · updated 0 · unchanged {2 * run} · quarantined 1"
-            + (" · 1 file unchanged since their last parse, not parsed again" if run else ""))
+            + (" · 1 file unchanged since its last parse, not parsed again" if run else ""))
 
 
 def test_a_database_path_with_uri_characters(tmp_path):
@@ -127,7 +127,7 @@ def test_a_database_path_with_uri_characters(tmp_path):
     db.parent.mkdir()
     assert _ingest(folder, db) == "files read 1 · postings found 2 · new 2 · updated 0 · unchanged 0 · quarantined 0"
     assert _ingest(folder, db) == ("files read 1 · postings found 2 · new 0 · updated 0 · unchanged 2 · quarantined 0"
-                                   " · 1 file unchanged since their last parse, not parsed again")
+                                   " · 1 file unchanged since its last parse, not parsed again")
 
 
 def test_the_parser_version_covers_the_title_limit():
@@ -155,7 +155,7 @@ def test_an_unchanged_table_is_counted_without_being_stored_again(tmp_path):
         "in extra · rows 3: postings 3, quarantined 0, repeated headers skipped 0, blank skipped 0"
         " · unchanged since its last parse, not stored again")
     assert again[1] == ("files read 1 · postings found 3 · new 0 · updated 0 · unchanged 3 · quarantined 0"
-                        " · 1 file unchanged since their last parse, not parsed again")
+                        " · 1 file unchanged since its last parse, not parsed again")
     assert export_records(db) == before
     stats = json.loads(_sql(db, "SELECT stats FROM runs WHERE id = 2")[0][0])
     assert (stats["jobcrawl/postings_unchanged_unparsed"], stats["jobcrawl/files_unchanged"]) == (3, 1)
@@ -174,7 +174,7 @@ def test_other_table_options_parse_the_table_again(tmp_path):
     run_cli("ingest", str(JOBSPY), "--db", str(db), "--as-of", AS_OF, check=True)
     named = ("--preset", "jobspy")  # the preset it sniffed, but named: another option, so parsed again
     assert _import(db, *named) == "files read 1 · postings found 3 · new 0 · updated 0 · unchanged 3 · quarantined 0"
-    assert _import(db, *named).endswith(" · 1 file unchanged since their last parse, not parsed again")
+    assert _import(db, *named).endswith(" · 1 file unchanged since its last parse, not parsed again")
     mapped = ("--preset", "jobspy", "--map", "description=title")
     assert _import(db, *mapped) == "files read 1 · postings found 3 · new 0 · updated 3 · unchanged 0 · quarantined 0"
     assert _import(db, *mapped, "--reparse") == (
