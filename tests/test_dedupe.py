@@ -573,3 +573,22 @@ def test_ingest_processes_do_not_import_scipy():
             "print(sorted(m for m in ('scipy', 'datasketch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_dedupe_process_does_not_import_the_schema_models(tmp_path):
+    """The dedupe step's own process (crawler.jobs.after_run, from DEDUPE_PROCESS_MIN postings) opens the database
+    with crawler.db.connect: the schema module and its pydantic models (about 11 MB) stay out of it."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom crawler.steps.dedupe import dedupe_at\n"
+            "print(dedupe_at(sys.argv[1]))\n"
+            "print(sorted(m for m in ('crawler.db.schema', 'normalize.models', 'pydantic') if m in sys.modules))")
+    from crawler.db.schema import open_db
+
+    db = tmp_path / "jobs.db"
+
+    open_db(db).close()  # a run has opened (migrated) it
+    out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.splitlines()[-1] == "[]"
+    assert "'clusters': 0" in out.stdout.splitlines()[0]
