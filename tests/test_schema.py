@@ -33,3 +33,14 @@ def test_migrations_bring_an_old_database_forward(tmp_path):
     assert applied[:2] == ["m001_initial", "m002_experience_and_company_info"]
     db.close()
     open_db(path).close()  # idempotent
+
+
+def test_a_new_database_gets_16_kb_pages_and_wal_mode(tmp_path):
+    # page_size takes effect only before the file's first write, so connect() sets it before WAL mode.
+    db = open_db(tmp_path / "jobs.db")
+    assert db.execute("PRAGMA page_size").fetchone()[0] == 16384
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.close()
+    again = open_db(tmp_path / "jobs.db")  # an existing file keeps its pages
+    assert again.execute("PRAGMA page_size").fetchone()[0] == 16384
+    assert "postings" in again.table_names()
