@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterator
 import sqlite_utils
 
 from crawler.db import readonly_uri
-from crawler.procs import fixed_mmap_threshold
 from crawler.db.writer import EVAL_COLS, evaluation_rows, utcnow
+from crawler.procs import fixed_mmap_threshold
 from normalize.fit import FitProfile, score_fit
 from normalize.models import DIMENSIONS, Evaluation
 from normalize.score import SCORER, Market, PostingFacts, SkillInfo, score_posting
