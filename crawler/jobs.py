@@ -60,11 +60,10 @@ class RunResult:
     def summary(self) -> str:
         c = self.counts
         skipped = c.get("files_unchanged", 0)
+        noun, their = ("file", "its") if skipped == 1 else ("files", "their")
         return (f"files read {c['files']} · postings found {c['found']} · new {c['new']} · updated {c['updated']} · "
                 f"unchanged {c['unchanged']} · quarantined {c['quarantined']}"
-                + (f" · {skipped} {'file' if skipped == 1 else 'files'} unchanged since"
-                   f" {'its' if skipped == 1 else 'their'} last parse, not parsed again"
-                   if skipped else ""))
+                + (f" · {skipped} {noun} unchanged since {their} last parse, not parsed again" if skipped else ""))
 
     def crawl_summary(self) -> str:
         """One line for a crawl: network, postings, closing, problems, status."""

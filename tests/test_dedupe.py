@@ -587,7 +587,6 @@ def test_the_dedupe_process_does_not_import_the_schema_models(tmp_path):
     from crawler.db.schema import open_db
 
     db = tmp_path / "jobs.db"
-
     open_db(db).close()  # a run has opened (migrated) it
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.splitlines()[-1] == "[]"
