@@ -18,7 +18,7 @@ from conftest import AS_OF, ROOT, export_records, run_cli
 from crawler.ledger import options_digest, parser_version
 from crawler.pages.tabular import BLOCK_ROWS
 
-SKIPPED_ALL = " · 3 files unchanged since their last parse, not parsed again"
+SKIPPED_ALL = " · 3 files unchanged since their last parse, not stored again"
 
 
 @pytest.fixture
@@ -68,14 +68,14 @@ def test_an_edited_file_is_parsed_and_restoring_it_parses_it_again(dumps):
     files[1].write_text(original.replace(title, title + "（急招）", 1), encoding="utf-8")
     assert _ingest(folder, db) == (
         "files read 3 · postings found 12 · new 0 · updated 1 · unchanged 11 · quarantined 0"
-        " · 2 files unchanged since their last parse, not parsed again")
+        " · 2 files unchanged since their last parse, not stored again")
     assert export_records(db)[4]["title"] == title + "（急招）"
 
     # The old bytes again: their first parse no longer vouches for the postings, which the edit changed.
     files[1].write_text(original, encoding="utf-8")
     assert _ingest(folder, db) == (
         "files read 3 · postings found 12 · new 0 · updated 1 · unchanged 11 · quarantined 0"
-        " · 2 files unchanged since their last parse, not parsed again")
+        " · 2 files unchanged since their last parse, not stored again")
     assert export_records(db)[4]["title"] == title
     assert _ingest(folder, db).endswith(SKIPPED_ALL)
 
@@ -85,14 +85,14 @@ def test_reparse_another_anchor_or_another_parser_parse_again(dumps):
     assert _ingest(folder, db, "--reparse") == (
         "files read 3 · postings found 12 · new 0 · updated 0 · unchanged 12 · quarantined 0")
     later = _ingest(folder, db, as_of="2026-11-30T12:00:00+08:00")  # relative times move: parsed again
-    assert later.startswith("files read 3 · postings found 12 · new 0 · ") and "not parsed again" not in later
+    assert later.startswith("files read 3 · postings found 12 · new 0 · ") and "not stored again" not in later
     assert _ingest(folder, db, as_of="2026-11-30T12:00:00+08:00").endswith(SKIPPED_ALL)
 
     with sqlite3.connect(db) as conn:  # as if parsed by an older version of the code
         conn.execute("UPDATE input_parses SET parser = 'older:200' WHERE raw_input_id = (SELECT min(raw_input_id) FROM input_parses)")
     assert _ingest(folder, db, as_of="2026-11-30T12:00:00+08:00") == (
         "files read 3 · postings found 12 · new 0 · updated 0 · unchanged 12 · quarantined 0"
-        " · 2 files unchanged since their last parse, not parsed again")
+        " · 2 files unchanged since their last parse, not stored again")
     assert _sql(db, "SELECT count(*) FROM input_parses WHERE parser = ?", parser_version(200)) == [(3,)]
 
 
@@ -102,7 +102,7 @@ def test_a_file_whose_postings_are_not_all_stored_as_it_gave_them_is_parsed_agai
         conn.execute("UPDATE postings SET raw_input_id = NULL WHERE id = 1")
     assert _ingest(folder, db) == (
         "files read 3 · postings found 12 · new 0 · updated 0 · unchanged 12 · quarantined 0"
-        " · 2 files unchanged since their last parse, not parsed again")
+        " · 2 files unchanged since their last parse, not stored again")
     assert _sql(db, "SELECT raw_input_id FROM postings WHERE id = 1") == [(1,)]  # confirmed by its input again
 
 
@@ -117,7 +117,7 @@ def test_quarantined_input_is_parsed_and_reported_every_time(tmp_path):
         assert proc.stderr.splitlines() == ["quarantined: empty.txt: empty file (0 bytes)"]
         assert proc.stdout.splitlines()[0] == (
             f"files read 2 · postings found 2 · new {2 - 2 * run} · updated 0 · unchanged {2 * run} · quarantined 1"
-            + (" · 1 file unchanged since its last parse, not parsed again" if run else ""))
+            + (" · 1 file unchanged since its last parse, not stored again" if run else ""))
 
 
 def test_a_database_path_with_uri_characters(tmp_path):
@@ -127,7 +127,7 @@ def test_a_database_path_with_uri_characters(tmp_path):
     db.parent.mkdir()
     assert _ingest(folder, db) == "files read 1 · postings found 2 · new 2 · updated 0 · unchanged 0 · quarantined 0"
     assert _ingest(folder, db) == ("files read 1 · postings found 2 · new 0 · updated 0 · unchanged 2 · quarantined 0"
-                                   " · 1 file unchanged since its last parse, not parsed again")
+                                   " · 1 file unchanged since its last parse, not stored again")
 
 
 def test_the_parser_version_covers_the_title_limit():
@@ -155,7 +155,7 @@ def test_an_unchanged_table_is_counted_without_being_stored_again(tmp_path):
         "in extra · rows 3: postings 3, quarantined 0, repeated headers skipped 0, blank skipped 0"
         " · unchanged since its last parse, not stored again")
     assert again[1] == ("files read 1 · postings found 3 · new 0 · updated 0 · unchanged 3 · quarantined 0"
-                        " · 1 file unchanged since its last parse, not parsed again")
+                        " · 1 file unchanged since its last parse, not stored again")
     assert export_records(db) == before
     stats = json.loads(_sql(db, "SELECT stats FROM runs WHERE id = 2")[0][0])
     assert (stats["jobcrawl/postings_unchanged_unparsed"], stats["jobcrawl/files_unchanged"]) == (3, 1)
@@ -174,7 +174,7 @@ def test_other_table_options_parse_the_table_again(tmp_path):
     run_cli("ingest", str(JOBSPY), "--db", str(db), "--as-of", AS_OF, check=True)
     named = ("--preset", "jobspy")  # the preset it sniffed, but named: another option, so parsed again
     assert _import(db, *named) == "files read 1 · postings found 3 · new 0 · updated 0 · unchanged 3 · quarantined 0"
-    assert _import(db, *named).endswith(" · 1 file unchanged since its last parse, not parsed again")
+    assert _import(db, *named).endswith(" · 1 file unchanged since its last parse, not stored again")
     mapped = ("--preset", "jobspy", "--map", "description=title")
     assert _import(db, *mapped) == "files read 1 · postings found 3 · new 0 · updated 3 · unchanged 0 · quarantined 0"
     assert _import(db, *mapped, "--reparse") == (

@@ -614,7 +614,7 @@ def test_cli_mixed_run_keeps_text_dumps_as_they_were(runs):
         "in extra · rows 3: postings 3, quarantined 0, repeated headers skipped 0, blank skipped 0"
         " · unchanged since its last parse, not stored again",
         "files read 2 · postings found 4 · new 1 · updated 0 · unchanged 3 · quarantined 0"
-        " · 1 file unchanged since its last parse, not parsed again"]
+        " · 1 file unchanged since its last parse, not stored again"]
     seed = record(records, "000_7c4373297891d5ca.txt#0")
     assert (seed["source"], seed["company"], seed["title"]) == ("textdump", "吉利汽车", "AI算子开发工程师")
 

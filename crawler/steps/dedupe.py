@@ -83,11 +83,11 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
         "SELECT p.id FROM postings p JOIN dedupe_signatures s ON s.posting_id = p.id "
         "WHERE s.content_hash IS NOT p.content_hash ORDER BY p.id")]
     counts: Counter[str] = Counter()
-    if not new_ids and not stale_ids:  # nothing to cluster: no index to load (seconds and ~2 KB a posting)
+    if not new_ids and not stale_ids:  # nothing to cluster: no index to load (seconds and ~1.3 KB a posting)
         return _totals(conn, counts)
     with conn:
         touched = _cluster(db, new_ids, stale_ids, counts)
-        # The clusterer is gone by now: its index (about 2 KB a posting) is not held while clusters are written.
+        # The clusterer is gone by now: its index (about 1.3 KB a posting) is not held while clusters are written.
         _write_clusters(db, sorted(touched))
     return _totals(conn, counts)
 
