@@ -8,6 +8,7 @@ fixtures/jd_examples/ATTRIBUTION.md); the optional `shared_data` tests run over 
 from __future__ import annotations
 
 import csv
+import re
 import string
 
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, SHARED_DATA
+from normalize import sections
 from normalize.sections import HEADINGS, clean_bullet, heading_text, section_key, sections_dict, split_bullets, split_sections
 
 P = pytest.param
@@ -128,6 +130,7 @@ def test_split_bullets(text, expected):
 def test_numbered_sequence_continues_across_lines():
     text = "1、负责X；\n2、负责Y，包括3个模块\n3、负责Z"
     assert split_bullets(text) == ["负责X", "负责Y，包括3个模块", "负责Z"]
+
 
 
 CLEAN_BULLET = [
@@ -360,6 +363,28 @@ def lost_letters(text: str) -> str:
 def sample_jds() -> list[tuple[str, str]]:
     rows = (FIXTURES / "jd_examples" / "zhilian_sample.tsv").read_text(encoding="utf-8").split("\n")[1:]
     return [tuple(row.split("\t", 1)) for row in rows if row]
+
+
+def _marker_spans(pattern: re.Pattern[str], text: str) -> list[tuple[str | None, int, int]]:
+    return [(m.lastgroup, *m.span()) for m in pattern.finditer(sections._fold1(text))]
+
+
+_UNGUARDED_MARK = re.compile(sections._MARK.pattern.removeprefix(f"(?=[{sections._MARK_FIRST}])"))
+
+
+@pytest.mark.parametrize("text", [example.values[0] for example in BULLETS] + [text for _, text in sample_jds()][:40]
+                         + ["⑴a⒈b●c•d(1)e(一)f1.g2、h3.5年i4)j5 k一、l - m:-- n中*文 o—p·q–r"])
+def test_marker_lookahead_hides_no_marker(text):
+    # _MARK starts with a lookahead of the characters a marker can start with; a new marker form
+    # whose first character is missing from _MARK_FIRST would be skipped. The same scan without it:
+    assert _UNGUARDED_MARK.pattern != sections._MARK.pattern
+    assert _marker_spans(sections._MARK, text) == _marker_spans(_UNGUARDED_MARK, text)
+
+
+@given(st.text(alphabet=st.sampled_from("①⑴⒈●•■-*·—–()（）1234567890.、一二三十 :;；中文abc\n"), max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_marker_lookahead_hides_no_marker_in_any_text(text):
+    assert _marker_spans(sections._MARK, text) == _marker_spans(_UNGUARDED_MARK, text)
 
 
 @pytest.mark.parametrize("line, text", sample_jds())
