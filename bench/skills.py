@@ -93,12 +93,17 @@ def build_postings(n: int, size: int, unit: str = "bytes", source: list[str] | N
     return postings
 
 
+def joined(sections: dict[str, list[str]]) -> str:
+    """A posting's section lines as one text."""
+    return "\n".join(line for lines in sections.values() for line in lines)
+
+
 def naive(taxonomy: Taxonomy, postings: list[dict[str, list[str]]]) -> float:
     """Postings/s of the approach the issue warns against: one `in` check per alias."""
     aliases = list(taxonomy._aliases)  # the folded aliases the automaton holds
     start = time.perf_counter()
     for sections in postings:
-        text = fold("\n".join(line for lines in sections.values() for line in lines))
+        text = fold(joined(sections))
         sum(1 for alias in aliases if alias in text)
     return len(postings) / (time.perf_counter() - start)
 
@@ -112,7 +117,7 @@ def plain_tagger(taxonomy: Taxonomy, postings: list[dict[str, list[str]]], passe
     for _ in range(passes):
         start = time.perf_counter()
         for sections in postings:
-            text = "\n".join(line for lines in sections.values() for line in lines).casefold()
+            text = joined(sections).casefold()
             found: dict[int, str] = {}
             for key, begin, end in automaton.find_matches_as_indexes(text, overlapping=True):
                 found.setdefault(skill_of[key], text[begin:end])

@@ -132,7 +132,6 @@ def test_numbered_sequence_continues_across_lines():
     assert split_bullets(text) == ["负责X", "负责Y，包括3个模块", "负责Z"]
 
 
-
 CLEAN_BULLET = [
     P("- Python", "Python", id="dash"),
     P("1. 熟悉CUDA", "熟悉CUDA", id="dot"),
@@ -369,7 +368,7 @@ def _marker_spans(pattern: re.Pattern[str], text: str) -> list[tuple[str | None,
     return [(m.lastgroup, *m.span()) for m in pattern.finditer(sections._fold1(text))]
 
 
-_UNGUARDED_MARK = re.compile(sections._MARK.pattern.removeprefix(f"(?=[{sections._MARK_FIRST}])"))
+_UNGUARDED_MARK = re.compile(sections._MARKERS)  # the same marker forms, without the lookahead
 
 
 @pytest.mark.parametrize("text", [example.values[0] for example in BULLETS] + [text for _, text in sample_jds()][:40]

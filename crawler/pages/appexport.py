@@ -100,7 +100,7 @@ def iter_pages(text: str) -> Iterator[Chunk]:
     trailing page without a footer comes with ``complete=False``."""
     current: list[str] = []
     index = 0
-    for raw in split_lines(text):  # str.splitlines: the same breaks as a regex, 6× faster
+    for raw in split_lines(text):  # every line break: LF, CRLF, CR, VT, FF, FS/GS/RS, NEL, LS, PS
         line = clean_line(raw)
         if not line:
             continue
