@@ -18,7 +18,10 @@ casefolded and the automaton also holds the full-width forms of each alias (``ï¼
 lines where casefolding changes the length or that hold characters outside the BMP are folded with
 ``fold`` character by character instead. Guards always see ``fold``-ed context. The automaton is
 ahocorasick-rs with leftmost-longest matches, so most hits need no Python work at all; only the
-matches that a boundary or guard could reject are checked (:meth:`Taxonomy._hits`).
+matches that a boundary or guard could reject are checked (:meth:`Taxonomy._hits`). Latin prose is
+read ASCII-title-cased by a second automaton of title-cased keys (``Cuda``, ``Node.Js``): a letter inside
+a word is then lower case, so the many aliases found inside words (``es`` in ``test``) are never reported
+instead of being rejected one by one.
 tests/test_skills.py keeps the earlier scanner (every overlapping match filtered in Python) as the
 reference this one must equal, hit for hit.
 
@@ -277,6 +280,24 @@ def _width_variants(folded: str) -> set[str]:
     return {full, punct} - {folded}
 
 
+def _ascii_title(folded: str) -> str:
+    """``folded`` with each ASCII letter that follows an ASCII letter in lower case, every other in upper case.
+
+    Same length and offsets; non-ASCII characters are kept (bytes.title() sees only ASCII letters as cased).
+    """
+    return folded.encode("utf-8", "surrogatepass").title().decode("utf-8", "surrogatepass")
+
+
+_LATIN_SPACES = 20  # more than one space in this many characters: Latin prose
+
+
+def _latin_prose(folded: str) -> bool:
+    """Whether to read ``folded`` title-cased: Latin prose holds many aliases inside words (``es`` in ``test``),
+    which cost more to reject than title-casing costs; mostly Chinese text holds few. Either way gives the same hits.
+    """
+    return folded.count(" ") * _LATIN_SPACES > len(folded)
+
+
 def _match_text(text: str) -> tuple[str, list[int] | None]:
     """The text the automaton reads, and a map from its offsets to ``text`` when they differ."""
     folded = text.casefold()
@@ -349,6 +370,10 @@ class Taxonomy:
         self._one_line = not any("\n" in key for key in keys)
         self._longest_key = max(map(len, keys), default=1)
         self._longest = ahocorasick_rs.AhoCorasick(list(keys), matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+        # The same keys ASCII-title-cased, for text ASCII-title-cased (:func:`_ascii_title`): a key starting with a
+        # letter then cannot match inside a Latin word, where the boundary check would reject it anyway.
+        self._titled = ahocorasick_rs.AhoCorasick([_ascii_title(key) for key in keys],
+                                                  matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
 
     def _add_skill(self, category: str, entry: Mapping, guards: Mapping[str, _Guard],
                    used_guards: set[str], variants: list[tuple[str, _Alias]]) -> None:
@@ -467,7 +492,7 @@ class Taxonomy:
         skill_of = self._skill_of
         return [(start, end, skill_of[key]) for key, start, end in self._hits(text)]
 
-    def _hits(self, text: str) -> list[tuple[int, int, int]]:
+    def _hits(self, text: str, titled: bool | None = None) -> list[tuple[int, int, int]]:
         """:meth:`scan` as ``(key, start, end)``.
 
         A leftmost-longest automaton reports exactly the hits while every match it reports is
@@ -477,14 +502,19 @@ class Taxonomy:
         one). The automaton's later matches stand from the first that starts there, unless a skipped
         one reaches past it: then it searches again from there (:meth:`_search_again`). A
         free-standing one-letter alias is a hit when no other hit covers it (it cannot cover another
-        candidate's start).
+        candidate's start). ``titled``: read the text ASCII-title-cased, with the keys so cased, so that no
+        key starting with a letter matches inside a Latin word (default: :func:`_latin_prose`).
         """
         folded, offsets = _match_text(text)
+        if titled is None:
+            titled = _latin_prose(folded)
+        automaton, scan = (self._titled, _ascii_title(folded)) if titled else (self._longest, folded)
         try:
-            todo = self._longest.find_matches_as_indexes(folded)
+            todo = automaton.find_matches_as_indexes(scan)
         except UnicodeEncodeError:  # lone surrogates, which no alias holds
             folded = _SURROGATE.sub("\ufffd", folded)
-            todo = self._longest.find_matches_as_indexes(folded)
+            scan = _ascii_title(folded) if titled else folded
+            todo = automaton.find_matches_as_indexes(scan)
         urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()
         kept: list[tuple[int, int, int]] = []
         run = 0  # todo[run:j] are accepted
@@ -510,7 +540,7 @@ class Taxonomy:
                     reached = todo[run][2]
                     run += 1
                 if reached > resume:  # a skipped match hid candidates starting after ``resume``
-                    todo, run = self._search_again(folded, resume, reached, todo, run), 0
+                    todo, run = self._search_again(automaton, scan, resume, reached, todo, run), 0
                     break
             else:
                 kept += todo[run:]
@@ -521,7 +551,8 @@ class Taxonomy:
             kept = [(key, offsets[start], offsets[end]) for key, start, end in kept]
         return kept
 
-    def _search_again(self, folded: str, resume: int, reached: int, todo: list[tuple[int, int, int]],
+    def _search_again(self, automaton: ahocorasick_rs.AhoCorasick, scan: str, resume: int, reached: int,
+                      todo: list[tuple[int, int, int]],
                       run: int) -> list[tuple[int, int, int]]:
         """The automaton's matches searching from ``resume``, then ``todo`` from where they agree.
 
@@ -531,15 +562,15 @@ class Taxonomy:
         ends the line), and where the last of them ends no candidate starts up to that point. From
         a position there that no match of ``todo`` spans, both searches give the same matches.
         """
-        line_end = folded.find("\n", resume) if self._one_line else -1
-        line_end = len(folded) if line_end < 0 else line_end
+        line_end = scan.find("\n", resume) if self._one_line else -1
+        line_end = len(scan) if line_end < 0 else line_end
         span = self._longest_key
         found = []
         while True:
             window_end = min(line_end, max(reached, resume) + 2 * span)
             valid = line_end if window_end == line_end else window_end - span
             stand = resume  # where this search stands: no candidate starts from there up to ``valid``
-            for key, start, end in self._longest.find_matches_as_indexes(folded[resume:window_end]):
+            for key, start, end in automaton.find_matches_as_indexes(scan[resume:window_end]):
                 if start + resume > valid:
                     break
                 found.append((key, start + resume, end + resume))

@@ -30,6 +30,8 @@ from normalize.skills import (
     TaxonomyError,
     _fold_window,
     _is_cjk,
+    _ascii_title,
+    _latin_prose,
     _width_variants,
     load_taxonomy,
     skills_in_order,
@@ -693,12 +695,15 @@ def _ref_tag(taxonomy, sections, tags=()):
 
 
 def _assert_same_as_reference(taxonomy, postings):
-    """tag() and scan() of every posting (sections, tags) equal the reference's."""
+    """tag() and scan() of every posting (sections, tags) equal the reference's, and the scanner finds the same
+    hits reading each text title-cased or not (the default picks one by the text's share of spaces)."""
     for sections, tags in postings:
         assert taxonomy.tag(sections, tags) == _ref_tag(taxonomy, sections, tags), (sections, tags)
-        for lines in sections.values():
-            text = lines if isinstance(lines, str) else "\n".join(lines)
+        texts = [lines if isinstance(lines, str) else "\n".join(lines) for lines in sections.values()]
+        for text in texts:
             assert taxonomy.scan(text) == _ref_scan(taxonomy, text), text
+        for text in [*texts, "\n".join([*tags, *texts])]:
+            assert taxonomy._hits(text, titled=True) == taxonomy._hits(text, titled=False), text
 
 
 def _fixture_lines():
@@ -824,6 +829,7 @@ def test_overlapping_aliases(text, expected):
 def test_same_hits_as_reference_with_overlapping_aliases(text):
     taxonomy = _overlapping_taxonomy()
     assert taxonomy.scan(text) == _ref_scan(taxonomy, text)
+    assert taxonomy._hits(text, titled=True) == taxonomy._hits(text, titled=False)
     assert taxonomy.tag({"a": text.split("\n")}) == _ref_tag(taxonomy, {"a": text.split("\n")})
 
 
@@ -837,6 +843,14 @@ def test_lone_surrogate_is_read_as_a_replacement_character():
     assert [(h.skill, h.first_offset, h.matched) for h in tag({"about": [text]})] == [
         ("CUDA", 2, "CUDA"), ("C++", 8, "C++"),
     ]
+
+
+@pytest.mark.parametrize("titled", [True, False], ids=["titled", "as-folded"])
+def test_lone_surrogate_either_way(titled):
+    taxonomy = load_taxonomy()
+    text = "Experience with CUDA\ud800kernels and C++ tests"
+    assert [(taxonomy.skills[taxonomy._skill_of[key]].name, start, end) for key, start, end
+            in taxonomy._hits(text, titled)] == [("CUDA", 16, 20), ("C++", 33, 36)]
 
 
 def test_keys_starting_with_a_letter_or_digit_check_their_left_boundary():
@@ -872,3 +886,38 @@ def test_guard_context_fold_equals_fold(text):
 def test_taxonomy_without_automaton_keys(toml, expected):
     hits = Taxonomy(toml.encode()).tag({"a": ["X and x, Y"]}, ["X"])
     assert [(h.section, h.skill, h.count) for h in hits] == expected
+
+
+@pytest.mark.parametrize(
+    "folded, expected",
+    [
+        pytest.param("cuda, c++ and node.js", "Cuda, C++ And Node.Js", id="words"),
+        pytest.param("k8s 3d h100 python3x", "K8S 3D H100 Python3X", id="digits-end-no-word"),
+        pytest.param("精通c语言与pytorch", "精通C语言与Pytorch", id="after-cjk"),
+        pytest.param("éxx naïve ｃｕｄａ", "éXx NaïVe ｃｕｄａ", id="only-ascii-letters-are-cased"),
+        pytest.param("a\ud800b", "A\ud800B", id="lone-surrogate"),
+        pytest.param("", "", id="empty"),
+    ],
+)
+def test_ascii_title(folded, expected):
+    assert _ascii_title(folded) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        pytest.param("experience with distributed systems and gpu kernels", True, id="english"),
+        pytest.param("熟悉c/c++编程，精通cuda与pytorch，有大模型推理优化经验", False, id="chinese-with-latin-words"),
+        pytest.param("", False, id="empty"),
+    ],
+)
+def test_latin_prose_is_read_title_cased(text, expected):
+    assert _latin_prose(text) is expected
+
+
+def test_title_cased_keys_match_only_at_word_starts():
+    """No alias inside a Latin word reaches the checks: the automaton does not report it."""
+    taxonomy = load_taxonomy()
+    text = "tests and designs"  # es, sign, ... inside words
+    assert taxonomy._titled.find_matches_as_indexes(_ascii_title(text)) == []
+    assert taxonomy._longest.find_matches_as_indexes(text) != []
