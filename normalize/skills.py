@@ -638,11 +638,14 @@ class Taxonomy:
 
     @staticmethod
     def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:
+        written = text[start:end]
+        if guard.case is not None and not guard.case.accepts(written):
+            return False  # the spelling alone rejects it (CAN bus, not "can"): no context to read
         left = text[start - _WINDOW if start > _WINDOW else 0:start].rpartition("\n")[2]
         right = text[end:end + _WINDOW].partition("\n")[0]
         # Folded in one go: a line break neither composes nor changes, so it splits the fold the same way.
         left, _, right = _fold_window(f"{left}\n{right}").partition("\n")
-        return guard.accepts(left, right, text[start:end])
+        return guard.accepts(left, right, written)
 
     def tag(self, sections: Mapping[str, Sequence[str]], tags: Sequence[str] = ()) -> list[SkillHit]:
         """See :func:`tag`."""
