@@ -165,13 +165,22 @@ class _Guard:
     reject_around: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]
     trailing_digit: bool
 
-    def accepts(self, left: str, right: str, written: str) -> bool:
-        """Whether a hit written ``written`` stands, given the folded text just before and after it."""
+    def accepts(self, text: str, start: int, end: int) -> bool:
+        """Whether the hit ``text[start:end]`` stands: its spelling, then the text around it within its line."""
+        written = text[start:end]
+        if self.case is not None and not self.case.accepts(written):
+            return False  # the spelling alone rejects it (CAN bus, not "can"): no context to read
+        left = text[start - _WINDOW if start > _WINDOW else 0:start].rpartition("\n")[2]
+        right = text[end:end + _WINDOW].partition("\n")[0]
+        # Folded in one go: a line break neither composes nor changes, so it splits the fold the same way.
+        left, _, right = _fold_window(f"{left}\n{right}").partition("\n")
+        return self._context_accepts(left, right, written)
+
+    def _context_accepts(self, left: str, right: str, written: str) -> bool:
+        """The rules after ``case``, given the folded text just before and after the hit."""
         if (self.reject_left and self.reject_left.search(left)) or (self.reject_right and self.reject_right.match(right)):
             return False
         if any(lp.search(left) and rp.match(right) for lp, rp in self.reject_around):
-            return False
-        if self.case is not None and not self.case.accepts(written):
             return False
         if self.latin_case is None and self.latin == self.cjk:  # the script around the hit does not matter
             cjk = False
@@ -555,7 +564,7 @@ class Taxonomy:
 
     def _search_again(self, automaton: ahocorasick_rs.AhoCorasick, scan: str, resume: int, reached: int,
                       todo: list[tuple[int, int, int]], run: int) -> list[tuple[int, int, int]]:
-        """The automaton's matches searching from ``resume``, then ``todo`` from where they agree.
+        """The ``automaton``'s matches in ``scan`` searching from ``resume``, then ``todo`` from where they agree.
 
         ``todo[run:]`` are the matches after ``resume`` of the search that went on from ``reached``,
         the end of the last match skipped. The automaton reads a window at a time: its matches are
@@ -619,7 +628,7 @@ class Taxonomy:
             return True
         if offsets is not None:  # guards read the text as written
             start, end = offsets[start], offsets[end]
-        return self._guard_accepts(guard, text, start, end)
+        return guard.accepts(text, start, end)
 
     def _with_letters(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
                       kept: list[tuple[int, int, int]]) -> None:
@@ -635,17 +644,6 @@ class Taxonomy:
                 key = self._letter_key[m.group()]
                 if self._accepted(key, text, folded, offsets, urls, pos, pos + 1):
                     insort(kept, (key, pos, pos + 1), key=_START)
-
-    @staticmethod
-    def _guard_accepts(guard: _Guard, text: str, start: int, end: int) -> bool:
-        written = text[start:end]
-        if guard.case is not None and not guard.case.accepts(written):
-            return False  # the spelling alone rejects it (CAN bus, not "can"): no context to read
-        left = text[start - _WINDOW if start > _WINDOW else 0:start].rpartition("\n")[2]
-        right = text[end:end + _WINDOW].partition("\n")[0]
-        # Folded in one go: a line break neither composes nor changes, so it splits the fold the same way.
-        left, _, right = _fold_window(f"{left}\n{right}").partition("\n")
-        return guard.accepts(left, right, written)
 
     def tag(self, sections: Mapping[str, Sequence[str]], tags: Sequence[str] = ()) -> list[SkillHit]:
         """See :func:`tag`."""
