@@ -372,6 +372,9 @@ class Taxonomy:
         self._checked = [bool(value[1] or value[2] or value[4]) for value in self._values]
         self._guarded = [value[4] is not None for value in self._values]
         self._key_index = {key: i for i, key in enumerate(keys)}
+        # For each key, the keys that are its proper prefixes, longest first: (length, key index).
+        self._prefixes = [tuple((stop, self._key_index[key[:stop]]) for stop in range(len(key) - 1, 0, -1)
+                                if key[:stop] in self._key_index) for key in keys]
         self._letter_key = {letter: len(keys) + i for i, letter in enumerate(letters)}
         word = "".join(sorted(_WORD))
         # (?<![word])c(?![word]) for each letter: starting with a literal lets the search skip ahead.
@@ -602,11 +605,10 @@ class Taxonomy:
             resume = start  # inside a Latin word: so is every candidate at this start
         else:
             resume = start + 1
-            for stop in range(end - 1, start, -1):
-                shorter = self._key_index.get(folded[start:stop])
-                if shorter is not None and self._accepted(shorter, text, folded, offsets, urls, start, stop):
-                    kept.append((shorter, start, stop))
-                    resume = stop
+            for length, shorter in self._prefixes[key]:  # folded[start:end] is the key
+                if self._accepted(shorter, text, folded, offsets, urls, start, start + length):
+                    kept.append((shorter, start, start + length))
+                    resume = start + length
                     break
         if folded[resume - 1] in _WORD:  # every candidate starting in the rest of a word starts with
             resume = self._word_run.match(folded, resume).end()  # a letter or digit: rejected
