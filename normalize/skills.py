@@ -178,9 +178,10 @@ class _Guard:
 
     def _context_accepts(self, left: str, right: str, written: str) -> bool:
         """The rules after ``case``, given the folded text just before and after the hit."""
-        if (self.reject_left and self.reject_left.search(left)) or (self.reject_right and self.reject_right.match(right)):
+        # Right-side patterns first: a match at one position is cheaper than a search over the left window.
+        if (self.reject_right and self.reject_right.match(right)) or (self.reject_left and self.reject_left.search(left)):
             return False
-        if any(lp.search(left) and rp.match(right) for lp, rp in self.reject_around):
+        if any(rp.match(right) and lp.search(left) for lp, rp in self.reject_around):
             return False
         if self.latin_case is None and self.latin == self.cjk:  # the script around the hit does not matter
             cjk = False
@@ -190,7 +191,7 @@ class _Guard:
                 return False
         if (self.cjk if cjk else self.latin) == "accept":
             return True
-        return bool((self.left and self.left.search(left)) or (self.right and self.right.match(right)))
+        return bool((self.right and self.right.match(right)) or (self.left and self.left.search(left)))
 
 
 _GUARD_KEYS = {"doc", "latin", "cjk", "latin_case", "case", "left", "right", "reject_left", "reject_right",
