@@ -303,11 +303,29 @@ def _ascii_title(folded: str) -> str:
 _LATIN_SPACES = 20
 
 
-def _latin_prose(folded: str) -> bool:
-    """Whether to read ``folded`` title-cased: Latin prose holds many aliases inside words (``es`` in ``test``),
+def _latin_prose(text: str) -> bool:
+    """Whether to read ``text`` title-cased: Latin prose holds many aliases inside words (``es`` in ``test``),
     which cost more to reject than title-casing costs; mostly Chinese text holds few. Either way gives the same hits.
     """
-    return folded.count(" ") * _LATIN_SPACES > len(folded)
+    return text.count(" ") * _LATIN_SPACES > len(text)
+
+
+_ASCII_BYTES = bytes(range(0x80))
+
+
+def _titled_match_text(text: str) -> tuple[str, str, list[int] | None]:
+    """:func:`_match_text`, and the folded text :func:`_ascii_title`-cased.
+
+    When no character beyond ASCII changes under casefolding and all are in the BMP (most Latin prose), both
+    come from the text's UTF-8 bytes, ASCII lower-cased and title-cased: casefolding is per character, so the
+    result is the same, and a long text holding one typographic quote is not casefolded a character at a time.
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    others = raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+    if others.casefold() == others and len(others.encode("utf-16-le", "surrogatepass")) == 2 * len(others):
+        return raw.lower().decode("utf-8", "surrogatepass"), raw.title().decode("utf-8", "surrogatepass"), None
+    folded, offsets = _match_text(text)
+    return folded, _ascii_title(folded), offsets
 
 
 def _match_text(text: str) -> tuple[str, list[int] | None]:
@@ -520,10 +538,13 @@ class Taxonomy:
         candidate's start). ``titled``: read the text ASCII-title-cased, with the keys so cased, so that no
         key starting with a letter matches inside a Latin word (default: :func:`_latin_prose`).
         """
-        folded, offsets = _match_text(text)
         if titled is None:
-            titled = _latin_prose(folded)
-        automaton, scan = (self._titled, _ascii_title(folded)) if titled else (self._longest, folded)
+            titled = _latin_prose(text)
+        if titled:
+            automaton, (folded, scan, offsets) = self._titled, _titled_match_text(text)
+        else:
+            automaton, (folded, offsets) = self._longest, _match_text(text)
+            scan = folded
         try:
             todo = automaton.find_matches_as_indexes(scan)
         except UnicodeEncodeError:  # lone surrogates, which no alias holds

@@ -32,6 +32,8 @@ from normalize.skills import (
     _is_cjk,
     _ascii_title,
     _latin_prose,
+    _match_text,
+    _titled_match_text,
     _width_variants,
     load_taxonomy,
     skills_in_order,
@@ -913,6 +915,31 @@ def test_ascii_title(folded, expected):
 )
 def test_latin_prose_is_read_title_cased(text, expected):
     assert _latin_prose(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Experience with CUDA, C++ and Node.JS", id="ascii"),
+        pytest.param("We’re hiring — “GPU” kernels, 熟悉 CUDA", id="quotes-dashes-cjk-do-not-fold"),
+        pytest.param("Écoles and NAÏVE", id="non-ascii-upper-case-folds"),
+        pytest.param("Straße", id="sharp-s-folds-longer"),
+        pytest.param("ＣＵＤＡ and C++", id="full-width-upper-case-folds"),
+        pytest.param("𝐂𝐔𝐃𝐀 kernels", id="outside-the-bmp"),
+        pytest.param("a\ud800b C", id="lone-surrogate"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_titled_match_text_equals_casefold_then_title(text):
+    folded, offsets = _match_text(text)
+    assert _titled_match_text(text) == (folded, _ascii_title(folded), offsets)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from("aBc ÉßＣ’"),
+               max_size=30))
+def test_titled_match_text_property(text):
+    folded, offsets = _match_text(text)
+    assert _titled_match_text(text) == (folded, _ascii_title(folded), offsets)
 
 
 def test_title_cased_keys_match_only_at_word_starts():
