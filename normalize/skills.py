@@ -396,9 +396,17 @@ class Taxonomy:
                                 if key[:stop] in self._key_index) for key in keys]
         self._letter_key = {letter: len(keys) + i for i, letter in enumerate(letters)}
         word = "".join(sorted(_WORD))
-        # (?<![word])c(?![word]) for each letter: starting with a literal lets the search skip ahead.
-        self._letter_res = [(letter, re.compile(f"{re.escape(letter)}(?<![{word}].)(?![{word}])"))
-                            for letter in sorted(letters)]
+        titled_word = "".join(sorted(_WORD | set(_ASCII_WORD.upper())))
+
+        def free_standing(letter: str, word: str) -> tuple[str, re.Pattern[str]]:
+            # (?<![word])c(?![word]): starting with a literal lets the search skip ahead.
+            return letter, re.compile(f"{re.escape(letter)}(?<![{word}].)(?![{word}])")
+
+        # Per one-letter alias: its key, the letter and where it stands free, in the folded text and in the
+        # title-cased one, where an ASCII letter is upper case only at a word start: far fewer places to try.
+        self._letters = [(self._letter_key[letter], *free_standing(letter, word)) for letter in sorted(letters)]
+        self._titled_letters = [(self._letter_key[letter], *free_standing(_ascii_title(letter), titled_word))
+                                for letter in sorted(letters)]
         self._word_run = re.compile(f"[{word}]*")
         self._one_line = not any("\n" in key for key in keys)
         self._longest_key = max(map(len, keys), default=1)
@@ -581,8 +589,8 @@ class Taxonomy:
             else:
                 kept += todo[run:]
                 break
-        if self._letter_res:
-            self._with_letters(text, folded, offsets, urls, kept)
+        if self._letters:
+            self._with_letters(text, folded, offsets, urls, kept, scan if titled else None)
         if offsets is not None:
             kept = [(key, offsets[start], offsets[end]) for key, start, end in kept]
         return kept
@@ -655,17 +663,20 @@ class Taxonomy:
         return guard.accepts(text, start, end)
 
     def _with_letters(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
-                      kept: list[tuple[int, int, int]]) -> None:
-        """Add to ``kept`` the accepted free-standing one-letter aliases that no hit in it covers."""
-        for letter, letter_re in self._letter_res:
-            if letter not in folded:
+                      kept: list[tuple[int, int, int]], titled: str | None = None) -> None:
+        """Add to ``kept`` the accepted free-standing one-letter aliases that no hit in it covers.
+
+        ``titled``: ``folded`` :func:`_ascii_title`-cased, to look for them in (same offsets).
+        """
+        scan = folded if titled is None else titled
+        for key, letter, letter_re in self._letters if titled is None else self._titled_letters:
+            if letter not in scan:
                 continue
-            for m in letter_re.finditer(folded):
+            for m in letter_re.finditer(scan):
                 pos = m.start()
                 covering = bisect_right(kept, pos, key=_START) - 1
                 if covering >= 0 and kept[covering][2] > pos:
                     continue
-                key = self._letter_key[m.group()]
                 if self._accepted(key, text, folded, offsets, urls, pos, pos + 1):
                     insort(kept, (key, pos, pos + 1), key=_START)
 
