@@ -394,6 +394,9 @@ class Taxonomy:
         # For each key, the keys that are its proper prefixes, longest first: (length, key index).
         self._prefixes = [tuple((stop, self._key_index[key[:stop]]) for stop in range(len(key) - 1, 0, -1)
                                 if key[:stop] in self._key_index) for key in keys]
+        # The first two characters of every key, as searched and title-cased; one-character keys on their own.
+        self._starts = {key[:2] for key in keys}
+        self._titled_starts = {_ascii_title(key)[:2] for key in keys}
         self._letter_key = {letter: len(keys) + i for i, letter in enumerate(letters)}
         word = "".join(sorted(_WORD))
         titled_word = "".join(sorted(_WORD | set(_ASCII_WORD.upper())))
@@ -541,7 +544,8 @@ class Taxonomy:
         the longest accepted shorter alias at the same start is kept, if any, and the search goes on
         after it, or after the start, and past the rest of a Latin word (no candidate starts inside
         one). The automaton's later matches stand from the first that starts there, unless a skipped
-        one reaches past it: then it searches again from there (:meth:`_search_again`). A
+        one reaches past it: then it searches again from the first place before that end where a key may
+        start (:meth:`_candidate_start`, :meth:`_search_again`). A
         free-standing one-letter alias is a hit when no other hit covers it (it cannot cover another
         candidate's start). ``titled``: read the text ASCII-title-cased, with the keys so cased, so that no
         key starting with a letter matches inside a Latin word (default: :func:`_latin_prose`).
@@ -583,7 +587,9 @@ class Taxonomy:
                 while run < len(todo) and todo[run][1] < resume:
                     reached = todo[run][2]
                     run += 1
-                if reached > resume:  # a skipped match hid candidates starting after ``resume``
+                if reached > resume:  # a skipped match may have hidden candidates starting after ``resume``
+                    resume = self._candidate_start(scan, resume, reached, titled)
+                if reached > resume:
                     todo, run = self._search_again(automaton, scan, resume, reached, todo, run), 0
                     break
             else:
@@ -594,6 +600,13 @@ class Taxonomy:
         if offsets is not None:
             kept = [(key, offsets[start], offsets[end]) for key, start, end in kept]
         return kept
+
+    def _candidate_start(self, scan: str, pos: int, stop: int, titled: bool) -> int:
+        """The first position from ``pos`` up to ``stop`` where a key may start in ``scan``, else ``stop``."""
+        starts = self._titled_starts if titled else self._starts
+        while pos < stop and scan[pos:pos + 2] not in starts and scan[pos] not in starts:
+            pos += 1
+        return pos
 
     def _search_again(self, automaton: ahocorasick_rs.AhoCorasick, scan: str, resume: int, reached: int,
                       todo: list[tuple[int, int, int]], run: int) -> list[tuple[int, int, int]]:

@@ -791,7 +791,7 @@ language = [
   { name = "A", en = ["ab", "abc-d", "a b c"] },
   { name = "B", en = ["bc", "b2"], zh = ["乙丙"] },
   { name = "C", guarded = ["c"], guard = "upper", zh = ["丙丁"] },
-  { name = "D", en = ["cd", "dab"], guarded = { no_x = ["bcd", "d"] } },
+  { name = "D", en = ["cd", "dab"], guarded = { no_x = ["bcd", "d", "丁乙"] } },
   { name = "E", zh = ["甲乙", "乙"], guarded = { no_x = ["甲", "甲乙丙丁"] } },
   { name = "F", en = ["d-a", "bc/d", "xa"] },
 ]
@@ -809,6 +809,8 @@ language = [
         # 甲乙丙丁 is rejected before x: 甲乙 stands, then 丙丁 (inside the rejected match).
         pytest.param("甲乙丙丁x丙丁", [("E", 1, 0, "甲乙"), ("C", 2, 2, "丙丁")], id="shorter-cjk-alias"),
         pytest.param("甲乙丙丁", [("E", 1, 0, "甲乙丙丁")], id="longest"),
+        # 丁乙 is rejected before x: the one-character alias 乙 inside it stands.
+        pytest.param("丁乙x", [("E", 1, 1, "乙")], id="one-character-alias-inside-a-rejected-match"),
         pytest.param("C/bc", [("C", 1, 0, "C"), ("B", 1, 2, "bc")], id="one-letter-alias"),
         pytest.param("c/bc", [("B", 1, 2, "bc")], id="one-letter-alias-rejected"),
         pytest.param("xbc bc", [("B", 1, 4, "bc")], id="inside-a-word"),
