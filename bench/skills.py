@@ -7,9 +7,9 @@ holds 5,000 bytes of UTF-8 (about 1,900 characters of this mostly Chinese text);
 5,000 characters (about 13 KB), a third 5,000 bytes of the English descriptions. Prints taxonomy build time,
 postings/s (best and median of --passes passes, by wall clock, and the best by CPU time of the process: the
 machine is shared, so the load average is printed before and after), MB/s, hits per posting, peak RSS, and for
-scale, over the same postings in passes interleaved with ours, a plain Aho-Corasick tagger (casefold, every overlapping match of
-every alias, the skills found in a dict; no boundaries, guards or evidence: the issue's reference,
-"~10,000/s here"; it slows down with the shared machine as the tagging does, so it tells whether a
+scale, over the same postings in passes interleaved with ours, a plain Aho-Corasick tagger (casefold, every
+overlapping match of every alias, the skills found in a dict; no boundaries, guards or evidence: the issue's
+reference, "~10,000/s here"; it slows down with the shared machine as the tagging does, so it tells whether a
 run was taken at the issue's machine speed), and a naive loop of `alias in text` checks on a sample.
 
     .venv/bin/python bench/skills.py [--postings 2000] [--passes 5]

@@ -179,7 +179,9 @@ class _Guard:
     def _context_accepts(self, left: str, right: str, written: str) -> bool:
         """The rules after ``case``, given the folded text just before and after the hit."""
         # Right-side patterns first: a match at one position is cheaper than a search over the left window.
-        if (self.reject_right and self.reject_right.match(right)) or (self.reject_left and self.reject_left.search(left)):
+        if self.reject_right and self.reject_right.match(right):
+            return False
+        if self.reject_left and self.reject_left.search(left):
             return False
         if any(rp.match(right) and lp.search(left) for lp, rp in self.reject_around):
             return False
