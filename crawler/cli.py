@@ -208,6 +208,8 @@ def _report(result, db: str) -> None:
     """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined) or 3 (failed)."""
     for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
+    for line in result.stats.get("jobcrawl/repaired", []):
+        click.echo(f"repaired: {line}", err=True)
     for line in result.errors:
         click.echo(f"failed: {line}", err=True)
     click.echo(result.summary())
@@ -297,6 +299,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
             click.echo(f"{result.source}: failed: {line}", err=True)
         for line in result.problems:
             click.echo(f"{result.source}: quarantined: {line}", err=True)
+        for line in result.stats.get("jobcrawl/repaired", []):
+            click.echo(f"{result.source}: repaired: {line}", err=True)
         click.echo(result.crawl_summary())
         if result.status == "interrupted" and jobdir:
             click.echo(f"{result.source}: interrupted; run the same command again to resume from {jobdir}", err=True)

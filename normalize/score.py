@@ -64,6 +64,7 @@ from pydantic import TypeAdapter
 
 from .models import DIMENSION_LABELS, DIMENSIONS, Evaluation, Signal
 from .posting import level_for
+from .text import LONE_SURROGATE
 
 __all__ = [
     "SCORER", "WEIGHTS", "MIN_SAMPLE", "FRONTIER_CATEGORIES", "SkillInfo", "SalaryGroup", "Market",
@@ -484,7 +485,11 @@ def find_rules(lines: Sequence[tuple[str, str]]) -> dict[str, Hit]:
         starts.append(pos)
         pos += len(piece) + 1
     hits: dict[str, Hit] = {}
-    for k, start, end in _MATCHER.find_matches_as_indexes(folded):
+    try:
+        matches = _MATCHER.find_matches_as_indexes(folded)
+    except UnicodeEncodeError:  # lone surrogates, which no word holds
+        matches = _MATCHER.find_matches_as_indexes(LONE_SURROGATE.sub("\ufffd", folded))
+    for k, start, end in matches:
         new = [RULES[i] for i in _WORD_RULES[k] if RULES[i].name not in hits]
         if not new or not _boundary_ok(folded, start, end, _WORDS[k]):
             continue

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from .text import fold
+from .text import LONE_SURROGATE, fold
 
 __all__ = [
     "CATEGORIES",
@@ -73,7 +73,6 @@ _FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}  # !
 _WORD = frozenset(_ASCII_WORD + "".join(_FULLWIDTH[c] for c in _ASCII_WORD))
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TaxonomyError(ValueError):
@@ -562,7 +561,7 @@ class Taxonomy:
         try:
             todo = automaton.find_matches_as_indexes(scan)
         except UnicodeEncodeError:  # lone surrogates, which no alias holds
-            folded = _SURROGATE.sub("\ufffd", folded)
+            folded = LONE_SURROGATE.sub("\ufffd", folded)
             scan = _ascii_title(folded) if titled else folded
             todo = automaton.find_matches_as_indexes(scan)
         urls = [m.span() for m in _URL.finditer(folded)] if ("://" in folded or "www." in folded) else ()

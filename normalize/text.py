@@ -10,6 +10,7 @@ import hashlib
 import html
 import re
 import unicodedata
+from typing import Any
 
 __all__ = [
     "DecodeError",
@@ -20,6 +21,8 @@ __all__ = [
     "split_lines",
     "html_to_text",
     "sha256_hex",
+    "LONE_SURROGATE",
+    "replace_lone_surrogates",
 ]
 
 
@@ -38,6 +41,29 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate code point on its own (JSON and ``surrogateescape`` let them into a str); Rust-backed matchers
+refuse such text, so it is searched with each replaced by U+FFFD (same length, same offsets)."""
+
+
+def replace_lone_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` (a str, or lists, tuples and dicts of them, keys too) with each lone surrogate replaced by U+FFFD,
+    and how many there were; ``value`` itself when there were none."""
+    if isinstance(value, str):
+        found = len(LONE_SURROGATE.findall(value)) if not value.isascii() else 0
+        return (LONE_SURROGATE.sub("\ufffd", value), found) if found else (value, 0)
+    if isinstance(value, (list, tuple)):
+        parts = [replace_lone_surrogates(v) for v in value]
+        found = sum(n for _, n in parts)
+        return (type(value)(v for v, _ in parts), found) if found else (value, 0)
+    if isinstance(value, dict):
+        pairs = [(replace_lone_surrogates(k), replace_lone_surrogates(v)) for k, v in value.items()]
+        found = sum(kn + vn for (_, kn), (_, vn) in pairs)
+        return ({k: v for (k, _), (v, _) in pairs}, found) if found else (value, 0)
+    return value, 0
+
+
 # C0 controls except \t \n \r, DEL, and C1 controls: never part of real postings.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _BINARY_SAMPLE = 8192

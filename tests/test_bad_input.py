@@ -166,3 +166,29 @@ def test_fifty_megabyte_dump(tmp_path):
     assert "files read 1 · postings found 7000 · new 7000" in proc.stdout
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"50 MB file: {size / 1e6:.1f} MB, peak child RSS {peak:.0f} MB")
+
+
+def test_lone_surrogates_in_json_are_repaired_not_lost(tmp_path):
+    """JSON may escape half of a UTF-16 pair (\\ud800): such a posting is stored with U+FFFD and named once."""
+    rows = [
+        r'{"job_title": "LLM\ud800推理工程师", "company_name": "示例\udfff模型", "city": "杭州", "tags": ["CUDA\ud800", "C++"],'
+        r' "description": "岗位职责：负责\ud800推理优化。任职要求：熟悉CUDA\ud800与PyTorch。"}',
+        r'{"job_title": "编译器工程师", "company_name": "示例编译", "city": "北京", "description": "任职要求：熟悉C++"}',
+    ]
+    text = "\n".join(rows) + "\n"
+    (tmp_path / "p.jsonl").write_text(text, encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    proc = run_cli("ingest", str(tmp_path / "p.jsonl"), "--db", str(db), "--as-of", AS_OF)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "ERROR" not in proc.stderr
+    assert "files read 1 · postings found 2 · new 2 · updated 0 · unchanged 0 · quarantined 0" in proc.stdout
+    assert [line for line in proc.stderr.splitlines() if line.startswith("repaired")] == [
+        "repaired: p.jsonl#1: 5 lone UTF-16 surrogates (a broken escape such as \\ud800) replaced by U+FFFD",
+    ]
+    rec = next(r for r in export_records(db) if r["company"] == "示例\ufffd模型")
+    assert rec["title"] == "LLM\ufffd推理工程师"
+    assert rec["tags"] == ["CUDA\ufffd", "C++"]
+    assert rec["sections"]["requirements"] == ["熟悉CUDA\ufffd与PyTorch。"]
+    assert rec["skills"] == ["CUDA", "C++", "inference optimization", "PyTorch"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT text FROM raw_inputs").fetchone()[0] == text  # the escapes as written

@@ -271,6 +271,13 @@ def test_word_matching_is_leftmost_longest_and_per_line():
     assert {name: h.matched for name, h in hits.items()} == {"no_overtime": "不加班", "w996": "996"}
 
 
+def test_word_matching_reads_past_a_lone_surrogate():
+    hits = find_rules([("about", "\ud800不加班\udfff补贴"), ("tags", "996\ud800")])
+    assert {name: (h.matched, h.section) for name, h in hits.items()} == {
+        "no_overtime": ("不加班", "about"), "w996": ("996", "tags"),
+    }
+
+
 # --------------------------------------------------------------------------- properties
 
 RULE_WORDS = sorted({w for r in RULES for w in r.words})

@@ -316,6 +316,11 @@ SECTIONS = [
     P("熟悉CUDA；熟悉Triton", [(ABOUT, "", ["熟悉CUDA", "熟悉Triton"])], id="no-heading-all-about"),
     P("", [], id="empty"),
     P(
+        "岗位职责：负责\ud800算子开发。任职要求：本科",
+        [(RESP, "岗位职责：", ["负责\ud800算子开发。"]), (REQ, "任职要求：", ["本科"])],
+        id="lone-surrogate-kept-headings-found",
+    ),
+    P(
         "●职责算法实现与调试●要求1.计算机等相关专业本科以上；2.C++编程熟练",
         [(RESP, "●职责", ["算法实现与调试"]), (REQ, "●要求", ["计算机等相关专业本科以上", "C++编程熟练"])],
         id="weak-heading-glued-to-its-text",

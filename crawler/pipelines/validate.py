@@ -1,12 +1,39 @@
-"""Validate raw postings: required fields present and sane, or quarantine with the reason."""
+"""Validate raw postings: required fields present and sane, or quarantine with the reason.
+
+Lone UTF-16 surrogates (a JSON escape such as ``\\ud800`` cut from its pair) cannot be stored or encoded: each is
+replaced by U+FFFD, counted in ``jobcrawl/repaired/lone_surrogates`` and named in ``jobcrawl/repaired`` (one line per
+posting, printed by the CLI). The raw input keeps them as written.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from itemadapter import ItemAdapter
+from pydantic import BaseModel
 
 from normalize.models import Quarantined, RawPosting
+from normalize.text import replace_lone_surrogates
 
 OPTIONAL_FIELDS = ("posted", "salary", "location", "category", "work_mode", "employment_type")
+STRICTLY_DECODED = {"textdump"}  # every string decoded from bytes by a strict codec: no lone surrogate can occur
+
+
+def _non_ascii_strings(value: object) -> Iterator[str]:
+    """Every non-ASCII string inside a model, list, tuple or dict (keys too)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii():
+                yield v
+        elif isinstance(v, BaseModel):
+            stack.extend(v.__dict__.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v)
+            stack.extend(v.values())
 
 
 class ValidatePipeline:
@@ -29,9 +56,27 @@ class ValidatePipeline:
                 return "invalid", f"{name} is {len(value)} characters long (limit {self.max_title}): not a {name}"
         return None
 
+    def repaired(self, item: RawPosting) -> RawPosting:
+        """``item`` with lone surrogates replaced (see the module docstring), or ``item`` itself."""
+        if item.source in STRICTLY_DECODED:
+            return item
+        try:
+            "".join(_non_ascii_strings(item)).encode("utf-8")  # one C-speed pass: only a lone surrogate fails
+            return item
+        except UnicodeEncodeError:
+            pass
+        data, found = replace_lone_surrogates(item.model_dump())
+        self.stats.inc_value("jobcrawl/repaired/lone_surrogates", found)
+        lines = self.stats.get_value("jobcrawl/repaired") or []
+        lines.append(f"{item.locator}#{item.position}: {found} lone UTF-16 surrogate{'s' * (found > 1)} "
+                     "(a broken escape such as \\ud800) replaced by U+FFFD")
+        self.stats.set_value("jobcrawl/repaired", lines)
+        return RawPosting.model_validate(data)
+
     def process_item(self, item, spider=None):
         if not isinstance(item, RawPosting):
             return item
+        item = self.repaired(item)
         adapter = ItemAdapter(item)
         for name in OPTIONAL_FIELDS:
             if not adapter.get(name):
