@@ -205,7 +205,7 @@ def _log_level(verbose: int) -> str:
 
 
 def _report(result, db: str) -> None:
-    """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined) or 3 (failed)."""
+    """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined or not stored) or 3 (failed)."""
     for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
     for line in result.stats.get("jobcrawl/repaired", []):
@@ -220,7 +220,7 @@ def _report(result, db: str) -> None:
     click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
         raise SystemExit(3)
-    raise SystemExit(1 if result.counts["quarantined"] else 0)
+    raise SystemExit(1 if result.counts["quarantined"] or result.counts["errors"] else 0)
 
 
 @main.command()

@@ -63,6 +63,7 @@ class RunResult:
         noun, their = ("file", "its") if skipped == 1 else ("files", "their")
         return (f"files read {c['files']} · postings found {c['found']} · new {c['new']} · updated {c['updated']} · "
                 f"unchanged {c['unchanged']} · quarantined {c['quarantined']}"
+                + (f" · not stored (errors) {c['errors']}" if c["errors"] else "")
                 + (f" · {skipped} {noun} unchanged since {their} last parse, not stored again" if skipped else ""))
 
     def crawl_summary(self) -> str:
@@ -151,7 +152,8 @@ def run_jobs_into_db(jobs: list[Job], db: str, *, settings: dict[str, Any] | Non
         if jobdir and stats.get("finish_reason") == "finished":
             shutil.rmtree(Path(jobdir), ignore_errors=True)
         results.append(RunResult(run_id, counts, list(stats.get("jobcrawl/quarantine_log", [])), status, 0, kept,
-                                 source=job.source, responses=responses, errors=list(stats.get("jobcrawl/error_log", []))))
+                                 source=job.source, responses=responses,
+                                 errors=[*stats.get("jobcrawl/error_log", []), *stats.get("jobcrawl/item_error_log", [])]))
     last = results[-1]
     if stale_skills:  # the taxonomy changed since the stored postings were tagged
         last.stats["jobcrawl/retagged"] = skills.retag(database, taxonomy)["postings"]

@@ -9,6 +9,9 @@ BOT_NAME = "jobcrawl"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 
+# A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
+EXTENSIONS = {"crawler.extensions.ItemErrors": 0}
+
 # Pipelines, one concern each (see crawler/pipelines/__init__.py).
 ITEM_PIPELINES = {
     "crawler.pipelines.validate.ValidatePipeline": 100,

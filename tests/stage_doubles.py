@@ -29,3 +29,16 @@ class ScorerDyingAtStart:
 
     def __reduce__(self):
         return (os._exit, (3,))
+
+
+class RaisingOnSeed000:
+    """An engine pipeline that raises on the posting of seed 000, as an unforeseen bug would."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls()
+
+    def process_item(self, item, spider=None):
+        if type(item).__name__ == "RawPosting" and item.locator.startswith("000_"):
+            raise ValueError("an unforeseen bug")
+        return item

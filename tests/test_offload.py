@@ -29,13 +29,16 @@ if __name__ == "__main__":
     db, process, stages, steps_min, *paths = sys.argv[1:]
     crawler.jobs.DEDUPE_PROCESS_MIN = int(steps_min)
     settings = {"LOG_LEVEL": "CRITICAL", "JOBCRAWL_STAGE_PROCESS": process == "process"}
-    if stages:
+    if stages.startswith("engine:"):  # one more pipeline in the engine, before normalize
+        from crawler.settings import ITEM_PIPELINES
+        settings["ITEM_PIPELINES"] = {**ITEM_PIPELINES, stages.split(":", 1)[1]: 150}
+    elif stages:
         settings["JOBCRAWL_STAGE_PIPELINES"] = stages.split(",")
     inputs = resolve_inputs(paths)
     result = run_into_db(TextdumpSpider, db, kind="ingest", args={}, spider_kwargs={"inputs": inputs,
                          "as_of": parse_as_of(%r, None)}, settings=settings)
     print(json.dumps({"status": result.status, "counts": result.counts, "steps": result.steps,
-                      "stage_failed": result.stats.get("jobcrawl/stage_failed"),
+                      "stage_failed": result.stats.get("jobcrawl/stage_failed"), "errors": result.errors,
                       "worker": "jobcrawl/stage_worker_cpu_s" in result.stats}))
 """ % AS_OF
 
@@ -73,6 +76,14 @@ def test_a_failing_stage_fails_the_run(tmp_path):
     result = ingest(tmp_path / "jobs.db", "process", SEEDS, stages=stages)
     assert result["status"] == "failed"
     assert result["stage_failed"] == "AttributeError: type object 'StageError' has no attribute 'from_crawler'"
+
+
+def test_a_pipeline_that_raises_is_named_and_the_run_partial(tmp_path):
+    # Scrapy drops an item a pipeline raised on and only logs it: the run says which posting was not stored.
+    result = ingest(tmp_path / "jobs.db", "inline", SEEDS, stages="engine:stage_doubles.RaisingOnSeed000")
+    assert (result["status"], result["counts"]["new"], result["counts"]["errors"]) == ("partial", 1, 1)
+    assert result["errors"] == ["000_7c4373297891d5ca.txt#0: ValueError: an unforeseen bug; this RawPosting was not stored"]
+    assert [r["company"] for r in export_records(tmp_path / "jobs.db")] == ["初速度"]  # seed 003's
 
 
 def test_a_worker_that_dies_fails_the_run_instead_of_hanging(tmp_path):
