@@ -137,6 +137,9 @@ def fold(text: str) -> str:
 
 _SPACES = "\t\u00a0\u3000\u2000-\u200b\u202f\u205f\ufeff"
 _SPACE_RE = re.compile(rf"[ {_SPACES}]+")
+# The controls, and the bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069), which can make
+# a title display reversed (Trojan Source); the marks U+200E and U+200F, which do not reorder, are kept.
+_INVISIBLE_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean_line(text: str) -> str:
@@ -147,7 +150,7 @@ def clean_line(text: str) -> str:
     # isprintable() is False for every control and every space but U+0020: a C-speed pre-check.
     if text.isprintable() and "  " not in text:
         return text.strip()
-    return _SPACE_RE.sub(" ", _CONTROL_RE.sub("", text)).strip()
+    return _SPACE_RE.sub(" ", _INVISIBLE_RE.sub("", text)).strip()
 
 
 def clean_text(text: str) -> str:
