@@ -300,6 +300,14 @@ BAD = [
         {"rows": 6, "postings": 1, "quarantined": 4, "blank_rows": 1},
         id="jsonl-line-numbers",
     ),
+    pytest.param(
+        '{"title": "甲", "company": "乙", "tags": ' + "[" * 100_000 + "]" * 100_000 + '}\n{"title": "丙", "company": "丁"}\n',
+        "jsonl",
+        [(1, "bad_json", "line 1: JSON nested too deeply to read (arrays or objects inside each other beyond Python's "
+                         "recursion limit)")],
+        {"rows": 2, "postings": 1, "quarantined": 1},
+        id="jsonl-line-nested-too-deeply",
+    ),
 ]
 
 
