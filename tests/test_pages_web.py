@@ -324,6 +324,18 @@ def test_jsonld_broken_block_is_a_problem_and_the_valid_posting_survives():
         '{\n  "@context": "https://schema.org/",\n  "@type": "JobPosting",\n  "title": "electrician"')
 
 
+def test_jsonld_block_nested_too_deeply_is_a_problem_and_the_valid_posting_survives():
+    nested = '{"a":' * 5000 + "1" + "}" * 5000
+    valid = '{"@type": "JobPosting", "title": "GPU工程师", "hiringOrganization": {"name": "示例"}, "description": "熟悉CUDA"}'
+    markup = (f'<html><head><script type="application/ld+json">{nested}</script>'
+              f'<script type="application/ld+json">{valid}</script></head></html>')
+    page = JsonLdPage("http://127.0.0.1:8000/job", markup.encode(), fetched_at=FETCHED)
+    assert [item.title for item in page.to_items()] == ["GPU工程师"]
+    assert [(q.reason, q.detail) for q in page.problems] == [
+        ("bad_jsonld", "JSON-LD block 1: JSON nested too deeply to read (arrays or objects inside each other beyond "
+                       "Python's recursion limit) (line 1, column 1)")]
+
+
 def test_jsonld_provenance_and_company_fallback():
     page = site_page(1, company="ABC Company Inc.", as_of="2026-11-28T00:00:00+00:00")
     [item] = page.to_items()
@@ -517,6 +529,9 @@ API_ERRORS = [
     pytest.param(AshbyPage, None, b"[]",
                  ("unexpected_shape", "expected an object with a 'jobs' list; got a JSON list"), id="ashby-list"),
     pytest.param(AshbyPage, None, b"", ("empty", "empty response body"), id="ashby-empty"),
+    pytest.param(LeverPage, None, b"[" * 5000 + b"]" * 5000,
+                 ("bad_json", "invalid JSON: JSON nested too deeply to read (arrays or objects inside each other beyond "
+                              "Python's recursion limit)"), id="lever-nested-too-deeply"),
 ]
 
 

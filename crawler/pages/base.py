@@ -33,6 +33,7 @@ from normalize.sections import section_key
 from normalize.text import clean_line, sha256_hex
 
 __all__ = [
+    "TOO_DEEP",
     "PageError",
     "EntryError",
     "WebPage",
@@ -345,6 +346,9 @@ def _plain_headers(headers: Mapping[Any, Any] | None) -> dict[str, str]:
 # --------------------------------------------------------------------------- values
 
 
+TOO_DEEP = "JSON nested too deeply to read (arrays or objects inside each other beyond Python's recursion limit)"
+
+
 def load_json(text: str) -> Any:
     """Strict JSON from an API body; :class:`PageError` ``empty`` or ``bad_json`` with the position."""
     if not text.strip():
@@ -353,6 +357,8 @@ def load_json(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise PageError("bad_json", f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise PageError("bad_json", f"invalid JSON: {TOO_DEEP}") from None
 
 
 def shape_error(data: Any, expected: str, api: str) -> PageError:

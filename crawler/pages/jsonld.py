@@ -25,6 +25,7 @@ from normalize.models import RawSection
 from normalize.text import clean_line
 
 from .base import (
+    TOO_DEEP,
     Entry,
     PageError,
     WebPage,
@@ -61,13 +62,15 @@ def _relax(text: str) -> str:
 def loads_lenient(raw: str) -> Any:
     """JSON as sites write it inside ``<script>``: strict first, then without comments, trailing
     commas, wrappers and a final ``;``, then entity-unescaped. Raises ``json.JSONDecodeError``
-    from the strict attempt when nothing works.
+    from the strict attempt when nothing works, or one saying :data:`TOO_DEEP` at position 0.
     """
     text = _WRAPPER.sub("", raw.strip()).strip().rstrip(";")
     try:
         return json.loads(text, strict=False)
     except json.JSONDecodeError as err:
         first = err
+    except RecursionError:  # hostile nesting: no relaxing helps
+        raise json.JSONDecodeError(TOO_DEEP, text, 0) from None
     for candidate in (_relax(text), _relax(html.unescape(text))):
         try:
             return json.loads(candidate, strict=False)

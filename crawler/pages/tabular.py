@@ -57,6 +57,8 @@ from normalize.fields import EDUCATION_LEVELS
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
 from normalize.text import DecodeError, decode_bytes, fold
 
+from .base import TOO_DEEP
+
 __all__ = [
     "FIELDS",
     "FORMATS",
@@ -624,9 +626,6 @@ def _csv_records(source: _Source, delimiter: str) -> Iterator[_Record]:
         yield previous
 
 
-_TOO_DEEP = "JSON nested too deeply to read (arrays or objects inside each other beyond Python's recursion limit)"
-
-
 def _json_records(source: _Source) -> Iterator[_Record]:
     for line in source.lines():
         number = source.line_no
@@ -641,7 +640,7 @@ def _json_records(source: _Source) -> Iterator[_Record]:
             except ValueError as err:
                 error = ("bad_json", f"not JSON ({err})")
             except RecursionError:
-                error = ("bad_json", _TOO_DEEP)
+                error = ("bad_json", TOO_DEEP)
             else:
                 if not isinstance(obj, dict):
                     error, obj = ("not_object", f"a JSON {type(obj).__name__}, not an object"), None
@@ -657,7 +656,7 @@ def _json_array(source: _Source) -> Iterator[_Record]:
         yield _Record(1, 1, text, error=("bad_json", f"not JSON ({err.msg} at line {err.lineno} column {err.colno})"))
         return
     except RecursionError:
-        yield _Record(1, 1, text, error=("bad_json", _TOO_DEEP))
+        yield _Record(1, 1, text, error=("bad_json", TOO_DEEP))
         return
     for i, obj in enumerate(data if isinstance(data, list) else [data], 1):
         error = None if isinstance(obj, dict) else ("not_object", f"a JSON {type(obj).__name__}, not an object")
