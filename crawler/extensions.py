@@ -5,6 +5,8 @@ from __future__ import annotations
 from itemadapter import ItemAdapter, is_item
 from scrapy import signals
 
+from .pipelines import item_where
+
 
 class ItemErrors:
     """A posting a pipeline raised on is dropped by Scrapy with a logged traceback only: count it in ``jobcrawl/errors``
@@ -14,6 +16,8 @@ class ItemErrors:
 
     def __init__(self, stats):
         self.stats = stats
+        self.log: list[str] = []
+        stats.set_value("jobcrawl/item_error_log", self.log)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -22,13 +26,7 @@ class ItemErrors:
         return extension
 
     def item_error(self, item, response, spider, failure):
-        where = "?"
-        if is_item(item):
-            adapter = ItemAdapter(item)
-            position = adapter.get("position")
-            where = str(adapter.get("locator")) + (f"#{position}" if position is not None and position >= 0 else "")
+        where = item_where(ItemAdapter(item)) if is_item(item) else "?"
         self.stats.inc_value("jobcrawl/errors")
-        lines = self.stats.get_value("jobcrawl/item_error_log") or []
-        lines.append(f"{where}: {failure.type.__name__}: {failure.getErrorMessage()}; "
-                     f"this {type(item).__name__} was not stored")
-        self.stats.set_value("jobcrawl/item_error_log", lines)
+        self.log.append(f"{where}: {failure.type.__name__}: {failure.getErrorMessage()}; "
+                        f"this {type(item).__name__} was not stored")

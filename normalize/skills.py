@@ -677,13 +677,13 @@ class Taxonomy:
         return guard.accepts(text, start, end)
 
     def _with_letters(self, text: str, folded: str, offsets: list[int] | None, urls: Sequence[tuple[int, int]],
-                      kept: list[tuple[int, int, int]], titled: str | None = None) -> None:
+                      kept: list[tuple[int, int, int]], titled_text: str | None = None) -> None:
         """Add to ``kept`` the accepted free-standing one-letter aliases that no hit in it covers.
 
-        ``titled``: ``folded`` :func:`_ascii_title`-cased, to look for them in (same offsets).
+        ``titled_text``: ``folded`` :func:`_ascii_title`-cased, to look for them in (same offsets).
         """
-        scan = folded if titled is None else titled
-        for key, letter, letter_re in self._letters if titled is None else self._titled_letters:
+        scan = folded if titled_text is None else titled_text
+        for key, letter, letter_re in self._letters if titled_text is None else self._titled_letters:
             if letter not in scan:
                 continue
             for m in letter_re.finditer(scan):

@@ -51,8 +51,7 @@ def replace_lone_surrogates(value: Any) -> tuple[Any, int]:
     """``value`` (a str, or lists, tuples and dicts of them, keys too) with each lone surrogate replaced by U+FFFD,
     and how many there were; ``value`` itself when there were none."""
     if isinstance(value, str):
-        found = len(LONE_SURROGATE.findall(value)) if not value.isascii() else 0
-        return (LONE_SURROGATE.sub("\ufffd", value), found) if found else (value, 0)
+        return (value, 0) if value.isascii() else LONE_SURROGATE.subn("\ufffd", value)
     if isinstance(value, (list, tuple)):
         parts = [replace_lone_surrogates(v) for v in value]
         found = sum(n for _, n in parts)

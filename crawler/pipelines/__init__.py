@@ -2,7 +2,7 @@
 
 1. ``validate.ValidatePipeline``: a RawPosting without company or title, or with absurd values,
    becomes a ``Quarantined`` record; missing optional fields are counted in stats
-   (``jobcrawl/field/<name>/missing``).
+   (``jobcrawl/field/<name>/missing``); lone UTF-16 surrogates are replaced by U+FFFD.
 2. ``normalize.NormalizePipeline``: RawPosting → Posting (pure code in ``normalize/``).
 3. ``skills.SkillsPipeline``: skills from the tags and JD sections, with evidence.
 4. ``store.StorePipeline``: batched writes of raw inputs, postings, quarantine.
@@ -12,3 +12,9 @@
 
 Pipelines pass items they do not handle through unchanged, and read fields through ItemAdapter.
 """
+
+
+def item_where(adapter) -> str:
+    """Where an item came from, for a one-line message: ``locator#position``, or the locator alone."""
+    position = adapter.get("position")
+    return f"{adapter.get('locator')}" + ("" if position is None else f"#{position}")

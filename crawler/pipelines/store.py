@@ -5,6 +5,7 @@ from __future__ import annotations
 from itemadapter import ItemAdapter
 
 from crawler.db.writer import BackgroundWriter
+from crawler.pipelines import item_where
 from normalize.models import Posting, Quarantined, RawInput
 
 
@@ -36,8 +37,7 @@ class StorePipeline:
             self.writer.add_input(item)
         elif isinstance(item, Quarantined):
             adapter = ItemAdapter(item)
-            where = adapter["locator"] + ("" if adapter.get("position") is None else f"#{adapter['position']}")
-            self.quarantine_log.append(f"{where}: {adapter['detail']}")
+            self.quarantine_log.append(f"{item_where(adapter)}: {adapter['detail']}")
             self.writer.add_quarantine(item)
         return item
 

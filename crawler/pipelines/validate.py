@@ -15,6 +15,8 @@ from pydantic import BaseModel
 from normalize.models import Quarantined, RawPosting
 from normalize.text import replace_lone_surrogates
 
+from . import item_where
+
 OPTIONAL_FIELDS = ("posted", "salary", "location", "category", "work_mode", "employment_type")
 STRICTLY_DECODED = {"textdump"}  # every string decoded from bytes by a strict codec: no lone surrogate can occur
 
@@ -40,6 +42,8 @@ class ValidatePipeline:
     def __init__(self, stats, max_title: int):
         self.stats = stats
         self.max_title = max_title
+        self.repaired_log: list[str] = []
+        stats.set_value("jobcrawl/repaired", self.repaired_log)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -67,10 +71,8 @@ class ValidatePipeline:
             pass
         data, found = replace_lone_surrogates(item.model_dump())
         self.stats.inc_value("jobcrawl/repaired/lone_surrogates", found)
-        lines = self.stats.get_value("jobcrawl/repaired") or []
-        lines.append(f"{item.locator}#{item.position}: {found} lone UTF-16 surrogate{'s' * (found > 1)} "
-                     "(a broken escape such as \\ud800) replaced by U+FFFD")
-        self.stats.set_value("jobcrawl/repaired", lines)
+        self.repaired_log.append(f"{item_where(ItemAdapter(item))}: {found} lone UTF-16 surrogate{'s' * (found > 1)} "
+                                 "(a broken escape such as \\ud800) replaced by U+FFFD")
         return RawPosting.model_validate(data)
 
     def process_item(self, item, spider=None):
