@@ -55,6 +55,13 @@ DB_OPTION = click.option(
 )
 
 
+WORKERS_OPTION = click.option(
+    "--workers", type=click.IntRange(1, 64), metavar="N",
+    help="Worker processes, each running the Scrapy engine and the whole pipeline over a share of the inputs "
+         "(files of an ingest, sources of a crawl) while this process writes the database. Default: the number "
+         "of cores; a run of one source or of at most 2 MB of files runs in one process.")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="jobcrawl")
 def main() -> None:
@@ -65,9 +72,6 @@ def main() -> None:
       jobcrawl ingest seeds/ --db jobs.db
       jobcrawl export --db jobs.db --format jsonl --out postings.jsonl
     """
-    from crawler.procs import fixed_mmap_threshold
-
-    fixed_mmap_threshold()
 
 
 def _parse_as_of(value: str | None) -> datetime | None:
@@ -106,9 +110,13 @@ def _parse_as_of(value: str | None) -> datetime | None:
                    "of its last complete parse, and whose postings are stored as it gave them, is counted "
                    "as unchanged without being parsed; so are the rows of a table file (or of a block of "
                    "rows of a streamed one) read with the same --format, --preset, --map and --set.")
+@WORKERS_OPTION
+@click.option("-s", "--setting", "scrapy_settings", multiple=True, metavar="NAME=VALUE",
+              help="A Scrapy or jobcrawl setting (repeatable), e.g. -s JOBCRAWL_MAX_TITLE_CHARS=120.")
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool, verbose: int) -> None:
+           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool, workers: int | None,
+           scrapy_settings: tuple[str, ...], verbose: int) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
     PATHS are files, folders (read recursively) or quoted globs. In folders only .txt .text .dump
@@ -151,8 +159,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
       jobcrawl ingest jds.txt --format lines --set company=某公司 --set title=算法工程师
     """
     from crawler.inputs import INGEST_SUFFIXES, InputError, resolve_inputs
-    from crawler.jobs import run_into_db
     from crawler.lock import LockHeld, db_lock
+    from crawler.runner import Job, run_job
     from crawler.pages.tabular import format_for
     from crawler.spiders.textdump import TextdumpSpider
 
@@ -186,18 +194,29 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     try:
         with db_lock(db), click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr,
                                             hidden=not show_bar) as bar:
-            result = run_into_db(
-                spidercls, db, kind="ingest", args=run_args, spider_kwargs=spider_kwargs,
+            result = run_job(
+                Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
                 settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
-                          "JOBCRAWL_REPARSE": reparse},
-                on_response=lambda: bar.update(1),
+                          "JOBCRAWL_REPARSE": reparse, **_setting_pairs(scrapy_settings, "-s")},
+                on_progress=bar.update,
             )
     except LockHeld as err:
         click.echo(f"jobcrawl ingest: {err}", err=True)
         raise SystemExit(4) from None
-    for table in result.stats.get("jobcrawl/tables", []):
+    for table in result.crawl.tables:
         click.echo(table["summary"])
     _report(result, db)
+
+
+def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
+    """``NAME=VALUE`` options as a settings dict; a pair without ``=`` is a usage error."""
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=hint)
+        settings[name] = value
+    return settings
 
 
 def _log_level(verbose: int) -> str:
@@ -208,7 +227,7 @@ def _report(result, db: str) -> None:
     """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined or not stored) or 3 (failed)."""
     for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
-    for line in result.stats.get("jobcrawl/repaired", []):
+    for line in result.crawl.repaired:
         click.echo(f"repaired: {line}", err=True)
     for line in result.errors:
         click.echo(f"failed: {line}", err=True)
@@ -238,10 +257,11 @@ def _report(result, db: str) -> None:
               help="HTTP cache in <db>.httpcache/: unchanged pages are revalidated (304) instead of downloaded.")
 @click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="A Scrapy setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
+@WORKERS_OPTION
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str, jobdir: str | None,
-          max_requests: int | None, cache: bool, overrides: tuple[str, ...], verbose: int) -> None:
-    """Crawl sources of a sources file into the database, all in one process.
+          max_requests: int | None, cache: bool, overrides: tuple[str, ...], workers: int | None, verbose: int) -> None:
+    """Crawl sources of a sources file into the database (in --workers processes, one writer).
 
     NAMES are source names of the file; --all crawls every enabled one. Each source is one row in
     the runs table (requests, responses by status, postings new/updated/unchanged/closed, errors).
@@ -258,8 +278,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
       jobcrawl crawl --all --sources seeds/sources.toml --db jobs.db
       jobcrawl crawl gitlab linear --sources seeds/sources.toml --jobdir .jobdir --max-requests 500
     """
-    from crawler.jobs import Job, run_jobs_into_db
     from crawler.lock import LockHeld, db_lock
+    from crawler.runner import Job, run_jobs
     from crawler.sources import SourcesError, load_sources
 
     if bool(names) == all_sources:
@@ -267,11 +287,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     settings = {"LOG_LEVEL": _log_level(verbose), "HTTPCACHE_DIR": str(Path(db).resolve()) + ".httpcache"}
     if not cache:
         settings["HTTPCACHE_ENABLED"] = False
-    for pair in overrides:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint="--set")
-        settings[name] = value
+    settings.update(_setting_pairs(overrides, "--set"))
     try:
         sources = load_sources(sources_file)
         selected = sources.select(names, all_enabled=all_sources)
@@ -290,7 +306,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
                         source.args, own, source=source.name))
     try:
         with db_lock(db):
-            results = run_jobs_into_db(jobs, db, settings=settings)
+            results = run_jobs(jobs, db, settings=settings, workers=workers)
     except LockHeld as err:
         click.echo(f"jobcrawl crawl: {err}", err=True)
         raise SystemExit(4) from None
@@ -299,7 +315,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
             click.echo(f"{result.source}: failed: {line}", err=True)
         for line in result.problems:
             click.echo(f"{result.source}: quarantined: {line}", err=True)
-        for line in result.stats.get("jobcrawl/repaired", []):
+        for line in result.crawl.repaired:
             click.echo(f"{result.source}: repaired: {line}", err=True)
         click.echo(result.crawl_summary())
         if result.status == "interrupted" and jobdir:
@@ -309,6 +325,44 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     click.echo(f"database {db}: {results[-1].total_postings} postings")
     statuses = {r.status for r in results}
     raise SystemExit(3 if statuses & {"failed", "interrupted"} else 1 if "partial" in statuses else 0)
+
+
+@main.command()
+@DB_OPTION
+@click.option("--source", "sources", multiple=True, metavar="NAME",
+              help="Only raw inputs of this source (textdump, tabular, greenhouse, lever, ashby, jsonld …; repeatable).")
+@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
+def reparse(db: str, sources: tuple[str, ...], verbose: int) -> None:
+    """Parse the stored raw inputs again with today's parsers, without reading files or crawling again.
+
+    Every file and every crawled response is kept verbatim in raw_inputs before it is parsed. After a
+    parser improves (sections, salaries, dates, a page object), reparse runs the newest raw input of each
+    file or URL through the whole pipeline again; a posting whose content changed is stored as a new
+    version (the old one stays in posting_versions), then dedupe and scoring run. Inputs kept only in
+    part (quarantined ones, blocks of a streamed table) are named and left as they are.
+
+    Exit status: 0 done; 1 some input could not be parsed again or was quarantined; 2 usage error;
+    3 the run failed; 4 another run holds the database's lock.
+
+    \b
+    Example:
+      jobcrawl reparse --db jobs.db
+      jobcrawl reparse --db jobs.db --source greenhouse --source lever
+    """
+    from crawler.lock import LockHeld, db_lock
+    from crawler.runner import Job, run_job
+    from crawler.spiders.reparse import ReparseSpider
+
+    _require_db(db)
+    try:
+        with db_lock(db):
+            result = run_job(Job(ReparseSpider, "reparse", {"sources": list(sources)},
+                                 {"db": str(Path(db).resolve()), "sources": list(sources)}),
+                             db, workers=1, settings={"LOG_LEVEL": _log_level(verbose)})
+    except LockHeld as err:
+        click.echo(f"jobcrawl reparse: {err}", err=True)
+        raise SystemExit(4) from None
+    _report(result, db)
 
 
 def _flat(value):
@@ -440,9 +494,10 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
     """
     import time
 
+    from crawler.db.runs import record_step_run
     from crawler.db.schema import open_db
-    from crawler.db.writer import utcnow
     from crawler.steps import score as step
+    from normalize.clock import now_iso
     from normalize.fit import ProfileError, load_profile
     from normalize.skills import load_taxonomy
 
@@ -453,7 +508,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
             profile = load_profile(Path(profile_file).read_text(encoding="utf-8"), load_taxonomy())
         except (ProfileError, UnicodeDecodeError) as err:
             raise click.UsageError(f"{profile_file}: {err}") from None
-    started, clock = utcnow(), time.perf_counter()
+    started, clock = now_iso(), time.perf_counter()
     database = open_db(db)
     counts = step.score_corpus(database, now=started)
     stats: dict = {"counts": counts}
@@ -471,7 +526,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
     if report:
         stats["report"] = step.agreement_report(database, top=top)
         click.echo(step.format_report(stats["report"]))
-    run_id = step.record_run(database, started=started, stats=stats,
+    run_id = record_step_run(database, "score", started=started, stats=stats,
                              args={"report": report, "top": top, "profile": profile_file})
     database.close()
     if report:

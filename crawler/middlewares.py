@@ -27,6 +27,8 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
+from crawler.report import report_of
+
 logger = logging.getLogger(__name__)
 
 
@@ -110,21 +112,24 @@ class WireStatsMiddleware:
     counts as ``cache_hits``.
     """
 
-    def __init__(self, stats):
+    def __init__(self, stats, report):
         self.stats = stats
+        self.report = report
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.stats)
+        return cls(crawler.stats, report_of(crawler))
 
     def process_request(self, request: Request, spider=None) -> None:
         self.stats.inc_value("jobcrawl/http/requests")
+        self.report.requests += 1
 
     def process_response(self, request: Request, response: Response, spider=None) -> Response:
         if "cached" in response.flags:
             self.stats.inc_value("jobcrawl/http/cache_hits")
         else:
             self.stats.inc_value(f"jobcrawl/http/status/{response.status}")
+            self.report.responses[str(response.status)] += 1
         return response
 
 

@@ -1,4 +1,4 @@
-"""Run spiders through the real Scrapy engine from Python and return their stats."""
+"""Run spiders through the real Scrapy engine from Python; each crawl's :class:`~crawler.report.CrawlReport`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any, Callable
 from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
+
+from crawler.report import CrawlReport, report_of
 
 # Per-crawl settings sit above the command-line priority (and the spider's custom_settings), so the
 # process-wide overrides that CrawlerProcess merges into every crawler never replace them.
@@ -32,12 +34,36 @@ class SpiderRun:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+def _plain(value: Any) -> bool:
+    return isinstance(value, (int, float, str, bool)) or value is None
+
+
+def finish_report(crawler) -> CrawlReport:
+    """The crawler's report, completed from Scrapy's own counters once the crawl has ended."""
+    report = report_of(crawler)
+    stats = crawler.stats.get_stats()
+    report.finish_reason = stats.get("finish_reason")
+    report.error_count += sum(int(v) for k, v in stats.items() if k.startswith("spider_exceptions/"))
+    report.stats = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in stats.items()
+                    if _plain(v) or hasattr(v, "isoformat")}
+    return report
+
+
+def _crawl_failed(failure, crawler) -> None:
+    """A crawl that could not start or broke down (a component that cannot be built): the report says why."""
+    report = report_of(crawler)
+    report.stage_failed = report.stage_failed or f"{failure.type.__name__}: {failure.getErrorMessage()}"
+
+
 def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, *,
-                on_response: Callable[[], None] | None = None) -> list[dict[str, Any]]:
-    """Crawl every run at once in this process, to the end (blocking); return each crawl's stats, in order.
+                on_response: Callable[[], None] | None = None,
+                on_started: Callable[[CrawlerProcess], None] | None = None,
+                install_signal_handlers: bool = True) -> list[CrawlReport]:
+    """Crawl every run at once in this process, to the end (blocking); return each crawl's report, in order.
 
     Each crawler has the project settings, then ``overrides``, then its own settings. A Twisted
-    reactor cannot be restarted: call this once per process (the CLI does).
+    reactor cannot be restarted: call this once per process. ``on_started`` gets the process
+    before the reactor starts (a worker uses it to stop the crawl on its parent's word).
     """
     process = CrawlerProcess(project_settings(overrides))
     crawlers = []
@@ -47,13 +73,9 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
             crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
         if on_response is not None:
             crawler.signals.connect(lambda **_: on_response(), signal=signals.response_received, weak=False)
-        process.crawl(crawler, **run.kwargs)
+        process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, crawler)
         crawlers.append(crawler)
-    process.start()
-    return [dict(crawler.stats.get_stats()) for crawler in crawlers]
-
-
-def run_spider(spidercls, overrides: dict[str, Any] | None = None, *,
-               on_response: Callable[[], None] | None = None, **spider_kwargs) -> dict[str, Any]:
-    """Crawl one spider to the end in this process (blocking) and return the crawl's stats."""
-    return run_spiders([SpiderRun(spidercls, kwargs=spider_kwargs)], overrides, on_response=on_response)[0]
+    if on_started is not None:
+        on_started(process)
+    process.start(install_signal_handlers=install_signal_handlers)
+    return [finish_report(crawler) for crawler in crawlers]

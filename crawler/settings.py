@@ -12,30 +12,23 @@ NEWSPIDER_MODULE = "crawler.spiders"
 # A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
 EXTENSIONS = {"crawler.extensions.ItemErrors": 0}
 
-# Pipelines, one concern each (see crawler/pipelines/__init__.py).
+# The one pipeline chain, one concern each (see crawler/pipelines/__init__.py). Both cores are used
+# by running the whole chain in worker processes over shards of the inputs (crawler/runner.py).
 ITEM_PIPELINES = {
     "crawler.pipelines.validate.ValidatePipeline": 100,
     "crawler.pipelines.normalize.NormalizePipeline": 200,
-    "crawler.pipelines.offload.OffloadPipeline": 300,
+    "crawler.pipelines.skills.SkillsPipeline": 300,
+    "crawler.pipelines.store.StorePipeline": 500,
 }
-# The stages after normalize, in order, run by OffloadPipeline in a worker process (see its
-# docstring): parsing and normalizing in the engine's process and tagging and storing in the
-# worker take about as long per posting, so the two cores share the work evenly.
-# JOBCRAWL_STAGE_PROCESS = False runs them in the engine's thread instead.
-JOBCRAWL_STAGE_PIPELINES = [
-    "crawler.pipelines.skills.SkillsPipeline",
-    "crawler.pipelines.store.StorePipeline",
-]
-JOBCRAWL_STAGE_PROCESS = True
 
 # Storage
 JOBCRAWL_DB = "jobs.db"
 JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
-JOBCRAWL_RUN_ID = None             # set by the CLI: the runs row this crawl reports to
+JOBCRAWL_RUN_ID = None             # set by the run: the runs row this crawl reports to
+JOBCRAWL_SINK = None               # set by the run: where the store stage sends its rows (crawler/sinks.py);
+                                   # None = a writer of the crawl's own on JOBCRAWL_DB
 JOBCRAWL_MAX_FILE_MB = 64          # text dumps larger than this are quarantined unread
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
-JOBCRAWL_PARSERS = {}              # source → parser version whose complete parses the store records
-                                   # (the file spiders' `parsers`, passed on by OffloadPipeline)
 JOBCRAWL_REPARSE = False           # parse inputs again even when unchanged since their last parse
 JOBCRAWL_TAXONOMY = None           # skill taxonomy file; None = the packaged normalize/data/skills.toml
 

@@ -57,6 +57,9 @@ class RawInput(_Model):
         "parsed", description="parsed; partial (some postings quarantined); quarantined (nothing usable)."
     )
     postings: int = Field(0, description="Postings parsed from the input.")
+    reader: dict | None = Field(None, description="How to parse the input again without fetching it (`jobcrawl reparse`): "
+                                                  "a web page's page class and its arguments, a table's reading options; "
+                                                  "null for text dumps.")
 
 
 class RawSection(_Model):
@@ -275,7 +278,7 @@ class Posting(_Model):
     source_evaluation: Evaluation | None = Field(None, description="The source's own evaluation, parsed.")
     extra: dict[str, str] = Field(default_factory=dict, description="Source fields with no column of their own.")
     problems: list[str] = Field(default_factory=list, description="Data-quality problems found while normalizing.")
-    content_hash: str = Field(description="SHA-256 of the raw posting content; a change means a new version.")
+    content_hash: str = Field(description="SHA-256 of what the normalized posting says (not when or where it was read); a change means a new version.")
     input_sha256: str | None = Field(None, description="SHA-256 of the raw input the posting came from.")
     as_of: str = Field(description="Anchor used for relative times (UTC).")
     first_seen: str = Field(description="First time this posting was seen (UTC).")

@@ -44,8 +44,6 @@ _REMOTE = re.compile(r"远程|居家|remote|telecommute", re.I)
 _HYBRID = re.compile(r"混合|hybrid", re.I)
 _ONSITE = re.compile(r"现场|坐班|on-?site|in-?office", re.I)
 
-# Fields of RawPosting that are about where and when it was read, not what it says.
-_PROVENANCE = {"source", "source_id", "locator", "position", "input_sha256", "url", "fetched_at", "as_of", "complete_listing"}
 
 
 def posting_key(source: str, source_id: str) -> str:
@@ -63,11 +61,35 @@ def posting_key(source: str, source_id: str) -> str:
     return sha256_hex(f"{source}\x1f{source_id}")[:16]
 
 
-def content_hash(raw: RawPosting) -> str:
-    """SHA-256 over what the posting says and its URL (not where or when it was read)."""
-    # Fields at their defaults are left out, so adding an optional raw field later does not make
-    # every stored posting look changed.
-    return sha256_hex(f"{raw.url}\x1f" + raw.model_dump_json(exclude=_PROVENANCE, exclude_defaults=True))
+_US, _RS = "\x1f", "\x1e"  # unit and record separators: no field text holds them (clean_line drops controls)
+
+
+def _joined(items) -> str:
+    return _RS.join(items)
+
+
+def _mapping(d: dict[str, list[str]]) -> str:
+    return _RS.join(f"{key}{_US}{_US.join(values)}" for key, values in d.items())
+
+
+def content_hash(p: Posting) -> str:
+    """SHA-256 over what the normalized posting says and its URL: not where or when it was read, nor what
+    depends on when (``posted_at`` follows from ``posted_raw`` and the anchor). A better parser that changes
+    what a posting says changes its hash, so re-parsing stores the posting again (a new version)."""
+    s, ev = p.salary, p.source_evaluation
+    parts = [
+        p.url, p.company, p.title, p.city, p.district, p.location_raw, p.category, p.seniority, p.employment_type,
+        p.work_mode, p.experience, p.education, p.company_info.raw, p.posted_raw, p.published_label,
+        _joined(p.tags), s.raw, s.status, s.min, s.max, s.currency, s.period, s.months, s.compare_raw,
+        s.signal.raw if s.signal else None, p.company_activity.label, p.company_activity.raw, p.market.label,
+        p.market.raw, p.description, _mapping(p.sections), _mapping(p.insights),
+        _RS.join(f"{k}{_US}{v}" for k, v in p.extra.items()),
+    ]
+    if ev is not None:
+        parts += [ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, ev.summary, _joined(ev.notes),
+                  _RS.join(f"{k}{_US}{v}" for k, v in ev.explanations.items()),
+                  _RS.join(f"{d}{_US}{x.key}{_US}{x.value}" for d, items in ev.signals.items() for x in items)]
+    return sha256_hex(_US.join("" if v is None else str(v) for v in parts))
 
 
 def level_for(score: int | None) -> str | None:
@@ -223,7 +245,7 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
     work_mode = clean_line(raw.work_mode) if raw.work_mode else None
     requirements = normalize_requirements(raw.experience, raw.education)
 
-    return Posting(
+    posting = Posting(
         key=posting_key(raw.source, raw.source_id),
         source=raw.source,
         source_id=raw.source_id,
@@ -259,10 +281,12 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
         source_evaluation=source_eval,
         extra=raw.extra,
         problems=problems + (source_eval.problems if source_eval else []),
-        content_hash=content_hash(raw),
+        content_hash="",
         input_sha256=raw.input_sha256,
         as_of=raw.as_of,
         first_seen=seen,
         last_seen=seen,
         complete_listing=raw.complete_listing,
     )
+    posting.content_hash = content_hash(posting)
+    return posting

@@ -1,4 +1,5 @@
-"""Stage pipelines for tests/test_offload.py, importable by the stage worker (tests/ is on its path)."""
+"""Failing stages and scorers for tests/test_runner.py and tests/test_score.py, importable by worker processes
+(tests/ is on their path)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,16 @@ import os
 
 
 class DyingStage:
-    """A stage whose worker process dies (no traceback, no reply) at the first item: a kill or a crash."""
+    """A pipeline whose worker process dies (no traceback, no reply) at the first posting: a kill or a crash."""
 
     @classmethod
     def from_crawler(cls, crawler):
         return cls()
 
     def process_item(self, item, spider=None):
-        os._exit(3)
+        if type(item).__name__ == "RawPosting":
+            os._exit(3)
+        return item
 
 
 def dying_score(facts):

@@ -62,13 +62,18 @@ def test_sigkill_mid_ingest_then_rerun_completes(tmp_path):
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT status FROM runs ORDER BY id").fetchall() == [("interrupted",), ("ok",)]
     stats = json.loads(conn.execute("SELECT stats FROM runs WHERE id = 2").fetchone()[0])
-    assert stats["jobcrawl/stage_worker_cpu_s"] > 0  # large enough an ingest for the stage worker (crawler/jobs.py)
+    assert stats["jobcrawl/workers"] == 2  # large enough an ingest for worker processes (crawler/runner.py)
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == N // 100
 
     clean = tmp_path / "clean.db"
     run_cli(*args[:3], str(clean), *args[4:], check=True)
 
     def by_key(path):
-        return {r["key"]: {k: v for k, v in r.items() if k != "id"} for r in export_records(path)}
+        """Records by posting key, ids as keys: ids follow the order in which worker processes delivered postings."""
+        records = export_records(path)
+        key_of = {r["id"]: r["key"] for r in records}
+        cluster_of = {r["cluster_id"]: key_of[r["id"]] for r in records if r.get("duplicate_of") is None}
+        return {r["key"]: {**{k: v for k, v in r.items() if k != "id"}, "cluster_id": cluster_of.get(r["cluster_id"]),
+                           "duplicate_of": key_of.get(r["duplicate_of"])} for r in records}
 
     assert by_key(db) == by_key(clean)

@@ -566,7 +566,7 @@ def test_ingest_processes_do_not_import_scipy():
     import subprocess
     import sys
 
-    code = ("import sys, crawler.cli, crawler.run, crawler.pipelines.offload, crawler.steps.dedupe, crawler.steps.score\n"
+    code = ("import sys, crawler.cli, crawler.run, crawler.runner, crawler.pipelines.store, crawler.steps.dedupe, crawler.steps.score\n"
             "from normalize.dedupe import Clusterer, signature, signature_to_bytes\n"
             "c = Clusterer(); c.add_many([{'key': 'a', 'title': 't', 'text': '熟悉C++与CUDA编程，负责推理引擎算子开发'}])\n"
             "signature_to_bytes(signature('熟悉C++与CUDA编程'))\n"
@@ -576,7 +576,7 @@ def test_ingest_processes_do_not_import_scipy():
 
 
 def test_the_dedupe_process_does_not_import_the_schema_models(tmp_path):
-    """The dedupe step's own process (crawler.jobs.after_run, from DEDUPE_PROCESS_MIN postings) opens the database
+    """The dedupe step's own process (crawler.runner.after_run, from DEDUPE_PROCESS_MIN postings) opens the database
     with crawler.db.connect: the schema module and its pydantic models (about 11 MB) stay out of it."""
     import subprocess
     import sys

@@ -184,13 +184,11 @@ def test_other_table_options_parse_the_table_again(tmp_path):
 
 
 def _crawl_stream(path: Path, db: Path) -> dict[str, int]:
-    """`scrapy crawl tabular` on ``path`` streamed in blocks (crawler.pages.tabular.BLOCK_ROWS rows); its counts."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "tabular", "-a", f"paths={path}", "-a", f"as_of={AS_OF}",
-         "-s", f"JOBCRAWL_DB={db}", "-s", "JOBCRAWL_TABLE_STREAM_MB=0.01", "-s", "LOG_LEVEL=INFO"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return {key: int(value) for key, value in re.findall(r"'jobcrawl/([a-z_]+)': (\d+),", proc.stderr)}
+    """`jobcrawl ingest` of ``path`` streamed in blocks (crawler.pages.tabular.BLOCK_ROWS rows); the run's counters."""
+    run_cli("ingest", str(path), "--db", str(db), "--as-of", AS_OF, "-s", "JOBCRAWL_TABLE_STREAM_MB=0.01", check=True)
+    stats = json.loads(_sql(db, "SELECT stats FROM runs ORDER BY id DESC LIMIT 1")[0][0])
+    return {key.removeprefix("jobcrawl/"): value for key, value in stats.items()
+            if re.fullmatch(r"jobcrawl/[a-z_]+", key) and isinstance(value, int)}
 
 
 @pytest.mark.slow

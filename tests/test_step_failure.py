@@ -14,7 +14,7 @@ import pytest
 
 from conftest import AS_OF, SEEDS, run_cli
 from crawler.db.schema import open_db
-from crawler.jobs import StepFailed, after_run
+from crawler.runner import StepFailed, after_run
 
 REFUSE_CLUSTERS = ("CREATE TRIGGER refuse_clusters BEFORE INSERT ON cluster_members "
                    "BEGIN SELECT RAISE(ABORT, 'cluster_members refused by the test'); END")

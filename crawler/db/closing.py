@@ -19,7 +19,7 @@ from typing import Iterable, Mapping
 
 import sqlite_utils
 
-from .writer import utcnow
+from normalize.clock import now_iso as utcnow
 
 
 def close_missing(db: sqlite_utils.Database, listings: Mapping[str, Iterable[str]], *, run_id: int | None = None,

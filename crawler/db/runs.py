@@ -3,37 +3,54 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from .writer import utcnow
+from normalize.clock import now_iso
+
+if TYPE_CHECKING:
+    from crawler.report import RunReport
 
 
 def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
-              mark_stale: bool = True) -> int:
+              mark_stale: bool = True, status: str = "running", started: str | None = None) -> int:
     """Record a run as running; runs left running by a killed process are marked interrupted
     (``mark_stale=False`` when starting the second and later runs of one process)."""
     with db.conn:
         if mark_stale:
             db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
         cur = db.execute(
-            "INSERT INTO runs (kind, source, started, status, args) VALUES (?, ?, ?, 'running', ?)",
-            (kind, source, utcnow(), json.dumps(args, ensure_ascii=False, default=str)),
+            "INSERT INTO runs (kind, source, started, status, args) VALUES (?, ?, ?, ?, ?)",
+            (kind, source, started or now_iso(), status, json.dumps(args, ensure_ascii=False, default=str)),
         )
     return cur.lastrowid
 
 
-COUNT_COLUMNS = ("files", "found", "new", "updated", "unchanged", "quarantined", "closed", "reopened", "requests", "errors")
+def finish_run(db: sqlite_utils.Database, report: "RunReport") -> None:
+    """Record a run's end from its report: status, counts (:data:`crawler.report.COUNT_COLUMNS`), responses by
+    status, all stats."""
+    write_run_end(db, report.run_id, report.counts, status=report.status, stats=report.stats,
+                  responses=report.responses)
 
 
-def finish_run(db: sqlite_utils.Database, run_id: int, counts: dict[str, int], *, status: str,
-               stats: dict[str, Any] | None = None, responses: dict[str, int] | None = None) -> None:
-    """Record a run's end: status, the counts of :data:`COUNT_COLUMNS`, responses by status, all stats."""
+def write_run_end(db: sqlite_utils.Database, run_id: int, counts: dict[str, int], *, status: str,
+                  stats: dict[str, Any] | None = None, responses: dict[str, int] | None = None) -> None:
+    """The one statement that ends a ``runs`` row (runs of the corpus steps too)."""
+    from crawler.report import COUNT_COLUMNS
+
     with db.conn:
         db.execute(
             f"UPDATE runs SET finished = ?, status = ?, stats = ?, responses = ?,"
             f" {', '.join(f'[{c}] = ?' for c in COUNT_COLUMNS)} WHERE id = ?",
-            (utcnow(), status, json.dumps(stats or {}, ensure_ascii=False, default=str),
+            (now_iso(), status, json.dumps(stats or {}, ensure_ascii=False, default=str),
              json.dumps(responses or {}, sort_keys=True), *(counts.get(c, 0) for c in COUNT_COLUMNS), run_id),
         )
+
+
+def record_step_run(db: sqlite_utils.Database, kind: str, *, started: str, args: dict[str, Any],
+                    stats: dict[str, Any], status: str = "ok") -> int:
+    """A corpus step run by hand (``jobcrawl score``) as one finished ``runs`` row; returns its id."""
+    run_id = start_run(db, kind, args, mark_stale=False, started=started)
+    write_run_end(db, run_id, {}, status=status, stats=stats)
+    return run_id

@@ -5,9 +5,9 @@ become prefixed columns: ``salary.min`` → ``salary_min``), so the pydantic fie
 the one documentation of every column (:func:`column_descriptions`, used by Datasette's metadata).
 Sections and evaluations live in child tables; the AI-insight lists are one JSON column.
 
-Migrations that add model fields call :func:`sync_columns`, which adds whatever column the model
-has and the table lacks; on a fresh database the first migration already creates them all, so
-later ones are no-ops there.
+Migrations are frozen, explicit DDL: never derived from the models, so changing a model never changes
+an old migration. A model field that needs a column gets a new migration (``ALTER TABLE … ADD
+COLUMN``); tests/test_migrations.py fails while a model column has none.
 """
 
 from __future__ import annotations
@@ -218,84 +218,243 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
 # --------------------------------------------------------------------------- migrations
 
 
-def sync_columns(db: sqlite_utils.Database) -> None:
-    """Add every model column the postings table lacks."""
-    table = db["postings"]
-    have = set(table.columns_dict)
-    for column, _, typ, _ in POSTING_COLUMNS:
-        if column not in have:
-            table.add_column(column, typ)
+# m001 as it has created databases since commit 1bc4cc5 (2026-11-29). Databases made before that got fewer
+# postings columns from it (m001 was then derived from the model); m002 and m003 add those there.
+M001_SQL = (
+    """CREATE TABLE "runs" (
+   "id" INTEGER PRIMARY KEY,
+   "kind" TEXT,
+   "started" TEXT,
+   "finished" TEXT,
+   "status" TEXT,
+   "args" TEXT,
+   "files" INTEGER,
+   "found" INTEGER,
+   "new" INTEGER,
+   "updated" INTEGER,
+   "unchanged" INTEGER,
+   "quarantined" INTEGER,
+   "closed" INTEGER,
+   "stats" TEXT
+)""",
+    """CREATE TABLE "raw_inputs" (
+   "id" INTEGER PRIMARY KEY,
+   "source" TEXT,
+   "locator" TEXT,
+   "sha256" TEXT,
+   "size" INTEGER,
+   "encoding" TEXT,
+   "text" TEXT,
+   "body" BLOB,
+   "fetched_at" TEXT,
+   "as_of" TEXT,
+   "status" TEXT,
+   "error" TEXT,
+   "postings" INTEGER,
+   "run_id" INTEGER REFERENCES "runs"("id")
+)""",
+    """CREATE UNIQUE INDEX "idx_raw_inputs_source_locator_sha256"
+    ON "raw_inputs" ("source", "locator", "sha256")""",
+    """CREATE TABLE "postings" (
+   "id" INTEGER PRIMARY KEY,
+   "key" TEXT,
+   "source" TEXT,
+   "source_id" TEXT,
+   "locator" TEXT,
+   "position" INTEGER,
+   "url" TEXT,
+   "company" TEXT,
+   "title" TEXT,
+   "city" TEXT,
+   "district" TEXT,
+   "location_raw" TEXT,
+   "category" TEXT,
+   "seniority" TEXT,
+   "employment_type" TEXT,
+   "work_mode" TEXT,
+   "remote" INTEGER,
+   "experience" TEXT,
+   "experience_min_years" REAL,
+   "experience_max_years" REAL,
+   "education" TEXT,
+   "company_info_raw" TEXT,
+   "company_info_industry" TEXT,
+   "company_info_funding_stage" TEXT,
+   "company_info_size_min" INTEGER,
+   "company_info_size_max" INTEGER,
+   "posted_raw" TEXT,
+   "posted_at" TEXT,
+   "posted_approx" INTEGER,
+   "is_new" INTEGER,
+   "published_label" TEXT,
+   "valid_through" TEXT,
+   "tags" TEXT,
+   "skills" TEXT,
+   "salary_raw" TEXT,
+   "salary_status" TEXT,
+   "salary_min" REAL,
+   "salary_max" REAL,
+   "salary_currency" TEXT,
+   "salary_period" TEXT,
+   "salary_months" INTEGER,
+   "salary_monthly_min" REAL,
+   "salary_monthly_max" REAL,
+   "salary_annual_min" REAL,
+   "salary_annual_max" REAL,
+   "salary_estimated" INTEGER,
+   "salary_implausible" INTEGER,
+   "salary_compare_raw" TEXT,
+   "salary_vs_median" TEXT,
+   "salary_compare_scope" TEXT,
+   "salary_signal_raw" TEXT,
+   "salary_signal_label" TEXT,
+   "salary_signal_min" REAL,
+   "salary_signal_max" REAL,
+   "salary_signal_currency" TEXT,
+   "salary_signal_period" TEXT,
+   "salary_signal_estimated" INTEGER,
+   "salary_signal_implausible" INTEGER,
+   "company_activity_label" TEXT,
+   "company_activity_raw" TEXT,
+   "company_activity_city" TEXT,
+   "company_activity_category" TEXT,
+   "company_activity_open_jobs" INTEGER,
+   "company_activity_open_jobs_approx" INTEGER,
+   "company_activity_open_in_category" INTEGER,
+   "market_label" TEXT,
+   "market_raw" TEXT,
+   "market_city" TEXT,
+   "market_category" TEXT,
+   "market_open_jobs" INTEGER,
+   "market_open_jobs_approx" INTEGER,
+   "market_open_in_category" INTEGER,
+   "description" TEXT,
+   "insights" TEXT,
+   "extra" TEXT,
+   "problems" TEXT,
+   "content_hash" TEXT,
+   "input_sha256" TEXT,
+   "as_of" TEXT,
+   "first_seen" TEXT,
+   "last_seen" TEXT,
+   "closed_at" TEXT,
+   "complete_listing" INTEGER,
+   "raw_input_id" INTEGER REFERENCES "raw_inputs"("id"),
+   "version" INTEGER
+)""",
+    """CREATE UNIQUE INDEX "idx_postings_key"
+    ON "postings" ("key")""",
+    """CREATE INDEX "idx_postings_company"
+    ON "postings" ("company")""",
+    """CREATE INDEX "idx_postings_city"
+    ON "postings" ("city")""",
+    """CREATE INDEX "idx_postings_category"
+    ON "postings" ("category")""",
+    """CREATE INDEX "idx_postings_posted_at"
+    ON "postings" ("posted_at")""",
+    """CREATE INDEX "idx_postings_last_seen"
+    ON "postings" ("last_seen")""",
+    """CREATE INDEX "idx_postings_salary_monthly_max"
+    ON "postings" ("salary_monthly_max")""",
+    """CREATE TABLE "sections" (
+   "posting_id" INTEGER REFERENCES "postings"("id"),
+   "seq" INTEGER,
+   "key" TEXT,
+   "heading" TEXT,
+   "position" INTEGER,
+   "text" TEXT,
+   PRIMARY KEY ("posting_id", "seq")
+)""",
+    """CREATE INDEX "idx_sections_key"
+    ON "sections" ("key")""",
+    """CREATE TABLE "evaluations" (
+   "posting_id" INTEGER REFERENCES "postings"("id"),
+   "scorer" TEXT,
+   "overall" INTEGER,
+   "pay" INTEGER,
+   "growth" INTEGER,
+   "worklife" INTEGER,
+   "mission" INTEGER,
+   "overall_level" TEXT,
+   "pay_level" TEXT,
+   "growth_level" TEXT,
+   "worklife_level" TEXT,
+   "mission_level" TEXT,
+   "summary" TEXT,
+   "notes" TEXT,
+   "explanations" TEXT,
+   "evidence" TEXT,
+   "problems" TEXT,
+   "computed_at" TEXT,
+   PRIMARY KEY ("posting_id", "scorer")
+)""",
+    """CREATE INDEX "idx_evaluations_scorer_overall"
+    ON "evaluations" ("scorer", "overall")""",
+    """CREATE TABLE "signals" (
+   "posting_id" INTEGER REFERENCES "postings"("id"),
+   "scorer" TEXT,
+   "dimension" TEXT,
+   "position" INTEGER,
+   "key" TEXT,
+   "value" TEXT,
+   PRIMARY KEY ("posting_id", "scorer", "dimension", "position")
+)""",
+    """CREATE TABLE "posting_versions" (
+   "id" INTEGER PRIMARY KEY,
+   "posting_id" INTEGER REFERENCES "postings"("id"),
+   "version" INTEGER,
+   "content_hash" TEXT,
+   "superseded_at" TEXT,
+   "snapshot" TEXT
+)""",
+    """CREATE UNIQUE INDEX "idx_posting_versions_posting_id_version"
+    ON "posting_versions" ("posting_id", "version")""",
+    """CREATE TABLE "quarantine" (
+   "id" INTEGER PRIMARY KEY,
+   "raw_input_id" INTEGER REFERENCES "raw_inputs"("id"),
+   "source" TEXT,
+   "locator" TEXT,
+   "position" INTEGER,
+   "input_sha256" TEXT,
+   "reason" TEXT,
+   "detail" TEXT,
+   "text" TEXT,
+   "at" TEXT,
+   "run_id" INTEGER REFERENCES "runs"("id")
+)""",
+    """CREATE UNIQUE INDEX "idx_quarantine_source_locator_input_sha256_position"
+    ON "quarantine" ("source", "locator", "input_sha256", "position")""",
+)
+
+
+def _add_missing_columns(db: sqlite_utils.Database, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+    have = {row[1] for row in db.execute(f"PRAGMA table_info([{table}])")}
+    for name, sql_type in columns:
+        if name not in have:
+            db.execute(f"ALTER TABLE [{table}] ADD COLUMN [{name}] {sql_type}")
 
 
 @migrations()
 def m001_initial(db: sqlite_utils.Database) -> None:
-    db["runs"].create(
-        {"id": int, "kind": str, "started": str, "finished": str, "status": str, "args": str,
-         "files": int, "found": int, "new": int, "updated": int, "unchanged": int, "quarantined": int,
-         "closed": int, "stats": str},
-        pk="id",
-    )
-    db["raw_inputs"].create(
-        {"id": int, "source": str, "locator": str, "sha256": str, "size": int, "encoding": str, "text": str,
-         "body": bytes, "fetched_at": str, "as_of": str, "status": str, "error": str, "postings": int, "run_id": int},
-        pk="id", foreign_keys=[("run_id", "runs", "id")],
-    )
-    db["raw_inputs"].create_index(["source", "locator", "sha256"], unique=True)
-
-    columns: dict[str, Any] = {"id": int, "key": str}
-    columns.update({c: typ for c, _, typ, _ in POSTING_COLUMNS if c not in columns})
-    columns.update({"raw_input_id": int, "version": int})
-    db["postings"].create(columns, pk="id", foreign_keys=[("raw_input_id", "raw_inputs", "id")])
-    db["postings"].create_index(["key"], unique=True)
-    for cols in (["company"], ["city"], ["category"], ["posted_at"], ["last_seen"], ["salary_monthly_max"]):
-        db["postings"].create_index(cols)
-
-    db["sections"].create(
-        {"posting_id": int, "seq": int, "key": str, "heading": str, "position": int, "text": str},
-        pk=("posting_id", "seq"), foreign_keys=[("posting_id", "postings", "id")],
-    )
-    db["sections"].create_index(["key"])
-
-    db["evaluations"].create(
-        {"posting_id": int, "scorer": str, "overall": int, "pay": int, "growth": int, "worklife": int, "mission": int,
-         "overall_level": str, "pay_level": str, "growth_level": str, "worklife_level": str, "mission_level": str,
-         "summary": str, "notes": str, "explanations": str, "evidence": str, "problems": str, "computed_at": str},
-        pk=("posting_id", "scorer"), foreign_keys=[("posting_id", "postings", "id")],
-    )
-    db["evaluations"].create_index(["scorer", "overall"])
-    db["signals"].create(
-        {"posting_id": int, "scorer": str, "dimension": str, "position": int, "key": str, "value": str},
-        pk=("posting_id", "scorer", "dimension", "position"), foreign_keys=[("posting_id", "postings", "id")],
-    )
-    db["posting_versions"].create(
-        {"id": int, "posting_id": int, "version": int, "content_hash": str, "superseded_at": str, "snapshot": str},
-        pk="id", foreign_keys=[("posting_id", "postings", "id")],
-    )
-    db["posting_versions"].create_index(["posting_id", "version"], unique=True)
-    db["quarantine"].create(
-        {"id": int, "raw_input_id": int, "source": str, "locator": str, "position": int, "input_sha256": str,
-         "reason": str, "detail": str, "text": str, "at": str, "run_id": int},
-        pk="id", foreign_keys=[("raw_input_id", "raw_inputs", "id"), ("run_id", "runs", "id")],
-    )
-    db["quarantine"].create_index(["source", "locator", "input_sha256", "position"], unique=True)
-    # Trigram FTS over title, company and section text; rowid = postings.id. Filled in batches by
-    # the writer (per-row triggers cost 2.5× on bulk ingest). Trigram needs ≥ 3 characters per term:
-    # crawler.db.read.search() covers shorter terms.
-    db.execute(
-        "CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, body, tokenize='trigram')"
-    )
+    for statement in M001_SQL:
+        db.execute(statement)
+    # Trigram FTS over title, company and section text; rowid = postings.id, filled in batches by the writer.
+    db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, body, tokenize='trigram')")
 
 
 @migrations()
 def m002_experience_and_company_info(db: sqlite_utils.Database) -> None:
-    """Posting gained experience years and company info (industry, funding stage, size)."""
-    sync_columns(db)
+    """Posting gained experience years and company info (industry, funding stage, size), and insights."""
+    _add_missing_columns(db, "postings", (
+        ("experience_min_years", "REAL"), ("experience_max_years", "REAL"), ("company_info_raw", "TEXT"),
+        ("company_info_industry", "TEXT"), ("company_info_funding_stage", "TEXT"),
+        ("company_info_size_min", "INTEGER"), ("company_info_size_max", "INTEGER"), ("insights", "TEXT")))
 
 
 @migrations()
 def m003_skills(db: sqlite_utils.Database) -> None:
     """Skill taxonomy, skills found per posting with evidence, and a key/value meta table."""
-    sync_columns(db)
+    _add_missing_columns(db, "postings", (("skills", "TEXT"),))
     db["skills"].create(
         {"name": str, "category": str, "parent": str, "aliases": str, "frontier": int}, pk="name",
         foreign_keys=[("parent", "skills", "name")],
@@ -479,3 +638,28 @@ CHILD_TABLE_DOCS["input_parses"] = {
     "postings": "Postings the parse produced; all of them were stored before this row was written.",
     "run_id": "Run that parsed it.", "parsed_at": "When its last posting was stored (UTC).",
 }
+
+
+@migrations()
+def m011_insights_table_to_column(db: sqlite_utils.Database) -> None:
+    """Databases made before commit 648077c kept the AI-insight lists in an ``insights`` table, which later
+    code neither read nor removed: copy them into ``postings.insights`` (JSON, key → items) and drop it."""
+    if "insights" not in db.table_names():
+        return
+    grouped: dict[int, dict[str, list[str]]] = {}
+    for posting_id, key, text in db.execute(
+            "SELECT posting_id, key, text FROM insights ORDER BY posting_id, seq"):
+        grouped.setdefault(posting_id, {}).setdefault(key, []).append(text)
+    db.conn.executemany("UPDATE postings SET insights = ? WHERE id = ? AND (insights IS NULL OR insights = '{}')",
+                        [(json.dumps(items, ensure_ascii=False), pid) for pid, items in grouped.items()])
+    db.execute("DROP TABLE insights")
+
+
+@migrations()
+def m012_raw_input_reader(db: sqlite_utils.Database) -> None:
+    """How to parse a raw input again without fetching it (``jobcrawl reparse``)."""
+    db.execute("ALTER TABLE raw_inputs ADD COLUMN reader TEXT")
+
+
+CHILD_TABLE_DOCS["raw_inputs"]["reader"] = ("How to parse it again (`jobcrawl reparse`): a web page's page class and "
+                                            "arguments, a table's reading options (JSON); null for text dumps.")

@@ -1,8 +1,8 @@
-"""Batched writes: raw inputs, postings with their child rows and FTS, versions, quarantine.
+"""The one writer: plain-row batches (crawler/db/rows.py) into SQLite, one transaction each.
 
-One transaction per batch (never a commit per item). A batch is all-or-nothing, so a process
-killed mid-ingest leaves the database as it was after the last whole batch; re-running the
-ingest skips what is stored unchanged and completes the rest.
+It does not care where a batch was made: by the store stage in this process, in a worker process
+or on another machine. A batch is all-or-nothing, so a process killed mid-run leaves the database
+as it was after the last whole batch; re-running completes the rest.
 
 Identity: a posting is its ``key`` (source + source_id). Same key and content hash → unchanged
 (only ``last_seen`` moves forward). Same key, new hash → updated in place, version + 1, and the
@@ -16,157 +16,87 @@ import queue
 import sqlite3
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import Iterable
 
 import sqlite_utils
 
-from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
+from normalize.clock import now_iso
 
 from . import fts
-from .schema import POSTING_COLUMNS, flatten_posting
-from .skills import insert_skill_rows, skill_rows
+from .rows import EVAL_COLS, INPUT_COLS, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow
+from .skills import PS_COLS
 
-_POSTING_COLS = [c for c, *_ in POSTING_COLUMNS if c != "id"] + ["raw_input_id", "version"]
+_ALL_COLS = POSTING_COLS + ("raw_input_id", "version")
 _INSERT_POSTING = "INSERT INTO postings (id, {cols}) VALUES (?, {qs})".format(
-    cols=", ".join(f"[{c}]" for c in _POSTING_COLS), qs=", ".join("?" for _ in _POSTING_COLS)
-)
-_UPDATE_POSTING = "UPDATE postings SET {sets} WHERE id = ?".format(
-    sets=", ".join(f"[{c}] = ?" for c in _POSTING_COLS if c not in ("first_seen",))
-)
-_UPDATE_COLS = [c for c in _POSTING_COLS if c != "first_seen"]
-EVAL_COLS = [
-    "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
-    "overall_level", "pay_level", "growth_level", "worklife_level", "mission_level",
-    "summary", "notes", "explanations", "evidence", "problems", "computed_at",
-]
-
-
-def utcnow() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
-def fts_body(posting: Posting) -> str:
-    """Text indexed for full-text search besides title and company: every section bullet and tag."""
-    parts = [" ".join(posting.tags)]
-    for bullets in posting.sections.values():
-        parts.extend(bullets)
-    if posting.description and not posting.sections:
-        parts.append(posting.description)
-    return "\n".join(p for p in parts if p)
-
-
-def evaluation_rows(posting_id: int, ev: Evaluation, computed_at: str) -> tuple[list[Any], list[tuple]]:
-    """An evaluation as one ``evaluations`` row and its ``signals`` rows."""
-    from normalize.posting import level_for
-
-    row = [
-        posting_id, ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission,
-        level_for(ev.overall) if ev.overall is not None else None,
-        *(ev.levels.get(d) for d in DIMENSIONS),
-        ev.summary, json.dumps(ev.notes, ensure_ascii=False), json.dumps(ev.explanations, ensure_ascii=False),
-        json.dumps(ev.evidence, ensure_ascii=False), json.dumps(ev.problems, ensure_ascii=False), computed_at,
-    ]
-    signals = [
-        (posting_id, ev.scorer, dim, pos, s.key, s.value)
-        for dim, items in ev.signals.items() for pos, s in enumerate(items)
-    ]
-    return row, signals
-
-
-@dataclass
-class Batch:
-    """What one transaction writes."""
-
-    inputs: list[RawInput] = field(default_factory=list)
-    postings: list[Posting] = field(default_factory=list)
-    quarantine: list[Quarantined] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.inputs) + len(self.postings) + len(self.quarantine)
+    cols=", ".join(f"[{c}]" for c in _ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
+_UPDATE_COLS = tuple(c for c in _ALL_COLS if c != "first_seen")
+_UPDATE_POSTING = "UPDATE postings SET {sets}, first_seen = min(first_seen, ?) WHERE id = ?".format(
+    sets=", ".join(f"[{c}] = ?" for c in _UPDATE_COLS))
+_LAST_SEEN = POSTING_COLS.index("last_seen")
+_FIRST_SEEN = POSTING_COLS.index("first_seen")
+_INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs}, ?)".format(
+    cols=", ".join(INPUT_COLS), qs=", ".join("?" * len(INPUT_COLS)))
+_INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id) VALUES ({qs}, ?, ?, ?)".format(
+    cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
+_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
+_INSERT_SIGNAL = ("INSERT OR REPLACE INTO signals (posting_id, scorer, dimension, position, key, value)"
+                  " VALUES (?,?,?,?,?,?)")
+_INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)"
+_INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
+_SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF = (INPUT_COLS.index(c) for c in
+                                                ("source", "locator", "sha256", "status", "postings", "as_of"))
 
 
 class Writer:
-    """Buffers items and writes them in batches of ``batch_size`` postings, one transaction each.
+    """Writes :class:`~crawler.db.rows.Batch` es into ``db``, each in one transaction.
 
-    ``counts`` holds new / updated / unchanged / quarantined after :meth:`close` (or each flush).
-    With ``parsers`` (source → :func:`crawler.ledger.parser_version`) it records in ``input_parses`` each
-    input of those sources whose postings have all been stored, in the transaction that stores the last
-    of them.
+    ``counts`` holds, per run id, new / updated / unchanged / quarantined / reopened / inputs_new;
+    ``changed_ids`` the ids of postings stored new or changed. For the inputs of the sources a batch
+    names in ``parsers`` (crawler/ledger.py), the writer records in ``input_parses`` each input whose
+    postings have all been stored, in the transaction that stores the last of them.
     """
 
-    def __init__(self, db: sqlite_utils.Database, *, run_id: int | None = None, batch_size: int = 500,
-                 parsers: Mapping[str, str] | None = None):
+    def __init__(self, db: sqlite_utils.Database):
         self.db = db
         self.conn: sqlite3.Connection = db.conn
-        self._start(run_id, batch_size, parsers)
-
-    def _start(self, run_id: int | None, batch_size: int, parsers: Mapping[str, str] | None) -> None:
-        """The options and the empty state of a writer (shared with :class:`BackgroundWriter`)."""
-        self.run_id = run_id
-        self.batch_size = batch_size
-        self.parsers = dict(parsers or {})
-        self.counts: Counter[str] = Counter()
+        self.counts: dict[int | None, Counter[str]] = {}
         self.changed_ids: list[int] = []
-        self._batch = Batch()
-        # (locator, sha256) of an input being stored → [as_of, status, postings, postings still to store, parser]
-        self._pending: dict[tuple[str, str], list] = {}
+        # (source, locator, sha256) of an input being stored → [as_of, status, postings, still to store, parser]
+        self._pending: dict[tuple[str, str, str], list] = {}
 
-    # ------------------------------------------------------------------ buffering
-
-    def add_input(self, item: RawInput) -> None:
-        self._batch.inputs.append(item)
-
-    def add_posting(self, posting: Posting) -> None:
-        self._batch.postings.append(posting)
-        if len(self._batch.postings) >= self.batch_size:
-            self.flush()
-
-    def add_quarantine(self, item: Quarantined) -> None:
-        self._batch.quarantine.append(item)
-
-    def flush(self) -> None:
-        """Write everything buffered."""
-        batch, self._batch = self._batch, Batch()
-        if batch:
-            self.write(batch)
-
-    def close(self) -> None:
-        self.flush()
-
-    # ------------------------------------------------------------------ writing
+    def counts_of(self, run_id: int | None) -> dict[str, int]:
+        return dict(self.counts.get(run_id, {}))
 
     def write(self, batch: Batch) -> None:
         """Write one batch in one transaction (ROLLBACK on error)."""
+        counts = self.counts.setdefault(batch.run_id, Counter())
         with self.conn:
-            # Take the write lock first: ids are allocated from max(id) below, and several crawlers
-            # of one process each write through their own connection.
+            # Take the write lock first: ids are allocated from max(id) below.
             self.conn.execute("BEGIN IMMEDIATE")
-            input_ids = self._write_inputs(batch)
-            self._write_postings(batch.postings, input_ids)
-            self._write_quarantine(batch.quarantine, input_ids)
+            input_ids = self._write_inputs(batch, counts)
+            self._write_postings(batch.postings, input_ids, counts)
+            self._write_quarantine(batch, input_ids, counts)
             if self._pending:
                 self._record_parses(batch, input_ids)
 
-    def _write_inputs(self, batch: Batch) -> dict[tuple[str, str], int]:
+    def close(self) -> None:
+        """Nothing is buffered here: a no-op (:class:`BackgroundWriter` waits for its thread)."""
+
+    # ------------------------------------------------------------------ parts
+
+    def _write_inputs(self, batch: Batch, counts: Counter) -> dict[tuple[str, str], int]:
         """Insert raw inputs (once per source, locator and content) and map (locator, sha) → id."""
-        ids: dict[tuple[str, str], int] = {}
-        for item in batch.inputs:
-            cur = self.conn.execute(
-                "INSERT OR IGNORE INTO raw_inputs (source, locator, sha256, size, encoding, text, body, fetched_at,"
-                " as_of, status, error, postings, run_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (item.source, item.locator, item.sha256, item.size, item.encoding, item.text, item.body,
-                 item.fetched_at, item.as_of, item.status, item.error, item.postings, self.run_id),
-            )
-            if cur.rowcount:
-                self.counts["inputs_new"] += 1
-            parser = self.parsers.get(item.source)
+        for row in batch.inputs:
+            if self.conn.execute(_INSERT_INPUT, (*row, batch.run_id)).rowcount:
+                counts["inputs_new"] += 1
+            parser = batch.parsers.get(row[_SRC])
             if parser is not None:
-                self._pending[(item.locator, item.sha256)] = [item.as_of, item.status, item.postings, item.postings, parser]
-        wanted = {(q.locator, q.input_sha256) for q in batch.quarantine}
+                self._pending[(row[_SRC], row[_LOC], row[_SHA])] = [row[_AS_OF], row[_STATUS], row[_POSTINGS],
+                                                                    row[_POSTINGS], parser]
+        wanted = {(q[1], q[3]) for q in batch.quarantine}
         wanted |= {(p.locator, p.input_sha256) for p in batch.postings}
-        wanted |= {(i.locator, i.sha256) for i in batch.inputs}
+        wanted |= {(i[_LOC], i[_SHA]) for i in batch.inputs}
+        ids: dict[tuple[str, str], int] = {}
         for locator, sha in wanted:
             if sha is None:
                 continue
@@ -175,35 +105,37 @@ class Writer:
             ).fetchone()
             if row:
                 ids[(locator, sha)] = row[0]
-        for item in batch.inputs:  # parsed again from here: its earlier parse no longer vouches for it
-            if item.source in self.parsers and (item.locator, item.sha256) in ids:
-                self.conn.execute("DELETE FROM input_parses WHERE raw_input_id = ?", (ids[(item.locator, item.sha256)],))
+        for row in batch.inputs:  # parsed again from here: its earlier parse no longer vouches for it
+            if row[_SRC] in batch.parsers and (row[_LOC], row[_SHA]) in ids:
+                self.conn.execute("DELETE FROM input_parses WHERE raw_input_id = ?", (ids[(row[_LOC], row[_SHA])],))
         return ids
 
     def _record_parses(self, batch: Batch, input_ids: dict[tuple[str, str], int]) -> None:
-        """Record the inputs whose last posting this batch stored, and those of the batch that had none.
-
-        Each of them is an input or a posting of this batch, so ``input_ids`` holds its row id."""
-        done = [key for key in ((i.locator, i.sha256) for i in batch.inputs if i.postings == 0) if key in self._pending]
+        """Record the inputs whose last posting this batch stored, and those of the batch that had none."""
+        done = [key for key in ((i[_SRC], i[_LOC], i[_SHA]) for i in batch.inputs if i[_POSTINGS] == 0)
+                if key in self._pending]
         for p in batch.postings:
-            entry = self._pending.get((p.locator, p.input_sha256))
+            source = p.values[POSTING_COLS.index("source")]
+            key = (source, p.locator, p.input_sha256)
+            entry = self._pending.get(key)
             if entry is not None:
                 entry[3] -= 1
                 if entry[3] == 0:
-                    done.append((p.locator, p.input_sha256))
-        now = utcnow()
+                    done.append(key)
+        now = now_iso()
         for key in done:
             as_of, status, count, _, parser = self._pending.pop(key)
-            if key in input_ids:
+            raw_id = input_ids.get(key[1:])
+            if raw_id is not None:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO input_parses (raw_input_id, as_of, parser, status, postings, run_id,"
-                    " parsed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (input_ids[key], as_of, parser, status, count, self.run_id, now))
+                    " parsed_at) VALUES (?, ?, ?, ?, ?, ?, ?)", (raw_id, as_of, parser, status, count, batch.run_id, now))
 
-    def _write_postings(self, postings: list[Posting], input_ids: dict[tuple[str, str], int]) -> None:
+    def _write_postings(self, postings: list[PostingRow], input_ids: dict[tuple[str, str], int],
+                        counts: Counter) -> None:
         if not postings:
             return
-        latest: dict[str, Posting] = {}
+        latest: dict[str, PostingRow] = {}
         for p in postings:
             latest[p.key] = p  # the same record twice in one batch: the later one wins
         keys = list(latest)
@@ -212,39 +144,37 @@ class Writer:
             part = keys[i : i + 500]
             q = ",".join("?" * len(part))
             for row in self.conn.execute(
-                f"SELECT key, id, content_hash, first_seen, last_seen, version, closed_at FROM postings WHERE key IN ({q})",
-                part,
-            ):
+                f"SELECT key, id, content_hash, last_seen, version, closed_at FROM postings WHERE key IN ({q})", part):
                 existing[row[0]] = row[1:]
-        next_id = (self.conn.execute("SELECT coalesce(max(id), 0) FROM postings").fetchone()[0]) + 1
+        next_id = self.conn.execute("SELECT coalesce(max(id), 0) FROM postings").fetchone()[0] + 1
 
-        inserts, updates, touches, updated_ids, fts_insert, children = [], [], [], [], [], []
+        inserts, updates, touches, updated_ids, search, children = [], [], [], [], [], []
         for key, p in latest.items():
             raw_input_id = input_ids.get((p.locator, p.input_sha256))
             old = existing.get(key)
             if old is None:
                 pid = next_id
                 next_id += 1
-                row = flatten_posting(p)
-                inserts.append([pid] + [row[c] for c in _POSTING_COLS[:-2]] + [raw_input_id, 1])
-                self.counts["new"] += 1
+                inserts.append((pid, *p.values, raw_input_id, 1))
+                counts["new"] += 1
             else:
-                pid, old_hash, first_seen, last_seen, version, closed_at = old
+                pid, old_hash, last_seen, version, closed_at = old
                 if old_hash == p.content_hash:
                     touches.append((max(last_seen or "", p.last_seen), raw_input_id, pid))
-                    self.counts["unchanged"] += 1
+                    counts["unchanged"] += 1
                     if closed_at is not None and p.complete_listing:
-                        self.counts["reopened"] += 1
+                        counts["reopened"] += 1
                     continue
                 self._snapshot(pid, version, p.last_seen)
-                p = p.model_copy(update={"first_seen": min(first_seen, p.first_seen), "last_seen": max(last_seen, p.last_seen)})
-                row = flatten_posting(p)
-                row["raw_input_id"], row["version"] = raw_input_id, version + 1
-                updates.append([row[c] for c in _UPDATE_COLS] + [pid])
+                values = list(p.values)
+                values[_LAST_SEEN] = max(last_seen or "", p.last_seen)
+                values.append(raw_input_id)
+                values.append(version + 1)
+                updates.append((*(values[i] for i in _UPDATE_INDEXES), p.first_seen, pid))
                 updated_ids.append((pid,))
-                self.counts["updated"] += 1
+                counts["updated"] += 1
             children.append((pid, p))
-            fts_insert.append((pid, p.title or "", p.company or "", fts_body(p)))
+            search.append((pid, *p.search))
             self.changed_ids.append(pid)
 
         c = self.conn
@@ -261,36 +191,25 @@ class Writer:
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             fts.delete_rows(c, updated_ids)
         self._write_children(children)
-        fts.insert_rows(c, fts_insert)
+        fts.insert_rows(c, search)
 
-    def _write_children(self, children: Iterable[tuple[int, Posting]]) -> None:
-        sections, evals, signals, skills = [], [], [], []
+    def _write_children(self, children: Iterable[tuple[int, PostingRow]]) -> None:
+        sections, skills, evals, signals = [], [], [], []
         for pid, p in children:
-            skills.extend(skill_rows(pid, p.skill_evidence))
-            seq = 0
-            for key, items in p.sections.items():
-                heading = p.section_headings.get(key)
-                for pos, text in enumerate(items):
-                    sections.append((pid, seq, key, heading, pos, text))
-                    seq += 1
-            if p.source_evaluation:
-                row, sigs = evaluation_rows(pid, p.source_evaluation, p.as_of)
-                evals.append(row)
-                signals.extend(sigs)
+            sections.extend((pid, *s) for s in p.sections)
+            skills.extend((pid, *s) for s in p.skills)
+            if p.evaluation is not None:
+                evals.append((pid, *p.evaluation))
+                signals.extend((pid, *s) for s in p.signals)
         c = self.conn
-        insert_skill_rows(c, skills)
+        if skills:
+            c.executemany(_INSERT_SKILL, skills)
         if sections:
-            c.executemany("INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", sections)
+            c.executemany(_INSERT_SECTION, sections)
         if evals:
-            c.executemany(
-                f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})",
-                evals,
-            )
+            c.executemany(_INSERT_EVAL, evals)
         if signals:
-            c.executemany(
-                "INSERT OR REPLACE INTO signals (posting_id, scorer, dimension, position, key, value) VALUES (?,?,?,?,?,?)",
-                signals,
-            )
+            c.executemany(_INSERT_SIGNAL, signals)
 
     def _snapshot(self, pid: int, version: int, superseded_at: str) -> None:
         """Keep the stored version's exported record before it is replaced."""
@@ -300,56 +219,55 @@ class Writer:
         self.conn.execute(
             "INSERT OR IGNORE INTO posting_versions (posting_id, version, content_hash, superseded_at, snapshot)"
             " VALUES (?, ?, ?, ?, ?)",
-            (pid, version, record.get("content_hash"), superseded_at, json.dumps(record, ensure_ascii=False)),
-        )
+            (pid, version, record.get("content_hash"), superseded_at, json.dumps(record, ensure_ascii=False)))
 
-    def _write_quarantine(self, quarantine: list[Quarantined], input_ids: dict[tuple[str, str], int]) -> None:
-        now = utcnow()
-        for q in quarantine:
-            cur = self.conn.execute(
-                "INSERT OR IGNORE INTO quarantine (raw_input_id, source, locator, position, input_sha256, reason, detail,"
-                " text, at, run_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (input_ids.get((q.locator, q.input_sha256)), q.source, q.locator,
-                 -1 if q.position is None else q.position, q.input_sha256, q.reason, q.detail, q.text, now, self.run_id),
-            )
-            self.counts["quarantined"] += 1
+    def _write_quarantine(self, batch: Batch, input_ids: dict[tuple[str, str], int], counts: Counter) -> None:
+        now = now_iso()
+        for q in batch.quarantine:
+            cur = self.conn.execute(_INSERT_QUARANTINE, (*q, input_ids.get((q[1], q[3])), now, batch.run_id))
+            counts["quarantined"] += 1
             if cur.rowcount:
-                self.counts["quarantined_new"] += 1
+                counts["quarantined_new"] += 1
+
+
+_UPDATE_INDEXES = tuple(_ALL_COLS.index(c) for c in _UPDATE_COLS)
 
 
 class BackgroundWriter(Writer):
-    """A :class:`Writer` whose batches are written by a thread of their own.
+    """A :class:`Writer` of its own connection whose batches are written by a thread of its own.
 
-    SQLite releases the GIL while it works, so the engine parses and normalizes the next batch on
-    one core while this thread writes the previous one on the other. Batches keep their order and
-    their one-transaction-each guarantee; at most one waits in the queue (back-pressure): the writer
-    is the slower side, so a longer queue only holds more postings in memory (bench/ingest.py 10k:
-    the stage worker peaked at 232-235 MB with two, 203-206 MB with one, in no more time).
+    SQLite releases the GIL while it works, so the producer (the engine, or the loop reading worker
+    pipes) prepares the next batch while this thread writes the previous one. Batches keep their
+    order and their one-transaction-each guarantee; at most ``depth`` wait in the queue
+    (back-pressure: the writer is the slower side, a longer queue only holds more rows in memory).
     """
 
-    def __init__(self, db_path: str, *, run_id: int | None = None, batch_size: int = 500,
-                 parsers: Mapping[str, str] | None = None):
+    def __init__(self, db_path: str, *, depth: int = 1):
         self.db_path = db_path
-        self._start(run_id, batch_size, parsers)
-        self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=1)
+        self.counts, self.changed_ids, self._pending = {}, [], {}
+        self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="jobcrawl-writer", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        from .schema import open_db
+        from . import connect
 
-        db = open_db(self.db_path)
+        db = connect(self.db_path)
         self.db, self.conn = db, db.conn
         try:
             while (batch := self._queue.get()) is not None:
                 if self._error is None:
                     try:
                         Writer.write(self, batch)
-                    except BaseException as err:  # re-raised in the engine's thread by close()
+                    except BaseException as err:  # re-raised by the next write() or close()
                         self._error = err
         finally:
             db.close()
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
 
     def write(self, batch: Batch) -> None:
         if self._error is not None:
@@ -357,8 +275,9 @@ class BackgroundWriter(Writer):
         self._queue.put(batch)
 
     def close(self) -> None:
-        self.flush()
-        self._queue.put(None)
-        self._thread.join()
+        """Wait for every queued batch; raise the first error a batch met."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
         if self._error is not None:
             raise self._error

@@ -5,10 +5,11 @@
    (``jobcrawl/field/<name>/missing``); lone UTF-16 surrogates are replaced by U+FFFD.
 2. ``normalize.NormalizePipeline``: RawPosting → Posting (pure code in ``normalize/``).
 3. ``skills.SkillsPipeline``: skills from the tags and JD sections, with evidence.
-4. ``store.StorePipeline``: batched writes of raw inputs, postings, quarantine.
+4. ``store.StorePipeline``: items as plain rows (crawler/db/rows.py), handed in batches to the
+   run's sink (crawler/sinks.py): the writer of this process, or the pipe to the process that owns it.
 
-``ITEM_PIPELINES`` (crawler/settings.py) lists validate and ``offload.OffloadPipeline``, which runs
-2–4 (``JOBCRAWL_STAGE_PIPELINES``) in a worker process so that they use the second core.
+``ITEM_PIPELINES`` (crawler/settings.py) lists them in this order; a run uses both cores by running
+the whole chain in worker processes over shards of its inputs (crawler/runner.py).
 
 Pipelines pass items they do not handle through unchanged, and read fields through ItemAdapter.
 """

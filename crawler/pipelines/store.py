@@ -1,48 +1,71 @@
-"""Store items in SQLite in batches (see ``crawler.db.writer``)."""
+"""Store: items become plain rows (crawler/db/rows.py), handed in batches to the run's sink (crawler/sinks.py)."""
 
 from __future__ import annotations
 
 from itemadapter import ItemAdapter
 
-from crawler.db.writer import BackgroundWriter
-from crawler.pipelines import item_where
+from crawler.db.rows import Batch, input_row, posting_row, quarantine_row
+from crawler.report import report_of
+from crawler.sinks import SINKS, WriterSink
 from normalize.models import Posting, Quarantined, RawInput
+
+from . import item_where
 
 
 class StorePipeline:
-    def __init__(self, stats, db_path: str, run_id: int | None, batch_size: int, parsers: dict[str, str] | None = None):
-        self.stats = stats
-        self.db_path = db_path
-        self.run_id = run_id
-        self.batch_size = batch_size
-        self.parsers = parsers or {}
-        self.writer: BackgroundWriter | None = None
-        self.quarantine_log: list[str] = []
+    """Batches of ``batch_size`` postings (with the raw inputs and quarantine rows met meanwhile) go to the
+    sink named by ``JOBCRAWL_SINK``; without one, to a writer of its own on ``JOBCRAWL_DB``."""
+
+    def __init__(self, crawler, sink_name: str | None, db_path: str | None, run_id: int | None, batch_size: int):
+        self.crawler = crawler
+        self.report = report_of(crawler)
+        self.sink_name, self.db_path = sink_name, db_path
+        self.run_id, self.batch_size = run_id, batch_size
+        self.sink = None
+        self.own_sink = False
+        self.batch = Batch(run_id)
+        self.parsers: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler):
         s = crawler.settings
         run_id = s.get("JOBCRAWL_RUN_ID")
-        return cls(crawler.stats, s.get("JOBCRAWL_DB"), int(run_id) if run_id else None, s.getint("JOBCRAWL_BATCH_SIZE"),
-                   s.getdict("JOBCRAWL_PARSERS"))
+        return cls(crawler, s.get("JOBCRAWL_SINK"), s.get("JOBCRAWL_DB"), int(run_id) if run_id else None,
+                   s.getint("JOBCRAWL_BATCH_SIZE"))
 
     def open_spider(self, spider=None):
-        self.writer = BackgroundWriter(self.db_path, run_id=self.run_id, batch_size=self.batch_size, parsers=self.parsers)
-        self.stats.set_value("jobcrawl/quarantine_log", self.quarantine_log)
+        # The file spiders name the parser versions under which complete parses are recorded (crawler/ledger.py).
+        self.parsers = dict(getattr(self.crawler.spider, "parsers", None) or {})
+        self.batch = Batch(self.run_id, parsers=self.parsers)
+        if self.sink_name:
+            self.sink = SINKS[self.sink_name]
+        else:
+            self.sink, self.own_sink = WriterSink(self.db_path, migrate=True), True
 
     def process_item(self, item, spider=None):
         if isinstance(item, Posting):
-            self.writer.add_posting(item)
+            self.batch.postings.append(posting_row(item))
+            if len(self.batch.postings) >= self.batch_size:
+                self.flush()
         elif isinstance(item, RawInput):
-            self.writer.add_input(item)
+            self.batch.inputs.append(input_row(item))
         elif isinstance(item, Quarantined):
-            adapter = ItemAdapter(item)
-            self.quarantine_log.append(f"{item_where(adapter)}: {adapter['detail']}")
-            self.writer.add_quarantine(item)
+            self.report.problems.append(f"{item_where(ItemAdapter(item))}: {item.detail}")
+            self.batch.quarantine.append(quarantine_row(item))
         return item
 
+    def flush(self) -> None:
+        batch, self.batch = self.batch, Batch(self.run_id, parsers=self.parsers)
+        if batch:
+            try:
+                self.sink.put(batch)
+            except Exception as err:
+                self.report.stage_failed = self.report.stage_failed or f"storing failed: {err}"
+                raise
+
     def close_spider(self, spider=None):
-        self.writer.close()
-        for key, value in self.writer.counts.items():
-            self.stats.set_value(f"jobcrawl/{key}", value)
-        self.stats.set_value("jobcrawl/changed", len(self.writer.changed_ids))
+        self.flush()
+        if self.own_sink:  # a crawl outside a run (`scrapy crawl`): the writer's counts go to its stats
+            self.sink.close()
+            for key, value in self.sink.writer.counts_of(self.run_id).items():
+                self.crawler.stats.inc_value(f"jobcrawl/{key}", value)

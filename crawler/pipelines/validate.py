@@ -1,7 +1,7 @@
 """Validate raw postings: required fields present and sane, or quarantine with the reason.
 
 Lone UTF-16 surrogates (a JSON escape such as ``\\ud800`` cut from its pair) cannot be stored or encoded: each is
-replaced by U+FFFD, counted in ``jobcrawl/repaired/lone_surrogates`` and named in ``jobcrawl/repaired`` (one line per
+replaced by U+FFFD, counted in ``jobcrawl/repaired/lone_surrogates`` and named in the run report (one line per
 posting, printed by the CLI). The raw input keeps them as written.
 """
 
@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from itemadapter import ItemAdapter
 from pydantic import BaseModel
 
+from crawler.report import report_of
 from normalize.models import Quarantined, RawPosting
 from normalize.text import replace_lone_surrogates
 
@@ -39,15 +40,14 @@ def _non_ascii_strings(value: object) -> Iterator[str]:
 
 
 class ValidatePipeline:
-    def __init__(self, stats, max_title: int):
+    def __init__(self, stats, max_title: int, repaired_log: list[str]):
         self.stats = stats
         self.max_title = max_title
-        self.repaired_log: list[str] = []
-        stats.set_value("jobcrawl/repaired", self.repaired_log)
+        self.repaired_log = repaired_log
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.stats, crawler.settings.getint("JOBCRAWL_MAX_TITLE_CHARS"))
+        return cls(crawler.stats, crawler.settings.getint("JOBCRAWL_MAX_TITLE_CHARS"), report_of(crawler).repaired)
 
     def problem(self, item) -> tuple[str, str] | None:
         """(reason, detail) when the posting cannot be stored, else None."""

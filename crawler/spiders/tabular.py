@@ -22,14 +22,14 @@ A re-run reads every table file, but the rows of a raw input (the file, or a blo
 file) unchanged since its last complete parse with the same options (crawler/ledger.py) are only
 counted: they are not normalized or stored again (``JOBCRAWL_REPARSE`` turns that off).
 
-Stats: ``jobcrawl/tables`` (one :class:`~crawler.pages.tabular.TableReport` dict per table file),
-``jobcrawl/rows``, ``jobcrawl/rows/header_skipped``, ``jobcrawl/rows/blank_skipped``,
+The run report gets one :class:`~crawler.pages.tabular.TableReport` dict per table file (``tables``);
+stats count ``jobcrawl/rows``, ``jobcrawl/rows/header_skipped``, ``jobcrawl/rows/blank_skipped``,
 ``jobcrawl/rows/duplicate_id``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Literal
 
 import scrapy
@@ -48,7 +48,8 @@ from crawler.pages.tabular import (
     parse_assignments,
     parse_table,
 )
-from crawler.spiders.textdump import TextdumpArgs, TextdumpSpider, _iso
+from crawler.spiders.textdump import TextdumpArgs, TextdumpSpider
+from normalize.clock import now_iso
 from normalize.models import Quarantined, RawInput
 
 NOT_CONSTANT = ("source_id", "url")  # the same value on every row would merge all rows into one posting
@@ -103,12 +104,11 @@ class TabularSpider(TextdumpSpider):
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
                  inputs: list[InputFile] | None = None, format: str = "auto", preset: str | None = None,
-                 mapping=None, constants=None, **kwargs):
-        super().__init__(paths=paths, as_of=as_of, inputs=inputs, **kwargs)
+                 mapping=None, constants=None, unchanged: dict | None = None, **kwargs):
+        super().__init__(paths=paths, as_of=as_of, inputs=inputs, unchanged=unchanged, **kwargs)
         self.args = TabularArgs(inputs=self.args.inputs, as_of=self.args.as_of, format=format, preset=preset,
                                 mapping=mapping or {}, constants=constants or {})
         self.options = TableOptions(self.args.preset, self.args.mapping, self.args.constants)
-        self.tables: list[dict] = []
         self.stream_above = SINGLE_INPUT_BYTES
 
     @classmethod
@@ -130,7 +130,6 @@ class TabularSpider(TextdumpSpider):
     async def start(self):
         """The text dump spider's requests, each told its format; tables have their own size limit
         and the large ones are streamed."""
-        self.crawler.stats.set_value("jobcrawl/tables", self.tables)
         text_limit = self.args.max_bytes
         self.args.max_bytes = max(text_limit, self.args.max_table_bytes)
         async for out in super().start():
@@ -150,7 +149,7 @@ class TabularSpider(TextdumpSpider):
             yield from super().parse(response)
             return
         inp: InputFile = response.meta["input"]
-        fetched = _iso(datetime.now(timezone.utc))
+        fetched = now_iso()
         report = TableReport(locator=inp.locator, format=fmt)
         found = unparsed = 0
         data = inp.path if response.meta["stream"] else response.body
@@ -159,6 +158,8 @@ class TabularSpider(TextdumpSpider):
         for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"],
                                 fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above):
             if isinstance(item, RawInput):
+                item.reader = {"format": fmt, **self.args.model_dump(include={"preset", "mapping", "constants"}),
+                               "streamed": bool(response.meta["stream"])}
                 stored = ledger.get((item.locator, item.sha256)) if ledger and item.status == "parsed" else None
                 skip = stored is not None and stored[0] == item.as_of
                 report.unchanged += skip
@@ -169,14 +170,16 @@ class TabularSpider(TextdumpSpider):
                 unparsed += skip
             if not skip:
                 yield item
-        stats = self.crawler.stats
-        stats.inc_value("jobcrawl/postings_found", found)
-        stats.inc_value("jobcrawl/postings_unchanged_unparsed", unparsed)
-        stats.inc_value("jobcrawl/files")
+        run = self.report
+        run.found += found
+        run.unchanged_unparsed += unparsed
+        run.files += 1
         if report.unchanged and report.unchanged == report.inputs:
-            stats.inc_value("jobcrawl/files_unchanged")
+            run.files_unchanged += 1
+        stats = self.crawler.stats
         stats.inc_value("jobcrawl/rows", report.rows)
         stats.inc_value("jobcrawl/rows/header_skipped", report.header_rows)
         stats.inc_value("jobcrawl/rows/blank_skipped", report.blank_rows)
         stats.inc_value("jobcrawl/rows/duplicate_id", report.duplicates)
-        self.tables.append(report.as_dict() | {"summary": report.line()})
+        run.tables.append(report.as_dict() | {"summary": report.line()})
+        self.logger.info("table read: %r", run.tables[-1])

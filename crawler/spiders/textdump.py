@@ -4,10 +4,10 @@ Arguments (``-a`` on the command line, keywords from Python):
 - ``paths``: files, folders (recursive) or globs, separated by ``os.pathsep`` on the command line;
 - ``as_of``: ISO date-time anchoring relative times (default: each file's modification time).
 
-A file whose bytes, anchor and parser are those of its last complete parse, and whose postings are
-stored as it gave them, is counted (files, postings found, unchanged) but not parsed again
-(crawler/ledger.py); ``JOBCRAWL_REPARSE`` (``jobcrawl ingest --reparse``) parses every file. The
-spider's ``parsers`` (source → parser version) tell the store whose complete parses to record.
+The run takes files unchanged since their last complete parse out of the inputs before the spider
+starts (crawler/runner.py, crawler/ledger.py); the spider never reads the database. Its ``parsers``
+(source → parser version) tell the writer whose complete parses to record; ``unchanged`` (from the
+run: source → ledger) lets the table spider skip unchanged blocks of rows.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import scrapy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crawler.inputs import InputFile, resolve_inputs
-from crawler.ledger import parser_of, unchanged_inputs
+from crawler.ledger import parser_of
 from crawler.pages.appexport import parse_dump
+from crawler.report import report_of
+from normalize.clock import iso_utc, now_iso
 from normalize.models import Quarantined, RawInput
-from normalize.text import sha256_hex
 
 
 class TextdumpArgs(BaseModel):
@@ -43,10 +44,6 @@ class TextdumpArgs(BaseModel):
         return value.astimezone(timezone.utc) if value else None
 
 
-def _iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).replace(microsecond=0).isoformat()
-
-
 class TextdumpSpider(scrapy.Spider):
     name = "textdump"
     # Local files are not someone else's server: no throttling, no robots.txt. One file at a
@@ -63,25 +60,25 @@ class TextdumpSpider(scrapy.Spider):
     }
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
-                 inputs: list[InputFile] | None = None, **kwargs):
+                 inputs: list[InputFile] | None = None, unchanged: dict | None = None, **kwargs):
         super().__init__(**kwargs)
         if inputs is None:
             if isinstance(paths, str):
                 paths = paths.split(os.pathsep)
             inputs = resolve_inputs(list(paths or []))
         self.args = TextdumpArgs(inputs=inputs, as_of=as_of)
+        self.unchanged = unchanged or {}  # source → crawler.ledger.unchanged_inputs, from the run
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider.args.max_bytes = int(settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
-        # The store records complete parses under these versions, so that a re-run can skip them.
+        # The writer records complete parses under these versions, so that a re-run can skip them.
         spider.parsers = {source: parser_of(settings, options) for source, options in spider.reading_options().items()}
-        spider.unchanged = {}  # source → crawler.ledger.unchanged_inputs
-        if settings.get("JOBCRAWL_DB") and not settings.getbool("JOBCRAWL_REPARSE"):
-            spider.unchanged = {source: unchanged_inputs(settings["JOBCRAWL_DB"], source, parser)
-                                for source, parser in spider.parsers.items()}
+        spider.report = report_of(crawler)
+        if settings.getbool("JOBCRAWL_REPARSE"):
+            spider.unchanged = {}
         return spider
 
     def reading_options(self) -> dict[str, str]:
@@ -93,7 +90,7 @@ class TextdumpSpider(scrapy.Spider):
         for n, inp in enumerate(self.args.inputs):
             stat = inp.path.stat()
             as_of = self.args.as_of or datetime.fromtimestamp(stat.st_mtime, timezone.utc)
-            meta = {"input": inp, "as_of": _iso(as_of), "size": stat.st_size}
+            meta = {"input": inp, "as_of": iso_utc(as_of), "size": stat.st_size}
             if stat.st_size > self.args.max_bytes:
                 for item in self._too_large(inp, stat.st_size, meta["as_of"]):
                     yield item
@@ -103,33 +100,22 @@ class TextdumpSpider(scrapy.Spider):
 
     def parse(self, response):
         inp: InputFile = response.meta["input"]
-        stats = self.crawler.stats
-        ledger = self.unchanged.get("textdump")
-        stored = ledger.get((inp.locator, sha256_hex(response.body))) if ledger else None
-        if stored is not None and stored[0] == response.meta["as_of"]:  # see crawler/ledger.py
-            stats.inc_value("jobcrawl/files")
-            stats.inc_value("jobcrawl/files_unchanged")
-            stats.inc_value("jobcrawl/postings_found", stored[1])
-            stats.inc_value("jobcrawl/postings_unchanged_unparsed", stored[1])
-            return
-        fetched = _iso(datetime.now(timezone.utc))
         found = 0
-        for item in parse_dump(response.body, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"]):
+        for item in parse_dump(response.body, locator=inp.locator, fetched_at=now_iso(), as_of=response.meta["as_of"]):
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
             yield item
-        stats.inc_value("jobcrawl/postings_found", found)
-        stats.inc_value("jobcrawl/files")
+        self.report.found += found
+        self.report.files += 1
 
     def failed(self, failure):
         inp: InputFile = failure.request.meta["input"]
-        now = _iso(datetime.now(timezone.utc))
-        self.crawler.stats.inc_value("jobcrawl/files")
+        self.report.files += 1
         detail = f"unreadable: {failure.getErrorMessage()}"
-        yield Quarantined(source=self.name, locator=inp.locator, reason="unreadable", detail=detail, fetched_at=now)
+        yield Quarantined(source=self.name, locator=inp.locator, reason="unreadable", detail=detail, fetched_at=now_iso())
 
     def _too_large(self, inp: InputFile, size: int, as_of: str):
-        now = _iso(datetime.now(timezone.utc))
+        now = now_iso()
         digest = hashlib.sha256()
         with inp.path.open("rb") as fh:
             head = fh.read(65536)
@@ -138,7 +124,7 @@ class TextdumpSpider(scrapy.Spider):
                 digest.update(block)
         sha = digest.hexdigest()
         detail = f"too large: {size / 2**20:.1f} MB exceeds JOBCRAWL_MAX_FILE_MB; first 64 KB kept"
-        self.crawler.stats.inc_value("jobcrawl/files")
+        self.report.files += 1
         yield RawInput(source=self.name, locator=inp.locator, sha256=sha, size=size, body=head, fetched_at=now,
                        as_of=as_of, status="quarantined", error=detail)
         yield Quarantined(source=self.name, locator=inp.locator, input_sha256=sha, reason="too_large",

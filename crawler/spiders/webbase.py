@@ -7,14 +7,12 @@ listing* it parsed (a response that lists every open posting of a board, read wi
 entry), the keys of the postings in it. The book is the spider's ``state`` when the crawl has a
 JOBDIR, so a resumed crawl still knows the listings read before the interruption.
 
-Stats set at the end: ``jobcrawl/listings`` ({listing: [posting keys]}), ``jobcrawl/error_log``
-(one line per request that failed for good), ``jobcrawl/errors``, ``jobcrawl/files`` (pages
-parsed), ``jobcrawl/postings_found``.
+The run report (crawler/report.py) gets the complete listings ({listing: [posting keys]}) at the
+end, one line per request that failed for good, and the pages and postings read.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Annotated, Any, ClassVar, Iterator
 from urllib.parse import quote
 
@@ -25,6 +23,8 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from crawler.pages.base import BoardPage, WebPage
+from crawler.report import report_of
+from normalize.clock import now_iso
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.posting import posting_key
 
@@ -46,8 +46,9 @@ def _bool(value: Any) -> Any:
 Flag = Annotated[bool, BeforeValidator(_bool)]
 
 
-def utc_now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+def page_reader(page_class: type[WebPage], company: str | None, page_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What ``jobcrawl reparse`` needs to parse a stored response again (crawler/pages/reparse.py)."""
+    return {"page": f"{page_class.__module__}.{page_class.__qualname__}", "company": company, "kwargs": page_kwargs}
 
 
 class WebArgs(BaseModel):
@@ -66,26 +67,14 @@ class WebSpider(scrapy.Spider):
     # CONCURRENT_ITEMS: Scrapy starts that many asyncio tasks per response to run the (synchronous)
     # pipelines; 8 instead of 100 saves ~20% CPU per page. Not project-wide: with few workers, items
     # of consecutive responses interleave, and ingest keeps row ids in file order.
-    # Parsing an HTTP page costs the engine several times what parsing a dump page does, so web
-    # crawls hand normalize to the stage worker too (see crawler.pipelines.offload).
     custom_settings: ClassVar[dict[str, Any]] = {
         "HTTPCACHE_ENABLED": True,
         "CONCURRENT_ITEMS": 8,
-        "ITEM_PIPELINES": {
-            "crawler.pipelines.validate.ValidatePipeline": 100,
-            "crawler.pipelines.offload.OffloadPipeline": 300,
-        },
-        "JOBCRAWL_STAGE_PIPELINES": [
-            "crawler.pipelines.normalize.NormalizePipeline",
-            "crawler.pipelines.skills.SkillsPipeline",
-            "crawler.pipelines.store.StorePipeline",
-        ],
     }
 
     def __init__(self, **kwargs: Any):
         self.args = self.Args(**kwargs)
         self._book: dict[str, Any] = {}
-        self.error_log: list[str] = []
         self.configure()
         super().__init__()
 
@@ -107,18 +96,19 @@ class WebSpider(scrapy.Spider):
     def parse_page(self, response, page_class: type[WebPage], *, listing: str | None = None,
                    **page_kwargs: Any) -> Iterator[RawInput | RawPosting | Quarantined]:
         """Everything ``page_class`` reads from ``response``; records a complete listing under ``listing``."""
-        page = page_class.from_response(response, fetched_at=utc_now(), company=self.args.company, **page_kwargs)
+        page = page_class.from_response(response, fetched_at=now_iso(), company=self.args.company, **page_kwargs)
         raw: RawInput | None = None
         keys: list[str] = []
         for item in page.parse():
             if isinstance(item, RawInput):
                 raw = item
+                item.reader = page_reader(page_class, self.args.company, page_kwargs)
                 if not self.keep_input(item):
                     continue
-                self.crawler.stats.inc_value("jobcrawl/files")
+                report_of(self.crawler).files += 1
             elif isinstance(item, RawPosting):
                 keys.append(posting_key(item.source, item.source_id))
-                self.crawler.stats.inc_value("jobcrawl/postings_found")
+                report_of(self.crawler).found += 1
             yield item
         if listing is not None and raw is not None and raw.status == "parsed" and page.complete_listing():
             self.book["listings"][listing] = keys
@@ -147,8 +137,10 @@ class WebSpider(scrapy.Spider):
             reason = f"{type(failure.value).__name__}: {failure.getErrorMessage()}"
         # 404/410: the page is gone, which is news, not a fault (it does not block closing).
         self.book["gone" if status in (404, 410) else "errors"] += 1
-        self.crawler.stats.inc_value("jobcrawl/errors")
-        self.error_log.append(f"{request.url}: {reason}")
+        self.crawler.stats.inc_value("jobcrawl/request_errors")
+        report = report_of(self.crawler)
+        report.error_count += 1
+        report.errors.append(f"{request.url}: {reason}")
         self.logger.warning("failed: %s: %s", request.url, reason)
 
     def closing_listings(self, reason: str) -> dict[str, list[str]]:
@@ -156,9 +148,7 @@ class WebSpider(scrapy.Spider):
         return {k: list(v) for k, v in self.book["listings"].items()}
 
     def closed(self, reason: str) -> None:
-        stats = self.crawler.stats
-        stats.set_value("jobcrawl/listings", self.closing_listings(reason))
-        stats.set_value("jobcrawl/error_log", list(self.error_log))
+        report_of(self.crawler).listings.update(self.closing_listings(reason))
 
 
 class BoardArgs(WebArgs):

@@ -163,7 +163,7 @@ def _totals(conn, counts: Counter[str]) -> dict[str, int]:
 
 def dedupe_at(path: str, *, rebuild: bool = False) -> dict[str, int]:
     """:func:`dedupe` on the database file at ``path``, which a run has opened (migrated) already (for a fresh
-    process, see ``crawler.jobs.after_run``)."""
+    process, see ``crawler.runner.after_run``)."""
     from crawler.db import connect
 
     database = connect(path)
@@ -184,7 +184,7 @@ def _write_clusters(db: sqlite_utils.Database, cluster_ids: list[int]) -> None:
         q = ",".join("?" * len(part))
         members = conn.execute(
             "SELECT m.cluster_id, m.posting_id, m.reason, m.cross_company, p.company, p.title, p.city,"
-            " p.first_seen, p.last_seen,"
+            " p.first_seen, p.last_seen, p.locator || char(31) || printf('%012d', p.position) || char(31) || p.key,"
             " (SELECT count(*) FROM sections s WHERE s.posting_id = p.id AND s.key IN ('requirements', 'responsibilities')),"
             " coalesce(p.description, '') != '' OR EXISTS (SELECT 1 FROM sections s WHERE s.posting_id = p.id)"
             " FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
@@ -195,12 +195,14 @@ def _write_clusters(db: sqlite_utils.Database, cluster_ids: list[int]) -> None:
         for cid, group in groupby(members, key=itemgetter(0)):
             found.add(cid)
             group = list(group)
-            # choose_canonical reads completeness from these fields; the bullet texts themselves are not needed
+            # choose_canonical reads completeness from these fields; the bullet texts themselves are not needed.
+            # Ties go to the first in input order (locator, position), not the smallest id: ids follow the
+            # order in which worker processes delivered their postings, which differs from run to run.
             canonical = choose_canonical(
-                {"key": f"{pid:012d}", "company": company, "title": title, "city": city,
+                {"key": key, "company": company, "title": title, "city": city,
                  "text": "…" if has_text else None, "requirements": [""] * bullets,
                  "first_seen": first_seen, "posting_id": pid}
-                for _, pid, _, _, company, title, city, first_seen, _, bullets, has_text in group
+                for _, pid, _, _, company, title, city, first_seen, _, key, bullets, has_text in group
             )
             rows.append((
                 cid, canonical["posting_id"], len(group),

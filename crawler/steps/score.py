@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterator
 import sqlite_utils
 
 from crawler.db import readonly_uri
-from crawler.db.writer import EVAL_COLS, evaluation_rows, utcnow
-from crawler.procs import fixed_mmap_threshold
+from crawler.db.rows import EVAL_COLS, evaluation_rows
+from normalize.clock import now_iso as utcnow
 from normalize.fit import FitProfile, score_fit
 from normalize.models import DIMENSIONS, Evaluation
 from normalize.score import SCORER, Market, PostingFacts, SkillInfo, score_posting
@@ -139,7 +139,6 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_init(score: Scorer, path: str) -> None:
-    fixed_mmap_threshold()
     _WORKER["score"] = score
     _WORKER["conn"] = sqlite3.connect(readonly_uri(path), uri=True)
 
@@ -310,16 +309,3 @@ def best_fits(db: sqlite_utils.Database, scorer: str, *, top: int = 5) -> list[d
         f"ON p.id = e.posting_id WHERE e.scorer = ? AND p.{ACTIVE} ORDER BY e.overall DESC, p.id LIMIT ?",
         [scorer, top],
     )]
-
-
-def record_run(db: sqlite_utils.Database, *, started: str, args: dict, stats: dict) -> int:
-    """One finished ``runs`` row of kind ``score`` with its counts and report in ``stats`` (JSON).
-
-    Written in one go at the end, so a concurrent ingest's running row is left alone.
-    """
-    with db.conn:
-        cur = db.execute(
-            "INSERT INTO runs (kind, started, finished, status, args, stats) VALUES ('score', ?, ?, 'ok', ?, ?)",
-            (started, utcnow(), json.dumps(args, ensure_ascii=False), json.dumps(stats, ensure_ascii=False)),
-        )
-    return cur.lastrowid

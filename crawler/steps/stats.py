@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from crawler.db.writer import utcnow
+from normalize.clock import now_iso as utcnow
 from normalize.score import MIN_SAMPLE, Market
 
 STATS_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75", "computed_at")

@@ -1,0 +1,130 @@
+"""Plain rows: what the store stage makes of an item and the writer stores.
+
+The writer takes these, and only these: tuples of plain values, cheap to pickle, the same whether
+they were made in this process, in a worker process or on another machine (a Redis spool). Ids are
+not known here: the writer gives each posting its id and fills ``posting_id`` in the child rows.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
+
+from .schema import POSTING_COLUMNS, flatten_posting
+
+POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
+"""The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
+EVAL_COLS = (
+    "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
+    "overall_level", "pay_level", "growth_level", "worklife_level", "mission_level",
+    "summary", "notes", "explanations", "evidence", "problems", "computed_at",
+)
+INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
+              "error", "postings", "reader")
+QUARANTINE_COLS = ("source", "locator", "position", "input_sha256", "reason", "detail", "text")
+
+
+class PostingRow(NamedTuple):
+    """One posting and its child rows, without ids."""
+
+    key: str
+    content_hash: str
+    locator: str
+    input_sha256: str | None
+    first_seen: str
+    last_seen: str
+    complete_listing: bool
+    values: tuple
+    """The ``postings`` columns of :data:`POSTING_COLS`, in order."""
+    sections: list[tuple]
+    """``(seq, key, heading, position, text)`` per bullet."""
+    skills: list[tuple]
+    """``(skill, section, seq, category, count, first_offset, matched, snippet)`` per skill and section."""
+    evaluation: tuple | None
+    """The source's own evaluation: the ``evaluations`` columns after ``posting_id``."""
+    signals: list[tuple]
+    """``(scorer, dimension, position, key, value)`` of that evaluation."""
+    search: tuple
+    """``(title, company, body)``: the text the full-text index holds."""
+
+
+def search_body(posting: Posting) -> str:
+    """Text indexed for full-text search besides title and company: every section bullet and tag."""
+    parts = [" ".join(posting.tags)]
+    for bullets in posting.sections.values():
+        parts.extend(bullets)
+    if posting.description and not posting.sections:
+        parts.append(posting.description)
+    return "\n".join(p for p in parts if p)
+
+
+def evaluation_values(ev: Evaluation, computed_at: str) -> tuple[tuple, list[tuple]]:
+    """An evaluation as its ``evaluations`` columns after ``posting_id``, and its signals without ``posting_id``."""
+    from normalize.posting import level_for
+
+    row = (
+        ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission,
+        level_for(ev.overall) if ev.overall is not None else None,
+        *(ev.levels.get(d) for d in DIMENSIONS),
+        ev.summary, json.dumps(ev.notes, ensure_ascii=False), json.dumps(ev.explanations, ensure_ascii=False),
+        json.dumps(ev.evidence, ensure_ascii=False), json.dumps(ev.problems, ensure_ascii=False), computed_at,
+    )
+    signals = [(ev.scorer, dim, pos, s.key, s.value) for dim, items in ev.signals.items() for pos, s in enumerate(items)]
+    return row, signals
+
+
+def evaluation_rows(posting_id: int, ev: Evaluation, computed_at: str) -> tuple[list, list[tuple]]:
+    """An evaluation as one ``evaluations`` row (:data:`EVAL_COLS`) and its ``signals`` rows."""
+    row, signals = evaluation_values(ev, computed_at)
+    return [posting_id, *row], [(posting_id, *s) for s in signals]
+
+
+def posting_row(p: Posting) -> PostingRow:
+    """A normalized, tagged posting as the rows the writer stores."""
+    flat = flatten_posting(p)
+    sections = []
+    seq = 0
+    for key, items in p.sections.items():
+        heading = p.section_headings.get(key)
+        for pos, text in enumerate(items):
+            sections.append((seq, key, heading, pos, text))
+            seq += 1
+    skills = [(e.skill, e.section, seq, e.category, e.count, e.first_offset, e.matched, e.snippet)
+              for seq, e in enumerate(p.skill_evidence)]
+    evaluation, signals = (evaluation_values(p.source_evaluation, p.as_of) if p.source_evaluation else (None, []))
+    return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
+                      p.complete_listing, tuple(flat[c] for c in POSTING_COLS), sections, skills, evaluation, signals,
+                      (p.title or "", p.company or "", search_body(p)))
+
+
+def input_row(item: RawInput) -> tuple:
+    """A raw input as its ``raw_inputs`` columns of :data:`INPUT_COLS` (the reader as JSON)."""
+    return (*(getattr(item, c) for c in INPUT_COLS[:-1]),
+            None if item.reader is None else json.dumps(item.reader, ensure_ascii=False, sort_keys=True))
+
+
+def quarantine_row(item: Quarantined) -> tuple:
+    """A quarantined input or posting as :data:`QUARANTINE_COLS` (position -1: the whole input)."""
+    return (item.source, item.locator, -1 if item.position is None else item.position, item.input_sha256,
+            item.reason, item.detail, item.text)
+
+
+@dataclass
+class Batch:
+    """What one transaction writes: raw inputs, postings, quarantine rows, plain values only.
+
+    ``parsers`` maps a source to the parser version under which its inputs' complete parses are
+    recorded (crawler/ledger.py); ``run_id`` is the run the rows belong to.
+    """
+
+    run_id: int | None = None
+    inputs: list[tuple] = field(default_factory=list)
+    postings: list[PostingRow] = field(default_factory=list)
+    quarantine: list[tuple] = field(default_factory=list)
+    parsers: dict[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.inputs) + len(self.postings) + len(self.quarantine)

@@ -1,0 +1,72 @@
+"""Parse a stored raw input again (``jobcrawl reparse``): a text dump, a table file or a web response, from
+the text kept in ``raw_inputs`` and its ``reader``, without reading the file or fetching the page again.
+
+The items carry the stored input's SHA-256 (the writer links them to that row) and no new RawInput: the
+input is stored already.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from scrapy.utils.misc import load_object
+
+from normalize.models import Quarantined, RawInput, RawPosting
+
+Item = RawPosting | Quarantined
+
+
+class NotReparseable(ValueError):
+    """The stored input cannot be parsed again (why, in one line)."""
+
+
+def reparse_items(row: Mapping[str, Any], *, fetched_at: str) -> Iterator[Item]:
+    """The postings and problems of a stored raw input (``row``: its ``raw_inputs`` columns, ``reader``
+    decoded). Raises :class:`NotReparseable` for an input kept only in part (a quarantined one, a block
+    of a streamed table) or of an unknown kind."""
+    text, reader = row["text"], row["reader"]
+    if row["status"] == "quarantined" or text is None:
+        raise NotReparseable("it was quarantined: only part of it is kept")
+    if row["source"] == "textdump":
+        items = _dump(row, text, fetched_at)
+    elif reader and "page" in reader:
+        items = _page(row, text, reader, fetched_at)
+    elif reader and "format" in reader:
+        if reader.get("streamed"):
+            raise NotReparseable("a block of a streamed table: the block is not kept with its header")
+        items = _table(row, text, reader, fetched_at)
+    else:
+        raise NotReparseable(f"no reader stored for source {row['source']!r} (stored before readers were kept: "
+                             "ingest or crawl it again)")
+    return _of_stored_input(items, row["sha256"])
+
+
+def _of_stored_input(items, sha256: str) -> Iterator[Item]:
+    for item in items:
+        if isinstance(item, RawInput):
+            continue
+        item.input_sha256 = sha256
+        yield item
+
+
+def _dump(row, text: str, fetched_at: str):
+    from crawler.pages.appexport import parse_dump
+
+    return parse_dump(text.encode("utf-8"), locator=row["locator"], fetched_at=fetched_at, as_of=row["as_of"],
+                      source=row["source"])
+
+
+def _table(row, text: str, reader: dict, fetched_at: str):
+    from crawler.pages.tabular import TableOptions, parse_table
+
+    options = TableOptions(reader.get("preset"), reader.get("mapping") or {}, reader.get("constants") or {})
+    return parse_table(text.encode("utf-8"), locator=row["locator"], fetched_at=fetched_at, as_of=row["as_of"],
+                       fmt=reader["format"], options=options, source=row["source"])
+
+
+def _page(row, text: str, reader: dict, fetched_at: str):
+    page_class = load_object(reader["page"])
+    page = page_class(row["locator"], text, fetched_at=fetched_at, as_of=row["as_of"], company=reader.get("company"),
+                      **(reader.get("kwargs") or {}))
+    page.sha256 = row["sha256"]
+    return page.parse()

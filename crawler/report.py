@@ -1,0 +1,203 @@
+"""What a run did, typed: :class:`CrawlReport` per spider run (built by the spider and the pipelines,
+in whichever process runs them), :class:`RunReport` per ``runs`` row (the crawl reports of its
+shards merged, plus the writer's counts and the corpus steps). The CLI prints a RunReport and
+``crawler.db.runs`` stores it; nothing else is passed between the parts of a run.
+
+Both are plain data (picklable): a worker process sends its CrawlReports to the parent at the end.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+COUNT_COLUMNS = ("files", "found", "new", "updated", "unchanged", "quarantined", "closed", "reopened", "requests",
+                 "errors")
+"""Counts of a run, each a column of ``runs``."""
+
+
+@dataclass
+class CrawlReport:
+    """One spider run over its inputs, as its spider and pipelines saw it (the writer's counts are not here)."""
+
+    files: int = 0
+    """Inputs read: files, pages or API responses parsed (or counted as unchanged)."""
+    found: int = 0
+    """Postings found in them (quarantined ones included)."""
+    files_unchanged: int = 0
+    """Inputs not parsed again: unchanged since their last complete parse (crawler/ledger.py)."""
+    unchanged_unparsed: int = 0
+    """Postings of those inputs: unchanged without being parsed."""
+    requests: int = 0
+    """HTTP requests that went over the network (cache hits not counted)."""
+    responses: Counter = field(default_factory=Counter)
+    """Responses by the status the server sent (304 revalidations included), as strings."""
+    problems: list[str] = field(default_factory=list)
+    """One line per quarantined input or posting: ``locator#position: detail``."""
+    repaired: list[str] = field(default_factory=list)
+    """One line per posting stored after a repair (lone surrogates replaced)."""
+    errors: list[str] = field(default_factory=list)
+    """One line per request that failed for good and per posting a pipeline raised on."""
+    error_count: int = 0
+    """Failed requests, postings lost to a pipeline error and spider exceptions."""
+    listings: dict[str, list[str]] = field(default_factory=dict)
+    """Complete listings read: listing name → keys of its postings (the closing step's input)."""
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    """One summary per table file (crawler.pages.tabular.TableReport.as_dict() with its line)."""
+    finish_reason: str | None = None
+    """Why the spider closed: ``finished``, ``shutdown``, ``request_cap`` …"""
+    stage_failed: str | None = None
+    """A stage or the writer failed: data may be missing (the run's status becomes ``failed``)."""
+    stats: dict[str, Any] = field(default_factory=dict)
+    """Scrapy's counters at the end (plain values), kept in ``runs.stats``."""
+
+    def merge(self, other: "CrawlReport") -> None:
+        """Add another shard's report of the same job."""
+        for name in ("files", "found", "files_unchanged", "unchanged_unparsed", "requests", "error_count"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.responses.update(other.responses)
+        self.problems += other.problems
+        self.repaired += other.repaired
+        self.errors += other.errors
+        self.listings.update(other.listings)
+        self.tables += other.tables
+        self.stage_failed = self.stage_failed or other.stage_failed
+        # The least finished shard decides: one shard stopped by a signal stopped the run.
+        if self.finish_reason in (None, "finished"):
+            self.finish_reason = other.finish_reason or self.finish_reason
+        for key, value in other.stats.items():
+            mine = self.stats.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(mine, (int, float)):
+                self.stats[key] = mine + value
+            elif mine is None:
+                self.stats[key] = value
+
+
+@dataclass
+class RunReport:
+    """One ``runs`` row: what a job did from its inputs to the database, and the corpus steps after it."""
+
+    run_id: int
+    kind: str
+    source: str | None = None
+    crawl: CrawlReport = field(default_factory=CrawlReport)
+    written: dict[str, int] = field(default_factory=dict)
+    """The writer's counts for this run: new, updated, unchanged, quarantined, reopened, inputs_new."""
+    closed: int = 0
+    reopened: int = 0
+    listings_complete: int = 0
+    status: str = "running"
+    steps: dict[str, dict[str, int]] = field(default_factory=dict)
+    step_failed: dict[str, str] | None = None
+    retagged: int | None = None
+    workers: int = 1
+    """Processes that ran the spiders: 1 = this process; more = worker processes, this one writing."""
+    messages: list[str] = field(default_factory=list)
+    """Further lines for the user (a failed corpus step and the command that re-runs it)."""
+    total_postings: int = 0
+
+    # ------------------------------------------------------------------ derived
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The counts of :data:`COUNT_COLUMNS` (and ``files_unchanged``)."""
+        c, w = self.crawl, self.written
+        return {
+            "files": c.files, "found": c.found, "new": w.get("new", 0), "updated": w.get("updated", 0),
+            "unchanged": w.get("unchanged", 0) + c.unchanged_unparsed, "quarantined": w.get("quarantined", 0),
+            "closed": self.closed, "reopened": self.reopened, "requests": c.requests,
+            "errors": c.error_count, "files_unchanged": c.files_unchanged,
+        }
+
+    @property
+    def problems(self) -> list[str]:
+        return self.crawl.problems
+
+    @property
+    def errors(self) -> list[str]:
+        return self.crawl.errors + self.messages
+
+    @property
+    def responses(self) -> dict[str, int]:
+        return dict(self.crawl.responses)
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Everything the ``runs.stats`` column keeps: Scrapy's counters and the run's named extras."""
+        out = dict(self.crawl.stats)
+        c = self.crawl
+        # Like Scrapy's counters, each appears once it counted something.
+        for name, value in (("files", c.files), ("postings_found", c.found), ("files_unchanged", c.files_unchanged),
+                            ("postings_unchanged_unparsed", c.unchanged_unparsed), *self.written.items()):
+            if value:
+                out[f"jobcrawl/{name}"] = value
+        out["jobcrawl/listings_complete"] = self.listings_complete
+        out["jobcrawl/workers"] = self.workers
+        if self.crawl.finish_reason:
+            out["finish_reason"] = self.crawl.finish_reason
+        if self.crawl.tables:
+            out["jobcrawl/tables"] = self.crawl.tables
+        if self.crawl.repaired:
+            out["jobcrawl/repaired"] = self.crawl.repaired
+        if self.crawl.stage_failed:
+            out["jobcrawl/stage_failed"] = self.crawl.stage_failed
+        if self.step_failed:
+            out["jobcrawl/step_failed"] = self.step_failed
+        if self.retagged is not None:
+            out["jobcrawl/retagged"] = self.retagged
+        out.update({f"jobcrawl/{step}/{k}": v for step, result in self.steps.items() for k, v in result.items()})
+        return out
+
+    def decide_status(self) -> str:
+        """``ok``; ``partial`` (something quarantined or failed, or the request cap was reached);
+        ``interrupted`` (a crawl stopped by a signal: resumable with its JOBDIR); ``failed``."""
+        reason, counts = self.crawl.finish_reason, self.counts
+        if self.crawl.stage_failed or self.step_failed:
+            status = "failed"
+        elif reason == "finished":
+            status = "partial" if counts["quarantined"] or counts["errors"] else "ok"
+        elif reason in ("request_cap", "closespider_pagecount"):
+            status = "partial"
+        elif reason == "shutdown" and self.kind == "crawl":
+            status = "interrupted"
+        else:
+            status = "failed"
+        self.status = status
+        return status
+
+    # ------------------------------------------------------------------ lines
+
+    def summary(self) -> str:
+        """One line for an ingest."""
+        c = self.counts
+        skipped = c["files_unchanged"]
+        noun, their = ("file", "its") if skipped == 1 else ("files", "their")
+        return (f"files read {c['files']} · postings found {c['found']} · new {c['new']} · updated {c['updated']} · "
+                f"unchanged {c['unchanged']} · quarantined {c['quarantined']}"
+                + (f" · not stored (errors) {c['errors']}" if c["errors"] else "")
+                + (f" · {skipped} {noun} unchanged since {their} last parse, not stored again" if skipped else ""))
+
+    def crawl_summary(self) -> str:
+        """One line for a crawl: network, postings, closing, problems, status."""
+        c = self.counts
+        statuses = " ".join(f"{code}×{n}" for code, n in sorted(self.responses.items())) or "none"
+        return (f"{self.source}: requests {c['requests']} · responses {statuses} · postings found {c['found']} · "
+                f"new {c['new']} · updated {c['updated']} · unchanged {c['unchanged']} · closed {c['closed']} · "
+                f"reopened {c['reopened']} · quarantined {c['quarantined']} · errors {c['errors']} · "
+                f"{self.status} (run {self.run_id})")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (``--json``)."""
+        data = asdict(self)
+        data["counts"] = self.counts
+        return data
+
+
+def report_of(crawler) -> CrawlReport:
+    """The :class:`CrawlReport` of a crawler (created at the first call): spiders, pipelines, middlewares and
+    extensions write into it; the run reads it when the crawl ends."""
+    report = getattr(crawler, "jobcrawl_report", None)
+    if report is None:
+        report = crawler.jobcrawl_report = CrawlReport()
+    return report

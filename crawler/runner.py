@@ -1,0 +1,520 @@
+"""A run, from its jobs to the database: plan, shard, crawl, write, close, corpus steps.
+
+1. **Plan.** Each job is one ``runs`` row. For an ingest, text dumps unchanged since their last complete
+   parse (crawler/ledger.py: same path, bytes, anchor and parser) are counted here and never reach a
+   spider; the ledger of table inputs is handed to the spider as an argument. Ingest and crawl spiders
+   never read the database (the ``reparse`` spider's inputs are the raw inputs stored in it).
+2. **Shard.** ``workers`` processes (default: the number of cores) each run the Scrapy engine with the
+   whole pipeline chain over a shard: files for an ingest (balanced by bytes), sources for a crawl. A
+   run too small to pay for a process start (one source, or at most :data:`INLINE_MAX_BYTES` of files)
+   runs in this process.
+3. **Write.** The store stage hands batches of plain rows to a sink (crawler/sinks.py). In this process
+   they go straight to a background writer; from worker processes they come over a pipe to this process,
+   which owns the one writer (crawler/db/writer.py) and its SQLite connection.
+4. **Close.** Each job's complete listings close the postings missing from them; a changed skill
+   taxonomy retags the stored postings; then the corpus steps (dedupe, score) run, and each job's
+   :class:`~crawler.report.RunReport` is stored in ``runs`` and returned.
+
+Signals: workers ignore SIGINT/SIGTERM; this process, on the first one, tells every worker to stop
+gracefully (a crawl with a JOBDIR saves its queue and resumes on the next run) and goes on storing what
+they send; on the second it kills them. A worker whose parent is gone stops (its pipe is closed).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any, Callable
+
+from crawler.report import CrawlReport, RunReport
+from crawler.run import SpiderRun, run_spiders
+
+INLINE_MAX_BYTES = 2 * 2**20
+"""Ingests of at most this many bytes of files run in this process: a worker's start-up (about 2 s of
+imports) costs more than a second core saves."""
+DEDUPE_PROCESS_MIN = 20_000
+"""From this many postings on, the dedupe step runs in a fresh process: its index (about 1.3 KB a
+posting) and the run's own memory are then not held by one process."""
+SINK = "run"
+"""Name under which a run registers its sink (``JOBCRAWL_SINK``)."""
+
+
+@dataclass
+class Job:
+    """One spider run, recorded as one ``runs`` row: the spider, what to record as its arguments,
+    the keyword arguments of the spider and its own Scrapy settings (``JOBDIR`` among them)."""
+
+    spidercls: type | str
+    kind: str
+    args: dict[str, Any]
+    spider_kwargs: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+
+
+def default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
+    """Take the text dumps unchanged since their last complete parse out of an ingest job's inputs and
+    hand the table ledger to its spider; returns the report of what was skipped."""
+    from crawler.ledger import parser_version, unchanged_inputs
+    from crawler.pages.tabular import format_for
+    from crawler.run import project_settings
+    from normalize.clock import iso_utc
+    from normalize.text import sha256_hex
+
+    skipped = CrawlReport()
+    kwargs = job.spider_kwargs
+    if overrides.get("JOBCRAWL_REPARSE") or "inputs" not in kwargs:
+        return skipped
+    settings = project_settings(overrides)
+    # The spider's own reading options: the versions its parses are recorded under (built, not crawled).
+    options = job.spidercls(**kwargs).reading_options()
+    parsers = {source: parser_version(settings.getint("JOBCRAWL_MAX_TITLE_CHARS"), digest)
+               for source, digest in options.items()}
+    ledger = {source: unchanged_inputs(db, source, parser) for source, parser in parsers.items()}
+    kwargs["unchanged"] = {"tabular": ledger.pop("tabular", {})}
+    dumps = ledger.get("textdump") or {}
+    if not dumps:
+        return skipped
+    by_locator: dict[str, list[tuple[str, str, int]]] = {}
+    for (locator, sha), (as_of, postings) in dumps.items():
+        by_locator.setdefault(locator, []).append((sha, as_of, postings))
+    anchor = kwargs.get("as_of")
+    keep = []
+    for inp in kwargs["inputs"]:
+        known = by_locator.get(inp.locator)
+        if known is None or format_for(inp.path, kwargs.get("format", "auto")) != "text":
+            keep.append(inp)
+            continue
+        try:
+            stat = inp.path.stat()
+            as_of = iso_utc(anchor) if anchor else iso_utc(_mtime(stat.st_mtime))
+            sha = sha256_hex(inp.path.read_bytes()) if stat.st_size <= _max_dump_bytes(settings) else None
+        except OSError:  # the spider reports it
+            keep.append(inp)
+            continue
+        match = next(((a, n) for s, a, n in known if s == sha and a == as_of), None)
+        if match is None:
+            keep.append(inp)
+            continue
+        skipped.files += 1
+        skipped.files_unchanged += 1
+        skipped.found += match[1]
+        skipped.unchanged_unparsed += match[1]
+    kwargs["inputs"] = keep
+    return skipped
+
+
+def _mtime(seconds: float):
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(seconds, timezone.utc)
+
+
+def _max_dump_bytes(settings) -> int:
+    return int(settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
+
+
+def _input_bytes(job: Job) -> int | None:
+    """Bytes of the files a job ingests; None when it is not an ingest of files (a crawl)."""
+    inputs = job.spider_kwargs.get("inputs")
+    if inputs is None:
+        return None
+    total = 0
+    for inp in inputs:
+        try:
+            total += inp.path.stat().st_size
+        except OSError:  # gone since it was listed: the spider reports it
+            pass
+    return total
+
+
+def _shards(jobs: list[Job], workers: int) -> list[list[tuple[int, Job]]]:
+    """Split the jobs over at most ``workers`` processes: a crawl job whole (one per source), an ingest
+    job's files in parts of about equal bytes. Each entry is (index of the job, the job or its part)."""
+    if len(jobs) == 1 and jobs[0].spider_kwargs.get("inputs") is not None:
+        job = jobs[0]
+        inputs = job.spider_kwargs["inputs"]
+        n = max(1, min(workers, len(inputs)))
+        parts: list[list] = [[] for _ in range(n)]
+        loads = [0] * n
+        for inp in sorted(inputs, key=lambda i: _size(i.path), reverse=True):
+            k = loads.index(min(loads))
+            parts[k].append(inp)
+            loads[k] += _size(inp.path) + 1
+        order = {inp.path: i for i, inp in enumerate(inputs)}
+        return [[(0, Job(job.spidercls, job.kind, job.args,
+                         {**job.spider_kwargs, "inputs": sorted(part, key=lambda i: order[i.path])},
+                         job.settings, job.source))] for part in parts if part]
+    n = max(1, min(workers, len(jobs)))
+    shards: list[list[tuple[int, Job]]] = [[] for _ in range(n)]
+    for i, job in enumerate(jobs):
+        shards[i % n].append((i, job))
+    return shards
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+# --------------------------------------------------------------------------- execute
+
+
+def _spider_runs(entries: list[tuple[int, Job]], run_ids: list[int]) -> list[SpiderRun]:
+    return [SpiderRun(job.spidercls, {"JOBCRAWL_RUN_ID": run_ids[i], **job.settings}, job.spider_kwargs)
+            for i, job in entries]
+
+
+def _run_inline(jobs: list[Job], run_ids: list[int], db: str, overrides: dict[str, Any],
+                on_progress: Callable[[int], None] | None) -> tuple[list[CrawlReport], dict[int | None, dict]]:
+    """Every job in this process; the store stage writes through a background writer of this process."""
+    from crawler.sinks import SINKS, WriterSink
+
+    sink = WriterSink(db)
+    SINKS[SINK] = sink
+    try:
+        reports = run_spiders(_spider_runs(list(enumerate(jobs)), run_ids), {**overrides, "JOBCRAWL_SINK": SINK},
+                              on_response=(lambda: on_progress(1)) if on_progress else None)
+        try:
+            sink.close()
+        except Exception as err:  # the writer failed: what it did not store is missing
+            for report in reports:
+                report.stage_failed = report.stage_failed or f"storing failed: {err!r}"
+    finally:
+        SINKS.pop(SINK, None)
+    return reports, {run_id: counts for run_id, counts in sink.writer.counts.items()}
+
+
+def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides: dict[str, Any]) -> None:
+    """A worker process: run its shard's spiders with the pipe to the parent as the sink; send the reports."""
+    from crawler.sinks import SINKS, PipeSink
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop (module docstring)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sink = PipeSink(conn)
+    SINKS[SINK] = sink
+    progress = _Ticker(sink)
+
+    def listen(process) -> None:
+        def control() -> None:
+            from twisted.internet import reactor
+
+            try:
+                conn.recv()  # "stop", or EOF: the parent is gone
+            except (EOFError, OSError):
+                pass
+            reactor.callFromThread(process.stop)
+
+        threading.Thread(target=control, name="jobcrawl-control", daemon=True).start()
+
+    try:
+        reports = run_spiders(_spider_runs(entries, run_ids), {**overrides, "JOBCRAWL_SINK": SINK},
+                              on_response=progress.tick, on_started=listen, install_signal_handlers=False)
+        progress.flush()
+        try:
+            sink.close()
+        except Exception as err:
+            for report in reports:
+                report.stage_failed = report.stage_failed or f"storing failed: {err}"
+        sink.send("reports", [(i, report) for (i, _), report in zip(entries, reports)])
+    except BaseException:
+        try:
+            sink.send("failed", traceback.format_exc())
+        except Exception:  # the parent is gone: nothing to tell
+            pass
+        raise
+
+
+class _Ticker:
+    """Counts responses in a worker and sends the count to the parent at most every 0.25 s."""
+
+    def __init__(self, sink):
+        self.sink, self.count, self.last = sink, 0, time.monotonic()
+
+    def tick(self) -> None:
+        self.count += 1
+        if time.monotonic() - self.last >= 0.25:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.count:
+            try:
+                self.sink.send("progress", self.count)
+            except Exception:  # the parent is gone: the sink reports it
+                pass
+            self.count, self.last = 0, time.monotonic()
+
+
+def _run_workers(jobs: list[Job], shards: list[list[tuple[int, Job]]], run_ids: list[int], db: str,
+                 overrides: dict[str, Any], on_progress: Callable[[int], None] | None
+                 ) -> tuple[list[CrawlReport], dict[int | None, dict]]:
+    """Each shard in a worker process; their rows are written here, by the one writer."""
+    from crawler.db.writer import BackgroundWriter
+
+    context = multiprocessing.get_context("spawn")  # no fork: this process may hold threads
+    writer = BackgroundWriter(db, depth=2)
+    workers = {}
+    for n, entries in enumerate(shards):
+        parent, child = context.Pipe()
+        process = context.Process(target=_worker, args=(child, entries, run_ids, overrides),
+                                  name=f"jobcrawl-worker-{n + 1}", daemon=False)
+        process.start()
+        child.close()
+        workers[parent] = (process, entries)
+    reports: list[CrawlReport | None] = [None] * len(jobs)
+    parts: dict[int, list[CrawlReport]] = {}
+    stop = _Stopper(list(workers))
+    failure: str | None = None
+    try:
+        with stop.installed():
+            live = dict(workers)
+            while live:
+                for conn in wait(list(live), timeout=1.0):
+                    process, entries = live[conn]
+                    try:
+                        kind, payload = conn.recv()
+                    except (EOFError, OSError):
+                        process.join(timeout=10)
+                        failure = failure or (f"worker process {process.name} ended unexpectedly "
+                                              f"(exit code {process.exitcode})")
+                        del live[conn]
+                        continue
+                    if kind == "batch":
+                        if writer.error is None:
+                            try:
+                                writer.write(payload)
+                            except Exception:
+                                stop.stop_all()
+                        else:
+                            stop.stop_all()
+                    elif kind == "progress":
+                        if on_progress:
+                            on_progress(payload)
+                    elif kind == "reports":
+                        for i, report in payload:
+                            parts.setdefault(i, []).append(report)
+                        del live[conn]
+                    elif kind == "failed":
+                        failure = failure or payload.strip().splitlines()[-1]
+                        del live[conn]
+    finally:
+        for process, _ in workers.values():
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        for conn in workers:
+            conn.close()
+    try:
+        writer.close()
+    except Exception as err:
+        failure = failure or f"storing failed: {err!r}"
+    for i, job in enumerate(jobs):
+        merged = CrawlReport()
+        got = parts.get(i, [])
+        for report in got:
+            merged.merge(report)
+        expected = sum(1 for entries in shards for j, _ in entries if j == i)
+        if len(got) < expected:
+            merged.stage_failed = merged.stage_failed or failure or "a worker process sent no report"
+            merged.finish_reason = merged.finish_reason or "failed"
+        elif failure and writer.error is not None:
+            merged.stage_failed = merged.stage_failed or failure
+        reports[i] = merged
+    return reports, dict(writer.counts)
+
+
+class _Stopper:
+    """SIGINT/SIGTERM while workers run: the first asks each to stop gracefully, the second kills them."""
+
+    def __init__(self, conns):
+        self.conns = conns
+        self.signals = 0
+
+    def stop_all(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send("stop")
+            except (OSError, ValueError):  # gone already
+                pass
+
+    def _handle(self, signum, frame) -> None:
+        self.signals += 1
+        if self.signals == 1:
+            self.stop_all()
+        else:
+            for conn in self.conns:
+                conn.close()
+            raise KeyboardInterrupt
+
+    def installed(self):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def handlers():
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for s, h in old.items():
+                    signal.signal(s, h)
+
+        return handlers()
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None, workers: int | None = None,
+             on_progress: Callable[[int], None] | None = None, inline_max_bytes: int = INLINE_MAX_BYTES
+             ) -> list[RunReport]:
+    """Run the jobs into ``db`` (see the module docstring); one :class:`RunReport` per job, in order.
+
+    ``workers``: processes (default: the number of cores); ``inline_max_bytes``: ingests of at most this many
+    bytes of files run in this process.
+
+    A crawl that finished removes its JOBDIR, so the next scheduled run starts afresh; an interrupted
+    one keeps it to resume.
+    """
+    from crawler.db import skills
+    from crawler.db.closing import close_missing
+    from crawler.db.runs import finish_run, start_run
+    from crawler.db.schema import open_db
+    from normalize.skills import load_taxonomy
+
+    overrides = dict(settings or {})
+    taxonomy = load_taxonomy(overrides.get("JOBCRAWL_TAXONOMY"))
+    database = open_db(db)
+    run_ids = [start_run(database, job.kind, job.args, source=job.source, mark_stale=not i) for i, job in enumerate(jobs)]
+    stale_skills = skills.prepare(database, taxonomy)
+    database.close()
+    overrides["JOBCRAWL_DB"] = db
+
+    skipped = [_plan_ingest(job, db, overrides) if job.kind == "ingest" else CrawlReport() for job in jobs]
+    active = [i for i, job in enumerate(jobs) if job.spider_kwargs.get("inputs", True)]
+    crawl_reports: list[CrawlReport] = [CrawlReport(finish_reason="finished") for _ in jobs]
+    written: dict[int | None, dict] = {}
+    processes = 1
+    if active:
+        todo = [jobs[i] for i in active]
+        ids = [run_ids[i] for i in active]
+        n = workers or default_workers()
+        sizes = [_input_bytes(job) for job in todo]
+        if any(size is None for size in sizes):
+            inline = n <= 1 or len(todo) <= 1
+        else:
+            inline = n <= 1 or sum(sizes) <= inline_max_bytes
+        if inline:
+            got, written = _run_inline(todo, ids, db, overrides, on_progress)
+        else:
+            shards = _shards(todo, n)
+            processes = len(shards)
+            got, written = _run_workers(todo, shards, ids, db, overrides, on_progress)
+        for i, report in zip(active, got):
+            crawl_reports[i] = report
+    for report, skip in zip(crawl_reports, skipped):
+        report.merge(skip)
+
+    database = open_db(db)
+    results = []
+    for job, run_id, crawl in zip(jobs, run_ids, crawl_reports):
+        result = RunReport(run_id, job.kind, job.source, crawl, written=dict(written.get(run_id, {})), workers=processes)
+        closing = close_missing(database, crawl.listings, run_id=run_id)
+        result.closed, result.reopened, result.listings_complete = (closing["closed"], closing["reopened"],
+                                                                    closing["listings"])
+        result.decide_status()
+        jobdir = job.settings.get("JOBDIR")
+        if jobdir and crawl.finish_reason == "finished":
+            shutil.rmtree(Path(jobdir), ignore_errors=True)
+        results.append(result)
+    last = results[-1]
+    if stale_skills:  # the taxonomy changed since the stored postings were tagged
+        last.retagged = skills.retag(database, taxonomy)["postings"]
+    try:
+        steps = after_run(database)
+    except StepFailed as failed:  # the postings are stored; the runs say so, the step can be re-run
+        steps = failed.steps
+        last.step_failed = {"step": failed.step, "error": failed.detail}
+        for result in results:
+            result.status = "failed"
+        last.messages.append(f"{failed}; the postings are stored: run `jobcrawl {failed.step} --db {db}` to retry")
+    total = database["postings"].count
+    for result in results:
+        result.steps, result.total_postings = steps, total
+        finish_run(database, result)
+    database.close()
+    return results
+
+
+def run_job(job: Job, db: str, **kwargs: Any) -> RunReport:
+    """:func:`run_jobs` for one job."""
+    return run_jobs([job], db, **kwargs)[0]
+
+
+# --------------------------------------------------------------------------- corpus steps
+
+
+class StepFailed(RuntimeError):
+    """A corpus step failed after the crawl had stored its postings.
+
+    ``step`` names it, ``steps`` holds the results of the steps that finished before it and
+    ``detail`` the error with its traceback (the child's, when the step ran in a process of its own).
+    """
+
+    def __init__(self, step: str, error: BaseException, steps: dict[str, dict[str, int]], detail: str) -> None:
+        from crawler.procs import ChildFailed
+
+        # The error's last line, as a traceback ends: "sqlite3.OperationalError: database or disk is full".
+        text = str(error) if isinstance(error, ChildFailed) else traceback.format_exception_only(error)[-1]
+        super().__init__(f"the {step} step failed: {text.strip().splitlines()[-1]}")
+        self.step, self.steps, self.detail = step, steps, detail
+
+
+def after_run(database, *, fresh_process: bool | None = None) -> dict[str, dict[str, int]]:
+    """Corpus steps run at the end of every ingest and crawl: dedupe (incremental), then market
+    statistics and our evaluation of every active posting (``jobcrawl-v1``).
+
+    ``fresh_process``: dedupe in a process of its own (default: from ``DEDUPE_PROCESS_MIN`` postings on).
+    A step that raises ends the steps with :class:`StepFailed` (each step commits as a whole, so
+    re-running it is safe).
+    """
+    from crawler.procs import call_in_fresh_process
+    from crawler.steps.dedupe import dedupe, dedupe_at
+    from crawler.steps.score import score_corpus
+
+    if fresh_process is None:
+        fresh_process = database["postings"].count >= DEDUPE_PROCESS_MIN
+    steps: dict[str, dict[str, int]] = {}
+    step = "dedupe"
+    try:
+        if fresh_process:
+            path = database.execute("PRAGMA database_list").fetchone()[2]
+            steps["dedupe"] = call_in_fresh_process(dedupe_at, path, name="jobcrawl-dedupe")
+        else:
+            steps["dedupe"] = dedupe(database)
+        step = "score"
+        scored = score_corpus(database)
+    except Exception as err:
+        raise StepFailed(step, err, steps, traceback.format_exc()) from err
+    steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
+    return steps

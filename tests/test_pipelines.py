@@ -1,0 +1,203 @@
+"""Each stage of the one pipeline chain on its own: built by its ``from_crawler`` from a crawler made by
+``scrapy.utils.test.get_crawler``, fed items directly (no engine, no subprocess, no CLI)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from scrapy.utils.test import get_crawler
+
+from conftest import AS_OF, SEEDS
+from crawler.db.rows import POSTING_COLS, Batch, posting_row
+from crawler.pages.appexport import parse_dump
+from crawler.pipelines.normalize import NormalizePipeline
+from crawler.pipelines.skills import SkillsPipeline
+from crawler.pipelines.store import StorePipeline
+from crawler.pipelines.validate import ValidatePipeline
+from crawler.report import report_of
+from crawler.settings import ITEM_PIPELINES
+from crawler.sinks import SINKS
+from normalize.clock import iso_utc
+from normalize.dates import parse_as_of
+from normalize.models import Posting, Quarantined, RawInput, RawPosting
+
+AS_OF_UTC = iso_utc(parse_as_of(AS_OF, None))
+
+
+def seed_items(name: str = "000_7c4373297891d5ca.txt") -> list:
+    """What the textdump spider yields for a seed: its raw input, then its raw posting."""
+    return list(parse_dump((SEEDS / name).read_bytes(), locator=name, fetched_at=AS_OF_UTC, as_of=AS_OF_UTC))
+
+
+def raw_posting(**changes) -> RawPosting:
+    raw = next(i for i in seed_items() if isinstance(i, RawPosting))
+    return raw.model_copy(update=changes)
+
+
+def crawler_with(**settings):
+    return get_crawler(settings_dict={"JOBCRAWL_MAX_TITLE_CHARS": 200, "JOBCRAWL_BATCH_SIZE": 500, **settings})
+
+
+def through(stages, item):
+    for stage in stages:
+        item = stage.process_item(item)
+    return item
+
+
+def test_the_chain_is_declared_once_in_order():
+    assert sorted(ITEM_PIPELINES, key=ITEM_PIPELINES.get) == [
+        "crawler.pipelines.validate.ValidatePipeline", "crawler.pipelines.normalize.NormalizePipeline",
+        "crawler.pipelines.skills.SkillsPipeline", "crawler.pipelines.store.StorePipeline"]
+
+
+# --------------------------------------------------------------------------- validate
+
+
+@pytest.mark.parametrize("changes, reason, detail", [
+    pytest.param({"title": "  "}, "invalid", "posting has no title", id="blank-title"),
+    pytest.param({"title": "岗" * 201}, "invalid", "title is 201 characters long (limit 200): not a title",
+                 id="title-over-the-limit"),
+])
+def test_validate_quarantines_what_cannot_be_a_posting(changes, reason, detail):
+    crawler = crawler_with()
+    stage = ValidatePipeline.from_crawler(crawler)
+    out = stage.process_item(raw_posting(**changes))
+    assert isinstance(out, Quarantined)
+    assert (out.reason, out.detail, out.locator, out.position) == (reason, detail, "000_7c4373297891d5ca.txt", 0)
+    assert crawler.stats.get_value(f"jobcrawl/invalid/{reason}") == 1
+
+
+def test_validate_repairs_lone_surrogates_and_names_the_posting_in_the_report():
+    crawler = crawler_with()
+    stage = ValidatePipeline.from_crawler(crawler)
+    out = stage.process_item(raw_posting(source="tabular", title="推理\ud800工程师"))
+    assert out.title == "推理\ufffd工程师"
+    assert report_of(crawler).repaired == [
+        "000_7c4373297891d5ca.txt#0: 1 lone UTF-16 surrogate (a broken escape such as \\ud800) replaced by U+FFFD"]
+    assert crawler.stats.get_value("jobcrawl/repaired/lone_surrogates") == 1
+
+
+def test_validate_passes_other_items_through():
+    stage = ValidatePipeline.from_crawler(crawler_with())
+    raw_input = seed_items()[0]
+    assert stage.process_item(raw_input) is raw_input
+
+
+# --------------------------------------------------------------------------- normalize
+
+
+def test_normalize_turns_a_raw_posting_into_a_posting():
+    crawler = crawler_with()
+    out = NormalizePipeline.from_crawler(crawler).process_item(raw_posting())
+    assert isinstance(out, Posting)
+    assert (out.company, out.title, out.city, out.salary.min, out.salary.max, out.salary.period) == (
+        "吉利汽车", "AI算子开发工程师", "杭州", 43000.0, 43000.0, "month")
+    assert out.content_hash and out.key
+    assert crawler.stats.get_value("jobcrawl/salary/parsed") == 1
+
+
+def test_normalize_passes_other_items_through():
+    stage = NormalizePipeline.from_crawler(crawler_with())
+    quarantined = Quarantined(source="textdump", locator="x.txt", reason="empty", detail="empty file",
+                              fetched_at=AS_OF_UTC)
+    assert stage.process_item(quarantined) is quarantined
+
+
+# --------------------------------------------------------------------------- skills
+
+
+def test_skills_tags_the_sections_with_evidence():
+    crawler = crawler_with()
+    posting = through([NormalizePipeline.from_crawler(crawler), SkillsPipeline.from_crawler(crawler)], raw_posting())
+    assert posting.skills[:3] == ["CUDA", "FlashAttention", "PyTorch"]
+    cuda = [(e.category, e.section, e.matched) for e in posting.skill_evidence if e.skill == "CUDA"]
+    assert cuda[:2] == [("gpu", "tags", "Cuda"), ("gpu", "requirements", "CUDA")]
+
+
+# --------------------------------------------------------------------------- store
+
+
+def stored(db) -> tuple:
+    conn = sqlite3.connect(db)
+    try:
+        return tuple(conn.execute(q).fetchall() for q in (
+            "SELECT key, title FROM postings", "SELECT locator, status FROM raw_inputs",
+            "SELECT locator, reason FROM quarantine", "SELECT count(*) FROM sections"))
+    finally:
+        conn.close()
+
+
+def test_store_without_a_sink_writes_through_a_writer_of_its_own(tmp_path):
+    from crawler.db.schema import open_db
+
+    db = tmp_path / "jobs.db"
+    open_db(db).close()
+    crawler = crawler_with(JOBCRAWL_DB=str(db), JOBCRAWL_RUN_ID=None)
+    normalize = NormalizePipeline.from_crawler(crawler)
+    store = StorePipeline.from_crawler(crawler)
+    store.open_spider()
+    for item in seed_items():
+        store.process_item(normalize.process_item(item))
+    store.process_item(Quarantined(source="textdump", locator="bad.txt", reason="empty", detail="empty file",
+                                   fetched_at=AS_OF_UTC))
+    store.close_spider()
+    postings, inputs, quarantine, sections = stored(db)
+    assert [title for _, title in postings] == ["AI算子开发工程师"]
+    assert inputs == [("000_7c4373297891d5ca.txt", "parsed")]
+    assert quarantine == [("bad.txt", "empty")]
+    assert sections[0][0] > 5
+    assert report_of(crawler).problems == ["bad.txt: empty file"]
+    assert (crawler.stats.get_value("jobcrawl/new"), crawler.stats.get_value("jobcrawl/quarantined")) == (1, 1)
+
+
+class ListSink:
+    """The sink seam as a test sees it: keeps the batches it is handed."""
+
+    def __init__(self):
+        self.batches: list[Batch] = []
+
+    def put(self, batch):
+        self.batches.append(batch)
+
+    def close(self):
+        pass
+
+
+def test_store_hands_batches_of_plain_rows_to_the_named_sink():
+    crawler = crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_RUN_ID=7, JOBCRAWL_BATCH_SIZE=2)
+    SINKS["test-list"] = sink = ListSink()
+    try:
+        normalize = NormalizePipeline.from_crawler(crawler)
+        store = StorePipeline.from_crawler(crawler)
+        store.open_spider()
+        raw = raw_posting()
+        for n in range(5):
+            store.process_item(normalize.process_item(raw.model_copy(update={"source_id": f"x#{n}", "position": n})))
+        store.close_spider()
+    finally:
+        del SINKS["test-list"]
+    assert [len(b.postings) for b in sink.batches] == [2, 2, 1]
+    assert {b.run_id for b in sink.batches} == {7}
+    row = sink.batches[0].postings[0]
+    assert type(row.values) is tuple and len(row.values) == len(POSTING_COLS)
+    assert all(isinstance(v, (str, int, float, type(None))) for v in row.values)
+
+
+def test_posting_rows_are_plain_values():
+    posting = NormalizePipeline.from_crawler(crawler_with()).process_item(raw_posting())
+    row = posting_row(posting)
+    values = dict(zip(POSTING_COLS, row.values))
+    assert (values["title"], values["salary_max"], values["posted_approx"]) == ("AI算子开发工程师", 43000.0, 1)
+    assert row.sections[0][:4] == (0, "about", "关于这个职位", 0)
+    assert row.evaluation[:3] == ("source", 72, 70)
+    assert row.search[:2] == ("AI算子开发工程师", "吉利汽车")
+
+
+def test_raw_input_rows_and_quarantine_rows():
+    from crawler.db.rows import INPUT_COLS, input_row, quarantine_row
+
+    raw_input = next(i for i in seed_items() if isinstance(i, RawInput))
+    assert dict(zip(INPUT_COLS, input_row(raw_input)))["locator"] == "000_7c4373297891d5ca.txt"
+    q = Quarantined(source="tabular", locator="a.csv", position=None, reason="empty", detail="d", fetched_at=AS_OF_UTC)
+    assert quarantine_row(q) == ("tabular", "a.csv", -1, None, "empty", "d", None)

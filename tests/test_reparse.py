@@ -1,0 +1,102 @@
+"""`jobcrawl reparse`: a parser fix reaches the stored postings from their raw inputs, without reading or fetching."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, run_cli
+from crawler.pages.greenhouse import GreenhousePage
+from crawler.pages.reparse import NotReparseable, reparse_items
+from crawler.spiders.webbase import page_reader
+from normalize.models import RawInput, RawPosting
+
+# A changed salary parser: every upper bound doubled.
+CHANGED_PARSER = """
+import sys
+import normalize.posting as posting
+
+parse = posting.parse_salary
+
+def doubled(text, **kwargs):
+    salary = parse(text, **kwargs)
+    if salary.max is not None:
+        salary.max *= 2
+    return salary
+
+posting.parse_salary = doubled
+from crawler.cli import main
+main(sys.argv[1:])
+"""
+
+
+def sql(db, query: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(query).fetchall()
+
+
+@pytest.mark.slow
+def test_a_changed_parser_reaches_stored_postings(tmp_path):
+    db = tmp_path / "jobs.db"
+    table = FIXTURES / "tabular" / "jobspy.csv"
+    run_cli("ingest", str(SEEDS / "000_7c4373297891d5ca.txt"), str(table), "--db", str(db), "--as-of", AS_OF,
+            check=True)
+    before = sql(db, "SELECT key, salary_max, version FROM postings ORDER BY key")
+    assert len(before) == 4 and all(version == 1 for _, _, version in before)
+
+    same = run_cli("reparse", "--db", str(db), check=True)  # today's parsers: nothing changes
+    assert same.stdout.splitlines()[0] == "files read 2 · postings found 4 · new 0 · updated 0 · unchanged 4 · quarantined 0"
+
+    proc = subprocess.run([sys.executable, "-c", CHANGED_PARSER, "reparse", "--db", str(db)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with_salary = sum(1 for _, salary_max, _ in before if salary_max)
+    assert proc.stdout.splitlines()[0] == (f"files read 2 · postings found 4 · new 0 · updated {with_salary} · "
+                                           f"unchanged {4 - with_salary} · quarantined 0")
+    after = {key: (salary_max, version) for key, salary_max, version in
+             sql(db, "SELECT key, salary_max, version FROM postings")}
+    for key, salary_max, _ in before:
+        assert after[key] == ((salary_max * 2, 2) if salary_max else (None, 1))
+    snapshots = {json.loads(s)["key"]: json.loads(s)["salary"]["max"] for (s,) in sql(db, "SELECT snapshot FROM posting_versions")}
+    assert snapshots == {key: salary_max for key, salary_max, _ in before if salary_max}
+    assert sql(db, "SELECT count(*) FROM raw_inputs") == [(2,)]  # nothing read again
+    runs = sql(db, "SELECT kind, status FROM runs ORDER BY id")
+    assert runs == [("ingest", "ok"), ("reparse", "ok"), ("reparse", "ok")]
+
+
+def stored_row(item: RawInput) -> dict:
+    return {"source": item.source, "locator": item.locator, "sha256": item.sha256, "text": item.text,
+            "as_of": item.as_of, "status": item.status, "reader": item.reader}
+
+
+def test_a_stored_api_response_is_parsed_again_as_it_was():
+    body = (FIXTURES / "web" / "ats" / "greenhouse_gitlab_jobs.json").read_bytes()
+    page = GreenhousePage("https://boards-api.greenhouse.io/v1/boards/gitlab/jobs?content=true", body,
+                          fetched_at="2026-11-29T04:00:00+00:00", company="GitLab", board="gitlab")
+    items = list(page.parse())
+    raw = items[0]
+    raw.reader = page_reader(GreenhousePage, "GitLab", {"board": "gitlab"})
+    again = list(reparse_items(stored_row(raw), fetched_at="2026-12-01T00:00:00+00:00"))
+    postings = [i for i in items if isinstance(i, RawPosting)]
+    assert len(again) == len(postings) > 0
+    for old, new in zip(postings, again):
+        assert new.model_dump(exclude={"fetched_at"}) == old.model_dump(exclude={"fetched_at"})
+
+
+@pytest.mark.parametrize("changes, message", [
+    pytest.param({"status": "quarantined"}, "it was quarantined: only part of it is kept", id="quarantined"),
+    pytest.param({"source": "tabular", "reader": {"format": "csv", "streamed": True}},
+                 "a block of a streamed table: the block is not kept with its header", id="streamed-block"),
+    pytest.param({"source": "tabular", "reader": None},
+                 "no reader stored for source 'tabular' (stored before readers were kept: ingest or crawl it again)",
+                 id="old-table"),
+])
+def test_inputs_kept_only_in_part_are_named_not_guessed(changes, message):
+    row = {"source": "textdump", "locator": "a.txt", "sha256": "0" * 64, "text": "x", "as_of": AS_OF,
+           "status": "parsed", "reader": None, **changes}
+    with pytest.raises(NotReparseable, match=f"^{message.replace('(', '[(]').replace(')', '[)]')}$"):
+        reparse_items(row, fetched_at=AS_OF)

@@ -1,0 +1,219 @@
+"""The run path: worker processes over shards of the inputs, one writer in the parent, a typed report; the same
+database as a run in one process, and failures that fail the run instead of hanging or losing rows silently."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records
+from crawler.inputs import InputFile
+from crawler.report import CrawlReport, RunReport
+from crawler.runner import Job, _shards
+
+SCRIPT = """
+import json, sys
+sys.path.insert(0, "tests")  # worker processes start with this path too: tests/stage_doubles.py
+import crawler.runner
+from crawler.inputs import resolve_inputs
+from crawler.runner import Job, run_job
+from crawler.spiders.textdump import TextdumpSpider
+from normalize.dates import parse_as_of
+
+if __name__ == "__main__":
+    db, workers, extra, steps_min, *paths = sys.argv[1:]
+    crawler.runner.DEDUPE_PROCESS_MIN = int(steps_min)
+    settings = {"LOG_LEVEL": "CRITICAL"}
+    if extra:  # one more pipeline, before normalize
+        from crawler.settings import ITEM_PIPELINES
+        settings["ITEM_PIPELINES"] = {**ITEM_PIPELINES, extra: 150}
+    job = Job(TextdumpSpider, "ingest", {}, {"inputs": resolve_inputs(paths), "as_of": parse_as_of(%r, None)})
+    result = run_job(job, db, settings=settings, workers=int(workers), inline_max_bytes=0)
+    print(json.dumps({"status": result.status, "counts": result.counts, "steps": result.steps,
+                      "stage_failed": result.crawl.stage_failed, "errors": result.errors, "workers": result.workers}))
+""" % AS_OF
+
+
+def ingest(db, workers: int, *paths, extra: str = "", steps_min: int = 20_000) -> dict:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(db), str(workers), extra, str(steps_min), *map(str, paths)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.stdout.strip(), proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def without_ids(records: list[dict]) -> dict[str, dict]:
+    """Records by posting key, ids as keys: ids follow the order in which workers delivered postings."""
+    key_of = {r["id"]: r["key"] for r in records}
+    out = {}
+    for r in records:
+        r = {k: v for k, v in r.items() if k not in ("id", "evaluation")}
+        r["cluster_id"] = next((key_of[m["id"]] for m in records if m["cluster_id"] == r["cluster_id"]
+                                and m.get("duplicate_of") is None), None)
+        r["duplicate_of"] = key_of.get(r["duplicate_of"])
+        out[r["key"]] = r
+    return out
+
+
+@pytest.mark.slow
+def test_worker_processes_and_one_process_store_the_same_postings(tmp_path):
+    paths = [SEEDS, FIXTURES / "reposts"]
+    results = {n: ingest(tmp_path / f"{n}.db", n, *paths) for n in (2, 1)}
+    assert (results[2].pop("workers"), results[1].pop("workers")) == (2, 1)
+    assert results[2] == results[1]
+    assert results[2]["counts"]["new"] == 7 and results[2]["status"] == "partial"  # README.md
+    records = {n: without_ids(export_records(tmp_path / f"{n}.db")) for n in results}
+    assert records[2] == records[1]
+    assert sorted(r["id"] for r in export_records(tmp_path / "2.db")) == list(range(1, 8))
+
+
+@pytest.mark.slow
+def test_a_pipeline_that_cannot_be_built_fails_the_run(tmp_path):
+    result = ingest(tmp_path / "jobs.db", 2, SEEDS, extra="crawler.runner.StepFailed")
+    assert result["status"] == "failed"
+    assert result["stage_failed"] == ("TypeError: StepFailed.__init__() missing 4 required positional arguments: "
+                                      "'step', 'error', 'steps', and 'detail'")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_pipeline_that_raises_is_named_and_the_run_partial(tmp_path, workers):
+    # Scrapy drops an item a pipeline raised on and only logs it: the run says which posting was not stored.
+    result = ingest(tmp_path / "jobs.db", workers, SEEDS, extra="stage_doubles.RaisingOnSeed000")
+    assert (result["status"], result["counts"]["new"], result["counts"]["errors"]) == ("partial", 1, 1)
+    assert result["errors"] == ["000_7c4373297891d5ca.txt#0: ValueError: an unforeseen bug; this RawPosting was not stored"]
+    assert [r["company"] for r in export_records(tmp_path / "jobs.db")] == ["初速度"]  # seed 003's
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_fails_the_run_instead_of_hanging(tmp_path):
+    result = ingest(tmp_path / "jobs.db", 2, SEEDS, FIXTURES / "reposts", extra="stage_doubles.DyingStage")
+    assert result["status"] == "failed"
+    assert result["stage_failed"].startswith("worker process jobcrawl-worker-") and \
+        result["stage_failed"].endswith("ended unexpectedly (exit code 3)")
+
+
+@pytest.mark.slow
+def test_dedupe_in_a_fresh_process_gives_the_same_database(tmp_path):
+    # DEDUPE_PROCESS_MIN = 0: dedupe runs in a spawned process even for the 7 postings here.
+    paths = [SEEDS, FIXTURES / "reposts"]
+    results = {mode: ingest(tmp_path / f"{mode}.db", 1, *paths, steps_min=steps_min)
+               for mode, steps_min in (("fresh", 0), ("inline", 20_000))}
+    assert results["fresh"] == results["inline"]
+    assert results["fresh"]["steps"]["dedupe"]["added"] == 7 and results["fresh"]["steps"]["score"]["scored"] == 7
+    records = {mode: export_records(tmp_path / f"{mode}.db") for mode in results}
+    for record in records["fresh"] + records["inline"]:
+        record["evaluation"].pop("computed_at", None)
+    assert records["fresh"] == records["inline"]
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def files(*sizes: int, tmp: Path) -> list[InputFile]:
+    out = []
+    for n, size in enumerate(sizes):
+        path = tmp / f"f{n}.txt"
+        path.write_bytes(b"x" * size)
+        out.append(InputFile(path, path.name))
+    return out
+
+
+@pytest.mark.parametrize("sizes, workers, expected", [
+    pytest.param((10, 10, 10, 10), 2, [["f0.txt", "f2.txt"], ["f1.txt", "f3.txt"]], id="equal-sizes-alternate"),
+    pytest.param((100, 10, 10, 10, 60), 2, [["f0.txt"], ["f1.txt", "f2.txt", "f3.txt", "f4.txt"]], id="by-bytes"),
+    pytest.param((5,), 4, [["f0.txt"]], id="fewer-files-than-workers"),
+    pytest.param((5, 5, 5), 1, [["f0.txt", "f1.txt", "f2.txt"]], id="one-worker"),
+])
+def test_an_ingest_is_sharded_by_bytes_keeping_file_order(tmp_path, sizes, workers, expected):
+    job = Job("textdump", "ingest", {}, {"inputs": files(*sizes, tmp=tmp_path)})
+    shards = _shards([job], workers)
+    assert [[inp.locator for _, part in shard for inp in part.spider_kwargs["inputs"]] for shard in shards] == expected
+    assert all(i == 0 for shard in shards for i, _ in shard)
+
+
+def test_crawl_jobs_are_dealt_over_the_workers():
+    jobs = [Job("greenhouse", "crawl", {}, {"boards": [f"b{i}"]}, source=f"s{i}") for i in range(5)]
+    assert [[i for i, _ in shard] for shard in _shards(jobs, 2)] == [[0, 2, 4], [1, 3]]
+
+
+def test_shard_reports_merge_into_one():
+    a = CrawlReport(files=2, found=5, requests=3, problems=["a.txt: empty"], finish_reason="finished",
+                    stats={"item_scraped_count": 4, "start_time": "x"})
+    a.responses.update({"200": 3})
+    b = CrawlReport(files=1, found=1, requests=1, errors=["u: HTTP 500"], error_count=1, finish_reason="shutdown",
+                    listings={"greenhouse:x": ["k"]}, stats={"item_scraped_count": 1})
+    b.responses.update({"200": 1, "500": 1})
+    a.merge(b)
+    assert (a.files, a.found, a.requests, a.error_count, a.finish_reason) == (3, 6, 4, 1, "shutdown")
+    assert (dict(a.responses), a.problems, a.errors, a.listings) == (
+        {"200": 4, "500": 1}, ["a.txt: empty"], ["u: HTTP 500"], {"greenhouse:x": ["k"]})
+    assert a.stats == {"item_scraped_count": 5, "start_time": "x"}
+
+
+@pytest.mark.parametrize("kind, reason, written, errors, stage_failed, status", [
+    pytest.param("ingest", "finished", {"new": 2}, 0, None, "ok", id="ok"),
+    pytest.param("ingest", "finished", {"quarantined": 1}, 0, None, "partial", id="quarantined"),
+    pytest.param("crawl", "finished", {}, 2, None, "partial", id="errors"),
+    pytest.param("crawl", "request_cap", {}, 0, None, "partial", id="request-cap"),
+    pytest.param("crawl", "shutdown", {}, 0, None, "interrupted", id="signal"),
+    pytest.param("ingest", "shutdown", {}, 0, None, "failed", id="ingest-stopped"),
+    pytest.param("ingest", "finished", {"new": 2}, 0, "storing failed: disk full", "failed", id="stage-failed"),
+])
+def test_a_run_status_follows_from_its_report(kind, reason, written, errors, stage_failed, status):
+    report = RunReport(1, kind, crawl=CrawlReport(finish_reason=reason, error_count=errors, stage_failed=stage_failed),
+                       written=written)
+    assert report.decide_status() == status
+
+
+def test_the_runs_stats_hold_counters_that_counted():
+    report = RunReport(3, "ingest", crawl=CrawlReport(files=2, found=2, files_unchanged=2, unchanged_unparsed=2,
+                                                      stats={"finish_reason": "finished"}), workers=2)
+    assert report.stats == {"finish_reason": "finished", "jobcrawl/files": 2, "jobcrawl/postings_found": 2,
+                            "jobcrawl/files_unchanged": 2, "jobcrawl/postings_unchanged_unparsed": 2,
+                            "jobcrawl/listings_complete": 0, "jobcrawl/workers": 2}
+    assert report.summary() == ("files read 2 · postings found 2 · new 0 · updated 0 · unchanged 2 · quarantined 0 · "
+                                "2 files unchanged since their last parse, not stored again")
+
+
+def _echo_batches(conn):
+    from crawler.sinks import PipeSink
+
+    sink = PipeSink(conn)
+    from crawler.db.rows import Batch
+
+    for n in range(3):
+        sink.put(Batch(run_id=n))
+    sink.close()
+    sink.send("done", None)
+
+
+def test_a_pipe_sink_delivers_batches_in_order_to_the_other_process():
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_echo_batches, args=(child,))
+    process.start()
+    child.close()
+    got = []
+    while (message := parent.recv())[0] != "done":
+        got.append((message[0], message[1].run_id))
+    process.join()
+    assert got == [("batch", 0), ("batch", 1), ("batch", 2)]
+
+
+def test_a_pipe_sink_whose_reader_is_gone_fails_loudly():
+    from crawler.db.rows import Batch
+    from crawler.sinks import PipeSink, SinkFailed
+
+    parent, child = multiprocessing.Pipe()
+    parent.close()
+    sink = PipeSink(child)
+    with pytest.raises(SinkFailed, match="the writer's process is gone"):
+        for _ in range(10):
+            sink.put(Batch())
+            sink._thread.join(timeout=0.05)
+        sink.close()
