@@ -33,9 +33,10 @@ def test_example_sources_file_loads():
 
 
 BAD_SOURCES = [
-    pytest.param('[sources.a]\nspider = "textdump"\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever "
-                 "(got 'textdump')", id="not-a-web-spider"),
-    pytest.param('[sources.a]\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever "
+    pytest.param('[sources.a]\nspider = "textdump"\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever, "
+                 "recruitee, smartrecruiters, workable, workday (got 'textdump')", id="not-a-web-spider"),
+    pytest.param('[sources.a]\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever, "
+                 "recruitee, smartrecruiters, workable, workday "
                  "(got None)", id="no-spider"),
     pytest.param('[sources.a]\nspider = "greenhouse"\nbords = ["x"]\n', "source a: boards: Field required",
                  id="typo-means-missing"),
