@@ -4,7 +4,6 @@ server on 127.0.0.1, and `jobcrawl sources discover` end to end."""
 
 from __future__ import annotations
 
-import socket
 import tomllib
 from pathlib import Path
 
@@ -219,7 +218,7 @@ def test_the_check_is_made_when_connecting():
         _guarded_connect(True)(("127.0.0.1", 9), timeout=5)
 
 
-def test_user_agent_names_the_project_and_a_contact(monkeypatch):
+def test_user_agent_names_the_project_and_a_contact():
     assert user_agent("https://example.org/me") == "jobcrawl/0.1 (+https://example.org/me)"
 
 

@@ -99,4 +99,4 @@ class WorkdaySpider(PagedBoardSpider):
         path = item.extra.get("external_path")
         if not path or not path.startswith("/"):
             return None
-        return self.detail(self.site_url(board) + quote(path, safe="/-_.~"), item, board, headers=_JSON)
+        return self.detail(self.site_url(board) + path, item, board, headers=_JSON)  # Scrapy escapes what needs it
