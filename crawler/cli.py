@@ -10,8 +10,10 @@ from pathlib import Path
 
 import click
 
-def _new_file_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """A file to create (or replace): its folder must exist."""
+def _new_file_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A file to create (or replace): its folder must exist. An option not given stays None."""
+    if value is None:
+        return None
     path = Path(value)
     if value != "-" and not path.exists() and not path.resolve().parent.is_dir():
         raise click.BadParameter(f"{value}: the folder {path.resolve().parent} does not exist")
@@ -254,7 +256,7 @@ def _report(result, db: str) -> None:
 @click.option("--max-requests", type=click.IntRange(0), metavar="N",
               help="Send at most N requests per source (overrides the file; 0 = no cap; cache hits are free).")
 @click.option("--cache/--no-cache", default=True, show_default=True,
-              help="HTTP cache in <db>.httpcache/: unchanged pages are revalidated (304) instead of downloaded.")
+              help="HTTP cache in <db>.httpcache/<source>/: unchanged pages are revalidated (304) instead of downloaded.")
 @click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="A Scrapy setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
 @WORKERS_OPTION
@@ -284,7 +286,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
 
     if bool(names) == all_sources:
         raise click.UsageError("name the sources to crawl, or pass --all (not both)")
-    settings = {"LOG_LEVEL": _log_level(verbose), "HTTPCACHE_DIR": str(Path(db).resolve()) + ".httpcache"}
+    settings = {"LOG_LEVEL": _log_level(verbose)}
+    cache_root = Path(str(Path(db).resolve()) + ".httpcache")
     if not cache:
         settings["HTTPCACHE_ENABLED"] = False
     settings.update(_setting_pairs(overrides, "--set"))
@@ -298,6 +301,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     jobs = []
     for source in selected:
         own = sources.settings_for(source)
+        # One cache per source: sources crawled by different workers never revalidate each other's pages.
+        own["HTTPCACHE_DIR"] = str(cache_root / source.name)
         if max_requests is not None:
             own["JOBCRAWL_MAX_REQUESTS"] = max_requests
         if jobdir:
@@ -569,6 +574,88 @@ def serve(db: str, port: int, host: str, writable: bool) -> None:
 def _require_db(db: str) -> None:
     if not Path(db).exists():
         raise click.UsageError(f"{db}: no such database (run `jobcrawl ingest` first)")
+
+
+@main.group()
+def sources() -> None:
+    """Sources files (what `jobcrawl crawl` fetches): find the job board behind a careers page.
+
+    \b
+    Example:
+      jobcrawl sources discover https://www.example.com/careers --add sources.toml
+    """
+
+
+@sources.command()
+@click.argument("urls", nargs=-1, required=True)
+@click.option("--add", "add_to", type=click.Path(dir_okay=False), callback=_new_file_path,
+              help="Append the entries to this sources file (created if missing) instead of printing them. A board "
+                   "the file already has is not added again; a source name is never reused.")
+@click.option("--allow-private", is_flag=True,
+              help="Allow loopback, private and link-local addresses (refused by default).")
+@click.option("--timeout", default=20.0, show_default=True, type=click.FloatRange(0.1, 300),
+              help="Seconds for each page, robots.txt included.")
+@click.option("--max-bytes", default=2_000_000, show_default=True, type=click.IntRange(1024, 100_000_000),
+              help="Read at most this many bytes of a page.")
+def discover(urls: tuple[str, ...], add_to: str | None, allow_private: bool, timeout: float, max_bytes: int) -> None:
+    """Find the job board a careers page embeds and print its sources-file entry.
+
+    Recognized: Greenhouse, Lever, Ashby, Workable, SmartRecruiters, Recruitee and Workday boards
+    (embed scripts, iframes, links), else schema.org JobPosting markup (a `jsonld` source). A URL
+    that is itself a board's is read without fetching; any other is fetched once, politely:
+    robots.txt honoured, the crawler's User-Agent (contact: the --add file's `contact`, else
+    JOBCRAWL_CONTACT), a size cap and a time limit.
+
+    Exit status: 0 a source for every URL; 1 some URL could not be fetched or shows no board;
+    2 usage error (a URL that is not http(s), an --add file that is not a valid sources file).
+
+    \b
+    Example:
+      jobcrawl sources discover https://www.example.com/careers https://jobs.lever.co/example
+      jobcrawl sources discover https://www.example.com/careers --add sources.toml
+    """
+    from urllib.parse import urlsplit
+
+    from crawler.discover import FetchError, add_entries, entry_toml, unique_name, user_agent
+    from crawler.discover import discover as find
+    from crawler.sources import SourcesError, load_sources
+
+    for url in urls:
+        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+            raise click.BadParameter(f"{url}: not an http(s) URL", param_hint="URLS")
+    contact = None
+    if add_to and Path(add_to).is_file() and Path(add_to).read_text(encoding="utf-8").strip():
+        try:
+            contact = load_sources(add_to).contact
+        except SourcesError as err:
+            raise click.UsageError(str(err)) from None
+    failed, founds = False, []
+    for url in urls:
+        try:
+            found = find(url, agent=user_agent(contact), timeout=timeout, max_bytes=max_bytes, allow_private=allow_private)
+        except FetchError as err:
+            click.echo(f"{url}: {err}", err=True)
+            failed = True
+            continue
+        if not found:
+            click.echo(f"{url}: no job board or schema.org JobPosting found", err=True)
+            failed = True
+        founds += [f for f in found if not any(f.covered_by(g.spider, g.args) for g in founds)]
+    if add_to:
+        try:
+            results = add_entries(Path(add_to), founds)
+        except SourcesError as err:
+            raise click.UsageError(str(err)) from None
+        for found, name, added in results:
+            what = f"{found.spider} {', '.join(found.boards())}"
+            click.echo(f"added [sources.{name}] ({what}) to {add_to}" if added
+                       else f"{found.page}: {what} is already in {add_to} as [sources.{name}]")
+    else:
+        names: list[str] = []
+        for found in founds:
+            names.append(unique_name(found.name, names))
+            click.echo(entry_toml(found, names[-1]))
+    raise SystemExit(1 if failed else 0)
 
 
 if __name__ == "__main__":

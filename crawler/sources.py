@@ -10,7 +10,7 @@
     delay = 0.5                 # minimum seconds between requests to one host
 
     [sources.gitlab]            # the source's name: `jobcrawl crawl gitlab`
-    spider = "greenhouse"       # greenhouse, lever, ashby or jsonld
+    spider = "greenhouse"       # greenhouse, lever, ashby, workable, smartrecruiters, recruitee, workday or jsonld
     boards = ["gitlab"]         # every other key is an argument of the spider
     company = "GitLab"
 

@@ -3,8 +3,8 @@
 Forms: relative (``发布于 大约 4 小时前``, ``刚刚``, ``3 天前``, ``2 周前``, ``1 个月前``, ``90天前更新``,
 ``3 days ago``, ``about 2 hours ago``), day names (``今天``, ``昨天``, ``前天``, ``today``, ``yesterday``),
 absolute dates (``2026-11-20``, ``2026/11/20``, ``2026年11月20日``, ``11月20日``, ``09-03发布``,
-``5月13日更新``), ISO datetimes with or without offset, and epoch seconds or milliseconds
-(Lever's ``createdAt``).
+``5月13日更新``), ISO datetimes with or without offset or with a ``UTC`` suffix (Recruitee's
+``2026-09-18 12:55:59 UTC``), and epoch seconds or milliseconds (Lever's ``createdAt``).
 
 Rules:
 - Relative counts subtract exact durations from ``as_of``: a month is 30 days, a year 365 days.
@@ -90,6 +90,7 @@ _YMD = re.compile(r"(?P<y>\d{4})\s*(?:[-/.]|年)\s*(?P<m>\d{1,2})\s*(?:[-/.]|月
 _MD = re.compile(r"(?P<m>\d{1,2})\s*(?:-|/|月)\s*(?P<d>\d{1,2})\s*日?")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}.*")
+_UTC_NAME = re.compile(r"\s*(?:utc|gmt)$")
 _EPOCH = re.compile(r"\d{10}|\d{13}")
 
 
@@ -107,7 +108,7 @@ def _resolve(folded: str, as_of: datetime, tz: tzinfo) -> tuple[datetime, Unit] 
         number = int(folded)
         return datetime.fromtimestamp(number / 1000 if len(folded) == 13 else number, UTC), "date"
     if _ISO_DATETIME.fullmatch(folded):
-        moment = datetime.fromisoformat(folded.upper())
+        moment = datetime.fromisoformat(_UTC_NAME.sub("+00:00", folded).upper())
         return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), "date"
     if _ISO_DATE.fullmatch(folded):
         return _midnight(date.fromisoformat(folded), UTC), "date"

@@ -3,10 +3,15 @@
     python tests/mockserver.py --root DIR --log FILE     # prints its base URL once it listens
 
 It listens on 127.0.0.1 on a free port and serves the files under ROOT: a URL path names a file
-(query strings are ignored); a folder serves its ``index.html``; a missing path is tried with
-``.json`` then ``.html`` appended, so ``/greenhouse/v1/boards/gitlab/jobs?content=true`` serves
-``greenhouse/v1/boards/gitlab/jobs.json``. In ``.html``, ``.xml`` and ``.txt`` files ``{{BASE}}``
-becomes the server's base URL (sitemaps and robots.txt need absolute URLs).
+(query strings are ignored); a folder serves its ``index.html``; a missing path (or a folder
+without ``index.html``) is tried with ``.json`` then ``.html`` appended, so
+``/greenhouse/v1/boards/gitlab/jobs?content=true`` serves ``greenhouse/v1/boards/gitlab/jobs.json``.
+In ``.html``, ``.xml`` and ``.txt`` files ``{{BASE}}`` becomes the server's base URL (sitemaps and
+robots.txt need absolute URLs).
+
+Paged APIs: a file ``NAME@K=V.json`` (or ``NAME@K=V@K2=V2.json``) answers instead of ``NAME.json``
+when the request's query string or JSON body has every ``K=V`` of its name (body values as
+text: ``{"offset": 20}`` matches ``offset=20``); the variant naming the most pairs wins.
 
 Every file response carries ``ETag`` (a hash of the body), ``Last-Modified`` (the file's mtime)
 and ``Cache-Control: max-age=0``; a request whose ``If-None-Match`` matches, or whose
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -35,7 +41,7 @@ import sys
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 FIXTURES_WEB = Path(__file__).resolve().parents[1] / "fixtures" / "web"
 
@@ -47,6 +53,21 @@ API_LAYOUT = {
     "lever/v0/postings/matchgroup.json": "ats/lever_matchgroup_postings.json",
     "ashby/posting-api/job-board/linear.json": "ats/ashby_linear_job_board.json",
     "ashby/posting-api/job-board/examplecomp.json": "ats/ashby_compensation.json",
+    "recruitee/examplevision/api/offers.json": "ats/recruitee_offers.json",
+    "smartrecruiters/v1/companies/ExampleAI/postings.json": "ats/smartrecruiters_postings_0.json",
+    "smartrecruiters/v1/companies/ExampleAI/postings@offset=2.json": "ats/smartrecruiters_postings_2.json",
+    "smartrecruiters/v1/companies/ExampleAI/postings/744000200000001.json": "ats/smartrecruiters_posting_744000200000001.json",
+    "smartrecruiters/v1/companies/ExampleAI/postings/744000200000002.json": "ats/smartrecruiters_posting_744000200000002.json",
+    "workday/wday/cxs/exampleai/External/jobs.json": "ats/workday_jobs_0.json",
+    "workday/wday/cxs/exampleai/External/jobs@offset=2.json": "ats/workday_jobs_2.json",
+    "workday/wday/cxs/exampleai/External/job/Santa-Clara-CA/Senior-LLM-Inference-Engineer_JR-2001.json":
+        "ats/workday_job_JR-2001.json",
+    "workday/wday/cxs/exampleai/External/job/China-Shanghai/GPU-Cluster-SRE_JR-2002.json": "ats/workday_job_JR-2002.json",
+    "workable/api/v1/widget/accounts/examplerobotics.json": "ats/workable_widget.json",
+    "workable/api/v3/accounts/exampledata/jobs.json": "ats/workable_jobs_0.json",
+    "workable/api/v3/accounts/exampledata/jobs@token=T2.json": "ats/workable_jobs_T2.json",
+    "workable/api/v2/accounts/exampledata/jobs/K1K1K1K1K1.json": "ats/workable_job_K1K1K1K1K1.json",
+    "workable/api/v2/accounts/exampledata/jobs/K2K2K2K2K2.json": "ats/workable_job_K2K2K2K2K2.json",
 }
 CONTENT_TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8", ".xml": "application/xml",
                  ".txt": "text/plain; charset=utf-8"}
@@ -143,12 +164,13 @@ def serve(root: Path, log_path: Path) -> None:
 
     def serve_file(request, parts: list[str]) -> None:
         path = root.joinpath(*parts) if parts else root
-        if path.is_dir():
+        if path.is_dir() and (path / "index.html").is_file():
             path = path / "index.html"
         if not path.is_file():
             path = next((Path(f"{path}{ext}") for ext in (".json", ".html") if Path(f"{path}{ext}").is_file()), path)
         if not path.is_file() or root not in path.resolve().parents:
             return finish(request, 404, b"not found\n", {"Content-Type": "text/plain"})
+        path = variant(path, request_params(request))
         body = path.read_bytes()
         if path.suffix in TEMPLATED:
             body = body.replace(b"{{BASE}}", base_of(request).encode())
@@ -170,6 +192,27 @@ def serve(root: Path, log_path: Path) -> None:
         if fresh:
             return finish(request, 304, b"", {k: v for k, v in headers.items() if k != "Content-Type"})
         finish(request, 200, body, headers)
+
+    def request_params(request) -> dict[str, str]:
+        """The query string's pairs and the JSON body's top-level scalars, as text."""
+        params = dict(parse_qsl(urlsplit(request.uri.decode("utf-8", "replace")).query))
+        try:
+            body = json.loads(request.content.read() or b"null")
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            params.update({k: json.dumps(v) if isinstance(v, bool) or v is None else str(v)
+                           for k, v in body.items() if not isinstance(v, (dict, list))})
+        return params
+
+    def variant(path: Path, params: dict[str, str]) -> Path:
+        """The ``NAME@K=V….ext`` sibling of ``path`` whose pairs the request has, most pairs first."""
+        best, most = path, 0
+        for candidate in path.parent.glob(f"{path.stem}@*{path.suffix}"):
+            pairs = [p.partition("=") for p in candidate.name[len(path.stem) + 1:-len(path.suffix)].split("@")]
+            if all(params.get(k) == v for k, _, v in pairs) and len(pairs) > most:
+                best, most = candidate, len(pairs)
+        return best
 
     def route(request, parts: list[str]) -> None:
         head = parts[0] if parts else ""

@@ -111,12 +111,10 @@ class Run:
     runs: dict[str, dict]
 
 
-@pytest.fixture(scope="module")
-def two_runs(server, tmp_path_factory):
-    """`crawl --all` over every source, then again over the unchanged fixtures."""
-    tmp = tmp_path_factory.mktemp("main")
+def crawl_twice(server, tmp: Path, sources_body: str) -> tuple[Path, list[Run]]:
+    """`crawl --all` over the sources (``{base}`` is the server's URL) into ``tmp/jobs.db``, twice."""
     db = tmp / "jobs.db"
-    sources = write_sources(tmp / "sources.toml", MAIN_SOURCES.format(base=server.base))
+    sources = write_sources(tmp / "sources.toml", sources_body.format(base=server.base))
     out = []
     for _ in range(2):
         before = len(server.hits())
@@ -124,6 +122,12 @@ def two_runs(server, tmp_path_factory):
         records = {r["source_id"]: r for r in export_records(db)}
         out.append(Run(proc, server.hits()[before:], records, runs(db)))
     return db, out
+
+
+@pytest.fixture(scope="module")
+def two_runs(server, tmp_path_factory):
+    """`crawl --all` over every source, then again over the unchanged fixtures."""
+    return crawl_twice(server, tmp_path_factory.mktemp("main"), MAIN_SOURCES)
 
 
 def test_first_run_exit_status_and_messages(two_runs):

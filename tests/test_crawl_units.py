@@ -21,7 +21,8 @@ def test_example_sources_file_loads():
     sources = load_sources(ROOT / "seeds" / "sources.toml")
     assert [(s.name, s.spider, s.enabled) for s in sources.sources.values()] == [
         ("gitlab", "greenhouse", True), ("matchgroup", "lever", True), ("linear", "ashby", True),
-        ("example-careers", "jsonld", False)]
+        ("huggingface", "workable", False), ("ubisoft", "smartrecruiters", False), ("channable", "recruitee", False),
+        ("nvidia", "workday", False), ("example-careers", "jsonld", False)]
     assert [s.name for s in sources.select([], all_enabled=True)] == ["gitlab", "matchgroup", "linear"]
     careers = sources.sources["example-careers"]
     assert sources.settings_for(careers) == {
@@ -33,9 +34,10 @@ def test_example_sources_file_loads():
 
 
 BAD_SOURCES = [
-    pytest.param('[sources.a]\nspider = "textdump"\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever "
-                 "(got 'textdump')", id="not-a-web-spider"),
-    pytest.param('[sources.a]\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever "
+    pytest.param('[sources.a]\nspider = "textdump"\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever, "
+                 "recruitee, smartrecruiters, workable, workday (got 'textdump')", id="not-a-web-spider"),
+    pytest.param('[sources.a]\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever, "
+                 "recruitee, smartrecruiters, workable, workday "
                  "(got None)", id="no-spider"),
     pytest.param('[sources.a]\nspider = "greenhouse"\nbords = ["x"]\n', "source a: boards: Field required",
                  id="typo-means-missing"),

@@ -59,6 +59,7 @@ POSTED = [
     pytest.param("2024-03-01T10:00:00.123-05:00", "2024-03-01T15:00:00+00:00", False, "date", id="iso-fraction-negative-offset"),
     pytest.param("2024-03-01T10:00:00", "2024-03-01T10:00:00+00:00", False, "date", id="iso-naive-is-utc"),
     pytest.param("2024-03-01 10:00", "2024-03-01T10:00:00+00:00", False, "date", id="iso-space"),
+    pytest.param("2026-09-18 12:55:59 UTC", "2026-09-18T12:55:59+00:00", False, "date", id="iso-utc-suffix-recruitee"),
     pytest.param(1709287200000, "2024-03-01T10:00:00+00:00", False, "date", id="lever-epoch-ms-int"),
     pytest.param("1709287200000", "2024-03-01T10:00:00+00:00", False, "date", id="epoch-ms-string"),
     pytest.param("1709287200", "2024-03-01T10:00:00+00:00", False, "date", id="epoch-seconds"),

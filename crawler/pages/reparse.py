@@ -65,8 +65,19 @@ def _table(row, text: str, reader: dict, fetched_at: str):
 
 
 def _page(row, text: str, reader: dict, fetched_at: str):
+    """A web response's items as its spider stored them: a paged board's listing gives no postings (each is
+    stored from its detail), and a detail is completed by what its listing said (crawler/spiders/paged.py)."""
+    from crawler.pages.parts import merge_listed
+
     page_class = load_object(reader["page"])
     page = page_class(row["locator"], text, fetched_at=fetched_at, as_of=row["as_of"], company=reader.get("company"),
                       **(reader.get("kwargs") or {}))
     page.sha256 = row["sha256"]
-    return page.parse()
+    listed = RawPosting.model_validate(reader["listed"]) if reader.get("listed") else None
+    for item in page.parse():
+        if isinstance(item, RawPosting):
+            if reader.get("details"):
+                continue
+            if listed is not None and item.source_id == listed.source_id:
+                item = merge_listed(item, listed)
+        yield item

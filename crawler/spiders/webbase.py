@@ -96,19 +96,31 @@ class WebSpider(scrapy.Spider):
     def parse_page(self, response, page_class: type[WebPage], *, listing: str | None = None,
                    **page_kwargs: Any) -> Iterator[RawInput | RawPosting | Quarantined]:
         """Everything ``page_class`` reads from ``response``; records a complete listing under ``listing``."""
+        yield from self.page_items(self.read_page(response, page_class, **page_kwargs), listing=listing)
+
+    def read_page(self, response, page_class: type[WebPage], **page_kwargs: Any) -> WebPage:
+        """The page object of ``response``, stamped with the fetch time and the configured company."""
         page = page_class.from_response(response, fetched_at=now_iso(), company=self.args.company, **page_kwargs)
+        page.reader = page_reader(page_class, self.args.company, page_kwargs)
+        return page
+
+    def page_items(self, page: WebPage, *, listing: str | None = None,
+                   found: bool = True) -> Iterator[RawInput | RawPosting | Quarantined]:
+        """What ``page`` yields, counted (its postings as found unless ``found`` is False: a posting's
+        detail describes a posting its listing found); records a complete listing under ``listing``."""
         raw: RawInput | None = None
         keys: list[str] = []
         for item in page.parse():
             if isinstance(item, RawInput):
                 raw = item
-                item.reader = page_reader(page_class, self.args.company, page_kwargs)
+                item.reader = getattr(page, "reader", None)
                 if not self.keep_input(item):
                     continue
                 report_of(self.crawler).files += 1
             elif isinstance(item, RawPosting):
                 keys.append(posting_key(item.source, item.source_id))
-                report_of(self.crawler).found += 1
+                if found:
+                    report_of(self.crawler).found += 1
             yield item
         if listing is not None and raw is not None and raw.status == "parsed" and page.complete_listing():
             self.book["listings"][listing] = keys
