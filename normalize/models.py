@@ -93,6 +93,17 @@ class RawEvaluation(_Model):
     dimensions: list[RawDimension] = Field(default_factory=list, description="Dimension blocks in source order.")
 
 
+class SalaryParts(_Model):
+    """A salary as an API states it, in numbers (Lever ``salaryRange``, Greenhouse ``pay_input_ranges``,
+    JSON-LD ``baseSalary``): stored as they are, beside the text written from them."""
+
+    currency: str | None = Field(None, description="ISO 4217 code as given.")
+    min: float | None = Field(None, description="Lower bound per period, in currency units.")
+    max: float | None = Field(None, description="Upper bound per period, in currency units.")
+    period: Period | None = Field(None, description="Pay period, when the API gives one.")
+    estimated: bool = Field(False, description="The source marks the range as an estimate.")
+
+
 class RawPosting(_Model):
     """What every spider emits: one posting, strings as the source wrote them."""
 
@@ -121,6 +132,7 @@ class RawPosting(_Model):
     company_info: str | None = Field(None, description="Company facts as written (`互联网A轮1000-9999人`).")
     tags: list[str] = Field(default_factory=list, description="Tags as written, in source order.")
     salary: str | None = Field(None, description="Salary as written (`43K`, `15-25k·13薪`, `$120,000 a year`).")
+    salary_parts: SalaryParts | None = Field(None, description="The salary in numbers, when an API gives them (`salary` is then the text written from them).")
     salary_compare: str | None = Field(None, description="Salary comparison as written (`比人工智能中位数低`).")
     company_activity: list[str] = Field(default_factory=list, description="Company activity lines (`这家公司招聘很活跃`, `约 1900 个在招 · …`).")
     market: list[str] = Field(default_factory=list, description="Market lines (`选择面较广`, `杭州 · 人工智能 · 约 190 个在招`).")

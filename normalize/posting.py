@@ -22,7 +22,7 @@ from .models import (
     RawSection,
     Signal,
 )
-from .salary import parse_salary, parse_salary_compare, parse_salary_estimate
+from .salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_parts
 from .fields import parse_company_info, parse_experience_education, parse_location
 from .sections import clean_bullet, section_key, split_sections
 from .text import clean_line, clean_text, sha256_hex
@@ -219,7 +219,7 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
     published = parse_published(raw.published) if raw.published else None
     valid = parse_posted(raw.valid_through, as_of) if raw.valid_through else None
 
-    salary = parse_salary(raw.salary)
+    salary = salary_from_parts(raw.salary, raw.salary_parts) if raw.salary_parts else parse_salary(raw.salary)
     if raw.salary_compare:
         salary.compare_raw = clean_line(raw.salary_compare)
         salary.vs_median, salary.compare_scope = parse_salary_compare(raw.salary_compare)

@@ -30,10 +30,10 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from price_parser import Price
 
-from .models import Salary, SalaryEstimate
+from .models import Salary, SalaryEstimate, SalaryParts
 from .text import clean_line
 
-__all__ = ["parse_salary", "parse_salary_estimate", "parse_salary_compare", "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
+__all__ = ["parse_salary", "salary_from_parts", "parse_salary_estimate", "parse_salary_compare", "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
 
 MAX_SALARY_TEXT = 200
 """Longer text is not a salary field: reported unparseable without being searched."""
@@ -186,19 +186,25 @@ def parse_salary(text: str | None, *, default_currency: str = "CNY") -> Salary:
     period = _period(folded)
     if period is False:
         return unparseable
+    return _figures(text, low, high, currency, period, months, estimated, per_unit=bool(shared_unit))
+
+
+def _figures(raw: str, low: Decimal, high: Decimal, currency: str, period: str | None, months: int, estimated: bool,
+             *, per_unit: bool = False) -> Salary:
+    """A parsed :class:`Salary` from its figures. Without a period, a CNY figure with a unit (``k``, ``万``) or of
+    1,000 and more is monthly, another currency's of 1,000 and more yearly; a smaller one is unparseable."""
     if period is None:
-        if cny and (shared_unit or low >= 1000):
+        if currency == "CNY" and (per_unit or low >= 1000):
             period = "month"
-        elif not cny and low >= 1000:
+        elif currency != "CNY" and low >= 1000:
             period = "year"
         else:
-            return unparseable
-
+            return Salary(raw=raw, status="unparseable")
     factor = _TO_MONTHLY[period]
     monthly = [v * factor for v in (low, high)]
     annual = [low, high] if period == "year" else [m * months for m in monthly]
     return Salary(
-        raw=text,
+        raw=raw,
         status="parsed",
         min=_money(low),
         max=_money(high),
@@ -212,6 +218,16 @@ def parse_salary(text: str | None, *, default_currency: str = "CNY") -> Salary:
         estimated=estimated,
         implausible=low <= 0 or high / low > 10,
     )
+
+
+def salary_from_parts(raw: str | None, parts: SalaryParts, *, default_currency: str = "CNY") -> Salary:
+    """The :class:`Salary` of figures an API gave as numbers (``parts``), with ``raw`` the text written from them:
+    the same rules as :func:`parse_salary`, without reading the figures back from the text."""
+    figures = [Decimal(repr(v)) for v in (parts.min, parts.max) if v is not None]
+    if not figures or max(figures) >= _MAX_AMOUNT:
+        return Salary(raw=raw, status="unparseable")
+    return _figures(raw or "", min(figures), max(figures), parts.currency or default_currency, parts.period, 12,
+                    parts.estimated)
 
 
 _LABEL_SPLIT = re.compile(r"^(?P<label>[^(]*?)\s*\((?P<inner>.*)\)\s*$")

@@ -37,9 +37,11 @@ def body(name: str) -> bytes:
 
 
 def summary(item) -> dict:
-    """The fields a test pins down; sections as (heading, line count, first line, last line)."""
+    """The fields a test pins down; sections as (heading, line count, first line, last line). The salary's numbers
+    (``salary_parts``) are checked against its text in test_api_salaries_are_stored_as_their_numbers."""
     data = item.model_dump(exclude_defaults=True,
-                           exclude={"source", "locator", "input_sha256", "fetched_at", "as_of", "position", "complete_listing"})
+                           exclude={"source", "locator", "input_sha256", "fetched_at", "as_of", "position", "complete_listing",
+                                    "salary_parts"})
     data["sections"] = [(s.heading, len(s.lines), s.lines[0] if s.lines else None, s.lines[-1] if s.lines else None)
                         for s in item.sections]
     if not data["sections"]:
@@ -773,3 +775,44 @@ def test_loads_lenient_fails_only_with_a_json_error(raw):
         loads_lenient(raw)
     except json.JSONDecodeError:
         pass
+
+
+def _all_api_items():
+    """Every posting of the recorded JSON-LD pages and ATS responses above that states pay."""
+    pages = [site_page(int(p.stem)) for p in sorted((WEB / "site" / "jobs").glob("*.html"))] + [
+        GreenhousePage("https://boards-api.greenhouse.io/v1/boards/examplerobotics/jobs/4000123",
+                       body("ats/greenhouse_job_pay.json"), fetched_at=FETCHED),
+        LeverPage(LEVER_URL, body("ats/lever_matchgroup_postings.json"), fetched_at=FETCHED),
+        AshbyPage(ASHBY_URL.format("linear"), body("ats/ashby_compensation.json"), fetched_at=FETCHED)]
+    return [(type(page).__name__, item) for page in pages for item in page.to_items() if item.salary]
+
+
+def test_api_salaries_are_stored_as_their_numbers():
+    """Structured pay (JSON-LD baseSalary, Greenhouse pay_input_ranges, Lever salaryRange, Ashby) comes with its numbers; normalizing uses them without parsing the
+    text written from them, and gets the same salary as parsing that text would."""
+    from normalize.salary import parse_salary, salary_from_parts
+
+    items = _all_api_items()
+    assert items, "the recorded pages state pay"
+    with_parts = [item for _, item in items if item.salary_parts is not None]
+    assert {kind for kind, item in items if item.salary_parts is not None} == {
+        "JsonLdPage", "GreenhousePage", "LeverPage", "AshbyPage"}
+    for item in with_parts:
+        assert salary_from_parts(item.salary, item.salary_parts) == parse_salary(item.salary), item.salary
+
+
+@pytest.mark.parametrize("args, text, parts", [
+    pytest.param(("USD", 120000, 150000, "YEAR"), "USD 120000-150000/YEAR",
+                 {"currency": "USD", "min": 120000.0, "max": 150000.0, "period": "year", "estimated": False}, id="range"),
+    pytest.param(("eur", 52.5, None, "HOUR"), "eur 52.5/HOUR",
+                 {"currency": "EUR", "min": 52.5, "max": 52.5, "period": "hour", "estimated": False}, id="one-figure"),
+    pytest.param(("USD", "120,000", "150,000", "YEAR"), "USD 120,000-150,000/YEAR", None, id="figures-as-text"),
+    pytest.param(("$", 10, 20, None), "$ 10-20", None, id="symbol-not-a-code"),
+    pytest.param((None, None, None, None), None, None, id="nothing"),
+])
+def test_salary_text_carries_the_numbers(args, text, parts):
+    from crawler.pages.base import Pay, salary_text
+
+    out = salary_text(*args)
+    assert out == text
+    assert (out.parts if isinstance(out, Pay) else None) == parts

@@ -326,6 +326,9 @@ class Entry:
         if not isinstance(self.data, dict):
             raise EntryError("bad_entry", f"entry {self.position} is a JSON {type(self.data).__name__}, not an object")
         values = {name: getattr(self, name)() for name in self.FIELDS}
+        pay = values.get("salary")
+        if isinstance(pay, Pay):
+            values["salary"], values["salary_parts"] = str(pay), pay.parts
         return self.page.item(self.position, **{k: v for k, v in values.items() if v not in (None, [], {})})
 
 
@@ -412,13 +415,30 @@ def extra_text(value: Any) -> str | None:
     return json_text(value)
 
 
+class Pay(str):
+    """Salary text written from an API's numbers by :func:`salary_text`, carrying those numbers (``parts``,
+    a :class:`~normalize.models.SalaryParts` dict): the item stores them as they are instead of having the
+    text parsed again. Any string operation on it gives plain text, without the numbers."""
+
+    parts: dict[str, Any]
+
+    def __new__(cls, text: str, parts: dict[str, Any]) -> "Pay":
+        pay = super().__new__(cls, text)
+        pay.parts = parts
+        return pay
+
+
+_ISO_CURRENCY = re.compile(r"[A-Za-z]{3}")
+_PERIODS = {"HOUR": "hour", "DAY": "day", "WEEK": "week", "MONTH": "month", "YEAR": "year"}
+
+
 def salary_text(
     currency: str | None, low: Any, high: Any = None, unit: str | None = None, *, estimated: bool = False
-) -> str | None:
+) -> Pay | None:
     """Salary as ``[estimated: ]CUR LOW[-HIGH][/UNIT]``, e.g. ``USD 120000-150000/YEAR``; None without figures.
 
-    Figures are written exactly (no thousands separators, no rounding) so a salary parser reads
-    them back unchanged; a range whose ends are equal is written as one figure.
+    Figures are written exactly (no thousands separators, no rounding); a range whose ends are equal
+    is written as one figure. The text is a :class:`Pay` carrying the numbers.
     """
     low_text, high_text = number_text(low), number_text(high)
     if low_text is None and high_text is None:
@@ -430,7 +450,16 @@ def salary_text(
     text = " ".join(part for part in (currency, amount) if part)
     if unit:
         text += f"/{unit}"
-    return f"estimated: {text}" if estimated else text
+    text = f"estimated: {text}" if estimated else text
+    try:  # figures given as text (`120,000`, `50k`) and odd currencies are left to the salary parser
+        numbers = [float(t) for t in (low_text, high_text) if t is not None]
+    except ValueError:
+        return text
+    if (currency is not None and not _ISO_CURRENCY.fullmatch(currency)) or not all(map(math.isfinite, numbers)):
+        return text
+    parts = {"currency": currency.upper() if currency else None, "min": min(numbers), "max": max(numbers),
+             "period": _PERIODS.get((unit or "").upper()), "estimated": estimated}
+    return Pay(text, parts)
 
 
 # --------------------------------------------------------------------------- HTML → lines → sections
