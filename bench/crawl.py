@@ -12,8 +12,8 @@ includes the pipelines' final flush), pages per CPU-second of the crawl process 
 which runs beside the engine on a second core), both ratios, peak RSS of each crawl process, and
 the load average around the runs (the machine is shared). The full run also reports its end-to-end time
 (database open, crawl, closing step, corpus steps such as dedupe). Under each mode: CPU milliseconds
-per page of the crawl process, of the stage worker process (normalize, skills and store: see
-crawler/pipelines/offload.py; its own total, sent back with its stats) and of the mock server.
+per page of the crawl process (one source runs in one process: the engine, the whole pipeline chain and
+the writer thread) and of the mock server.
 
     python bench/crawl.py              # N = 2000
     python bench/crawl.py --n 500      # a quick run
@@ -137,23 +137,22 @@ PARTIAL = {
 
 def crawl(mode: str, base: str, db: Path) -> dict:
     """One crawl in this process (``--one MODE``): the figures as a dict."""
-    from crawler.jobs import Job, run_jobs_into_db
     from crawler.run import SpiderRun, run_spiders
+    from crawler.runner import Job, run_jobs
 
     kwargs = {"sitemap_urls": [f"{base}/sitemap.xml"], "allow": ["/jobs/"], "follow": False}
     start = time.perf_counter()
     if mode != "full":
-        stats = run_spiders([SpiderRun("jsonld", {"ITEM_PIPELINES": PARTIAL[mode]}, kwargs)], SETTINGS)[0]
+        report = run_spiders([SpiderRun("jsonld", {"ITEM_PIPELINES": PARTIAL[mode]}, kwargs)], SETTINGS)[0]
         counts = {}
     else:
-        result = run_jobs_into_db([Job("jsonld", "crawl", kwargs, kwargs, source="bench")], str(db), settings=SETTINGS)[0]
-        stats, counts = result.stats, result.counts
+        result = run_jobs([Job("jsonld", "crawl", kwargs, kwargs, source="bench")], str(db), settings=SETTINGS)[0]
+        report, counts = result.crawl, result.counts
     total = time.perf_counter() - start
-    pages = int(stats.get("jobcrawl/files", 0))
+    stats, pages = report.stats, report.files
     return {"mode": mode, "pages": pages, "crawl_s": round(stats["elapsed_time_seconds"], 2),
             "pages_per_s": round(pages / stats["elapsed_time_seconds"], 1), "end_to_end_s": round(total, 2),
             "cpu_s": round(stats["bench/cpu_s"], 2), "pages_per_cpu_s": round(pages / stats["bench/cpu_s"], 1),
-            "worker_cpu_s": stats.get("jobcrawl/stage_worker_cpu_s", 0.0),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "new": counts.get("new"), "finish_reason": stats.get("finish_reason")}
 
@@ -204,8 +203,8 @@ def main() -> None:
             print(f"{r['mode']:>9}: {r['pages']} pages in {r['crawl_s']} s = {r['pages_per_s']} pages/s · "
                   f"crawl CPU {r['cpu_s']} s = {r['pages_per_cpu_s']} pages/CPU-s · peak RSS {r['peak_rss_mb']} MB · end to end {r['end_to_end_s']} s"
                   + (f" · {r['new']} postings stored" if r["new"] is not None else ""))
-            print(f"{'':>11}CPU ms per page: crawl process {1000 * r['cpu_s'] / r['pages']:.2f} · stage worker "
-                  f"{1000 * r['worker_cpu_s'] / r['pages']:.2f} · mock server {1000 * r['server_cpu_s'] / r['pages']:.2f}")
+            print(f"{'':>11}CPU ms per page: crawl process {1000 * r['cpu_s'] / r['pages']:.2f} · "
+                  f"mock server {1000 * r['server_cpu_s'] / r['pages']:.2f}")
         print(f"full / bare = {full['pages_per_s'] / bare['pages_per_s']:.2f} by wall clock (target ≥ 0.90), "
               f"{full['pages_per_cpu_s'] / bare['pages_per_cpu_s']:.2f} by CPU time")
         print("load average (1, 5, 15 min) before {:.2f} {:.2f} {:.2f}, after {:.2f} {:.2f} {:.2f} on {} cores".format(

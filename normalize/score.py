@@ -64,7 +64,7 @@ from pydantic import TypeAdapter
 
 from .models import DIMENSION_LABELS, DIMENSIONS, Evaluation, Signal
 from .posting import level_for
-from .text import LONE_SURROGATE
+from .text import find_matches
 
 __all__ = [
     "SCORER", "WEIGHTS", "MIN_SAMPLE", "FRONTIER_CATEGORIES", "SkillInfo", "SalaryGroup", "Market",
@@ -488,7 +488,7 @@ def find_rules(lines: Sequence[tuple[str, str]]) -> dict[str, Hit]:
     try:
         matches = _MATCHER.find_matches_as_indexes(folded)
     except UnicodeEncodeError:  # lone surrogates, which no word holds
-        matches = _MATCHER.find_matches_as_indexes(LONE_SURROGATE.sub("\ufffd", folded))
+        matches = find_matches(_MATCHER, folded)
     for k, start, end in matches:
         new = [RULES[i] for i in _WORD_RULES[k] if RULES[i].name not in hits]
         if not new or not _boundary_ok(folded, start, end, _WORDS[k]):

@@ -16,9 +16,9 @@ import re
 from itertools import chain
 from typing import NamedTuple
 
-import ahocorasick
+import ahocorasick_rs
 
-from .text import clean_line, fold, split_lines
+from .text import clean_line, find_matches, fold, split_lines
 
 __all__ = [
     "HEADINGS",
@@ -157,24 +157,17 @@ def clean_bullet(line: str) -> str:
 # --------------------------------------------------------------------------- headings in running text
 
 
-def _automaton() -> ahocorasick.Automaton:
-    automaton = ahocorasick.Automaton()
-    for term in HEADINGS:
-        automaton.add_word(term, term)
-    automaton.make_automaton()
-    return automaton
-
-
-_TERMS = _automaton()
+_TERM_LIST = list(HEADINGS)
+_TERMS = ahocorasick_rs.AhoCorasick(_TERM_LIST)  # every overlapping match: the longest per start is chosen below
 
 
 def _term_starts(folded: str) -> list[tuple[int, str]]:
     """``(start, term)`` for the longest vocabulary term starting at each position; English ones as whole words."""
     longest: dict[int, str] = {}
-    for end, term in _TERMS.iter(folded):
-        start = end - len(term) + 1
+    for index, start, end in find_matches(_TERMS, folded, overlapping=True):
+        term = _TERM_LIST[index]
         if term[0].isascii() and (folded[start - 1:start].isalpha() and folded[start - 1:start].isascii()
-                                  or folded[end + 1:end + 2].isalpha() and folded[end + 1:end + 2].isascii()):
+                                  or folded[end:end + 1].isalpha() and folded[end:end + 1].isascii()):
             continue
         if len(term) > len(longest.get(start, "")):
             longest[start] = term

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import html
 import re
 import unicodedata
 from typing import Any
@@ -19,9 +18,9 @@ __all__ = [
     "clean_line",
     "clean_text",
     "split_lines",
-    "html_to_text",
     "sha256_hex",
     "LONE_SURROGATE",
+    "find_matches",
     "replace_lone_surrogates",
 ]
 
@@ -45,6 +44,15 @@ _BOMS = (
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """A UTF-16 surrogate code point on its own (JSON and ``surrogateescape`` let them into a str); Rust-backed matchers
 refuse such text, so it is searched with each replaced by U+FFFD (same length, same offsets)."""
+
+
+def find_matches(automaton, text: str, *, overlapping: bool = False) -> list[tuple[int, int, int]]:
+    """``(pattern index, start, end)`` of an ahocorasick-rs automaton's matches in ``text``; a lone surrogate,
+    which the automaton cannot take (and no pattern holds), is searched as U+FFFD (offsets unchanged)."""
+    try:
+        return automaton.find_matches_as_indexes(text, overlapping=overlapping)
+    except UnicodeEncodeError:
+        return automaton.find_matches_as_indexes(LONE_SURROGATE.sub("\ufffd", text), overlapping=overlapping)
 
 
 def replace_lone_surrogates(value: Any) -> tuple[Any, int]:
@@ -167,37 +175,6 @@ def clean_text(text: str) -> str:
 def split_lines(text: str) -> list[str]:
     """Split on LF, CRLF, CR and the Unicode line separators."""
     return text.splitlines()
-
-
-_BLOCK_TAGS = re.compile(
-    r"<\s*(/?)\s*(p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|header|footer|blockquote|pre|dt|dd)\b[^>]*>",
-    re.I,
-)
-_DROP_TAGS = re.compile(r"<\s*(script|style|template|noscript)\b[^>]*>.*?<\s*/\s*\1\s*>", re.I | re.S)
-_ANY_TAG = re.compile(r"<[^>]+>")
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-
-
-def html_to_text(markup: str) -> str:
-    """HTML fragment to plain text: one line per block element, ``- `` before list items, entities unescaped.
-
-    Scripts and styles are dropped with their content. Entity-escaped HTML (``&lt;p&gt;``, as
-    Greenhouse sends it) is unescaped first.
-    """
-    if "&lt;" in markup and "<" not in markup:
-        markup = html.unescape(markup)
-    markup = _COMMENT.sub("", markup)
-    markup = _DROP_TAGS.sub("", markup)
-
-    def block(match: re.Match[str]) -> str:
-        closing, tag = match.group(1), match.group(2).lower()
-        if tag == "li" and not closing:
-            return "\n- "
-        return "\n"
-
-    markup = _BLOCK_TAGS.sub(block, markup)
-    markup = _ANY_TAG.sub("", markup)
-    return clean_text(html.unescape(markup))
 
 
 def sha256_hex(data: bytes | str) -> str:
