@@ -32,7 +32,7 @@ JOBCRAWL_STAGE_PROCESS = True
 JOBCRAWL_DB = "jobs.db"
 JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
 JOBCRAWL_RUN_ID = None             # set by the CLI: the runs row this crawl reports to
-JOBCRAWL_MAX_FILE_MB = 64          # text dumps larger than this are quarantined unread
+JOBCRAWL_MAX_FILE_SIZE = 256 * 2**20  # bytes; a larger input file is quarantined (first 64 KB kept): --max-file-size
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
 JOBCRAWL_PARSERS = {}              # source → parser version whose complete parses the store records
                                    # (the file spiders' `parsers`, passed on by OffloadPipeline)

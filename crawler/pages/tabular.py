@@ -57,6 +57,8 @@ from normalize.fields import EDUCATION_LEVELS
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
 from normalize.text import DecodeError, decode_bytes, fold
 
+from crawler.inputs import quote_name
+
 from .base import TOO_DEEP
 
 __all__ = [
@@ -480,9 +482,10 @@ class TableReport:
             chosen = f"preset {self.preset}" + (" (sniffed)" if self.sniffed else "") if self.preset else "no preset"
             rest = ", the rest kept in extra" if self.matched < self.columns else ""
             mapping = f" · {chosen}, {self.matched} of {self.columns} columns mapped{rest}"
+        where = quote_name(self.locator)
         if self.error:
-            return f"{self.locator}: {', '.join(how)}{mapping} · not imported: {self.error}"
-        return (f"{self.locator}: {', '.join(how)}{mapping} · rows {self.rows}: postings {self.postings}, "
+            return f"{where}: {', '.join(how)}{mapping} · not imported: {self.error}"
+        return (f"{where}: {', '.join(how)}{mapping} · rows {self.rows}: postings {self.postings}, "
                 f"quarantined {self.quarantined}, repeated headers skipped {self.header_rows}, "
                 f"blank skipped {self.blank_rows}" + (f" · {self.duplicates} repeat an earlier row's id (the later row wins)"
                                                        if self.duplicates else "") + self._unchanged_note())
@@ -837,10 +840,11 @@ class _Block:
             self.size += len(record.raw)
 
 
-def parse_table(data: bytes | Path, *, locator: str, fetched_at: str, as_of: str, fmt: str,
+def parse_table(data: bytes | Path | BinaryIO, *, locator: str, fetched_at: str, as_of: str, fmt: str,
                 options: TableOptions | None = None, source: str = "tabular", report: TableReport | None = None,
                 single_input_bytes: int | None = None) -> Iterator[RawInput | RawPosting | Quarantined]:
-    """One CSV / JSONL / lines file — its bytes, or its path to read it as a stream — → a
+    """One CSV / JSONL / lines file — its bytes, or its path or open binary file to read it as a
+    stream (the file is closed at the end) — → a
     :class:`RawInput` before the items read from it (one per block of rows when the file is larger
     than ``single_input_bytes``, default :data:`SINGLE_INPUT_BYTES`), then a :class:`RawPosting` or a
     :class:`Quarantined` per data row. Never raises. ``report`` (filled in as rows are read) says how
@@ -849,10 +853,10 @@ def parse_table(data: bytes | Path, *, locator: str, fetched_at: str, as_of: str
     options = options or TableOptions()
     report = report if report is not None else TableReport(locator=locator, format=fmt)
     report.format = fmt
-    report.streamed = isinstance(data, Path)
+    report.streamed = not isinstance(data, bytes)
     limit = SINGLE_INPUT_BYTES if single_input_bytes is None else single_input_bytes
     base = dict(source=source, locator=locator, fetched_at=fetched_at)
-    stream: BinaryIO = data.open("rb") if isinstance(data, Path) else io.BytesIO(data)
+    stream: BinaryIO = data.open("rb") if isinstance(data, Path) else io.BytesIO(data) if isinstance(data, bytes) else data
     with stream:
         try:
             src = _open(stream, fmt, limit)

@@ -13,10 +13,10 @@ Arguments (keywords from Python; ``-a NAME=VALUE`` strings on the command line):
   (``--set``): field → value for every row. Dicts, or strings of ``field=value`` pairs separated by ``;``.
 
 A table file larger than ``JOBCRAWL_TABLE_STREAM_MB`` (default 16, :data:`~crawler.pages.tabular.SINGLE_INPUT_BYTES`)
-is still requested through the engine, but :class:`TableFileHandler` leaves its bytes on disk and the
-callback reads it as a stream, stored as raw inputs of blocks of rows, so memory stays flat however
-long the file is (Scrapy's own ``file://`` handler reads a whole file into the response body).
-``JOBCRAWL_MAX_TABLE_MB`` (default 4096) quarantines larger table files unread.
+is still requested through the engine, but :class:`TableFileHandler` only opens it (a regular file
+within the size cap, checked on the descriptor: :func:`crawler.inputs.open_stream`) and the callback
+reads it as a stream, stored as raw inputs of blocks of rows, so memory stays flat however long the
+file is. ``JOBCRAWL_MAX_FILE_SIZE`` (``--max-file-size``) caps every file, as for text dumps.
 
 A re-run reads every table file, but the rows of a raw input (the file, or a block of a streamed
 file) unchanged since its last complete parse with the same options (crawler/ledger.py) are only
@@ -34,10 +34,9 @@ from typing import Literal
 
 import scrapy
 from pydantic import Field, field_validator
-from scrapy.core.downloader.handlers.file import FileDownloadHandler
 from scrapy.http import Response
 
-from crawler.inputs import InputFile
+from crawler.inputs import InputFile, Problem, open_stream
 from crawler.ledger import options_digest
 from crawler.pages.tabular import (
     PRESETS,
@@ -48,7 +47,7 @@ from crawler.pages.tabular import (
     parse_assignments,
     parse_table,
 )
-from crawler.spiders.textdump import TextdumpArgs, TextdumpSpider, _iso
+from crawler.spiders.textdump import InputProblem, RegularFileHandler, TextdumpArgs, TextdumpSpider, _iso
 from normalize.models import Quarantined, RawInput
 
 NOT_CONSTANT = ("source_id", "url")  # the same value on every row would merge all rows into one posting
@@ -61,7 +60,6 @@ class TabularArgs(TextdumpArgs):
     preset: str | None = Field(None, description="Preset name, `none`, or None to sniff each header.")
     mapping: dict[str, str] = Field(default_factory=dict, description="Field → column spec (`--map`).")
     constants: dict[str, str] = Field(default_factory=dict, description="Field → value for every row (`--set`).")
-    max_table_bytes: int = Field(4096 * 2**20, description="Larger table files are quarantined unread.")
 
     @field_validator("preset")
     @classmethod
@@ -84,12 +82,17 @@ class TabularArgs(TextdumpArgs):
         return out
 
 
-class TableFileHandler(FileDownloadHandler):
-    """``file://`` as usual, except that a request with ``meta["stream"]`` gets an empty body: its
-    callback reads the file itself, in blocks."""
+class TableFileHandler(RegularFileHandler):
+    """As :class:`~crawler.spiders.textdump.RegularFileHandler`, except that a request with
+    ``meta["stream"]`` gets an empty body and the opened file in ``meta["file"]``: its callback
+    reads the file itself, in blocks."""
 
     async def download_request(self, request, *args):
         if request.meta.get("stream"):
+            opened = open_stream(request.meta["input"].path, request.meta["max_bytes"])
+            if isinstance(opened, Problem):
+                raise InputProblem(opened)
+            request.meta["file"] = opened
             return Response(url=request.url, body=b"", flags=["stream"])
         return await super().download_request(request, *args)
 
@@ -114,7 +117,6 @@ class TabularSpider(TextdumpSpider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.args.max_table_bytes = int(crawler.settings.getfloat("JOBCRAWL_MAX_TABLE_MB", 4096) * 2**20)
         stream_mb = crawler.settings.getfloat("JOBCRAWL_TABLE_STREAM_MB", SINGLE_INPUT_BYTES / 2**20)
         spider.stream_above = int(stream_mb * 2**20)
         return spider
@@ -128,20 +130,17 @@ class TabularSpider(TextdumpSpider):
         return format_for(inp.path, self.args.format)
 
     async def start(self):
-        """The text dump spider's requests, each told its format; tables have their own size limit
-        and the large ones are streamed."""
+        """The text dump spider's requests, each told its format; large tables are streamed."""
         self.crawler.stats.set_value("jobcrawl/tables", self.tables)
-        text_limit = self.args.max_bytes
-        self.args.max_bytes = max(text_limit, self.args.max_table_bytes)
         async for out in super().start():
             if isinstance(out, scrapy.Request):
-                inp, size = out.meta["input"], out.meta["size"]
+                inp = out.meta["input"]
                 fmt = self.file_format(inp)
-                if size > (text_limit if fmt == "text" else self.args.max_table_bytes):
-                    for item in self._too_large(inp, size, out.meta["as_of"]):
-                        yield item
-                    continue
-                out.meta.update(format=fmt, stream=fmt != "text" and size > self.stream_above)
+                try:
+                    large = inp.path.stat().st_size > self.stream_above
+                except OSError:  # gone: the handler reports it
+                    large = False
+                out.meta.update(format=fmt, stream=fmt != "text" and large)
             yield out
 
     def parse(self, response):
@@ -153,7 +152,7 @@ class TabularSpider(TextdumpSpider):
         fetched = _iso(datetime.now(timezone.utc))
         report = TableReport(locator=inp.locator, format=fmt)
         found = unparsed = 0
-        data = inp.path if response.meta["stream"] else response.body
+        data = response.meta["file"] if response.meta["stream"] else response.body
         ledger = self.unchanged.get("tabular")
         skip = False  # the items of an unchanged raw input (crawler/ledger.py) are counted, not passed on
         for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"],
