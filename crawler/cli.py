@@ -237,6 +237,9 @@ def _report(result, db: str) -> None:
         click.echo(f"quarantined: {line}", err=True)
     for line in result.stats.get("jobcrawl/repaired", []):
         click.echo(f"repaired: {line}", err=True)
+    for table in result.stats.get("jobcrawl/tables", []):
+        for line in table["repaired"]:
+            click.echo(f"repaired: {line}", err=True)
     for line in result.errors:
         click.echo(f"failed: {line}", err=True)
     click.echo(result.summary())

@@ -5,6 +5,7 @@ fail the test instead of the machine."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -20,6 +21,9 @@ import pytest
 from conftest import AS_OF, ROOT, SEEDS
 from crawler.inputs import Problem, TooLarge, open_regular, open_stream, quote_name, resolve_inputs
 from crawler.lock import LockHeld, db_lock, lock_path
+from crawler.pages import tabular
+from crawler.pages.tabular import TableReport, parse_table
+from normalize.models import Quarantined, RawInput, RawPosting
 
 SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_bytes()
 SEED3 = (SEEDS / "003_5eabc84b6ca487f0.txt").read_bytes()
@@ -165,8 +169,6 @@ def test_open_regular_reads_only_regular_files_within_the_cap(tmp_path, make, ca
 
 
 def test_too_large_keeps_the_head_and_hashes_everything(tmp_path):
-    import hashlib
-
     data = bytes(range(256)) * 1000
     (tmp_path / "f").write_bytes(data)
     got = open_regular(tmp_path / "f", 1000)
@@ -277,3 +279,171 @@ def test_a_run_through_a_symlink_or_dotdot_meets_the_lock_and_leaves_no_lock_fil
     proc = ingest(str(SEEDS), "--db", str(tmp_path / "link.db"), "--as-of", AS_OF)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["jobs.db"]
+
+
+# --------------------------------------------------------------------------- point 5: tables
+
+
+T0 = "2026-11-29T04:00:00+00:00"
+GBK_ROW = "丙,丁\n".encode("gbk")
+UTF8_HEAD = "职位名称,公司名称\n甲,乙\n".encode()
+
+
+def read_table(data: bytes | Path, fmt: str = "csv", locator: str = "t.csv") -> tuple[list, TableReport]:
+    report = TableReport(locator=locator, format=fmt)
+    return list(parse_table(data, locator=locator, fetched_at=T0, as_of=T0, fmt=fmt, report=report)), report
+
+
+def outcome(items) -> tuple[list, list]:
+    """(position, title) of each posting; (position, reason, detail) of each quarantined row or file."""
+    return ([(i.position, i.title) for i in items if isinstance(i, RawPosting)],
+            [(q.position, q.reason, q.detail) for q in items if isinstance(q, Quarantined)])
+
+
+NOT_UTF8 = "bytes that are not utf-8"
+AGAIN = "the lines after it are read again as rows"
+TABLES = [
+    pytest.param(UTF8_HEAD + GBK_ROW + "戊,己\n".encode(), "csv", "t.csv",
+                 [(2, "甲"), (4, "戊")], [(3, "bad_encoding", f"row 3: {NOT_UTF8}")], id="csv-utf8-with-a-gbk-row"),
+    pytest.param("职位名称,公司名称\n甲,乙\n".encode("gb18030") + b"\xff\xff,x\n" + "戊,己\n".encode("gb18030"), "csv",
+                 "t.csv", [(2, "甲"), (4, "戊")], [(3, "bad_encoding", "row 3: bytes that are not gb18030")],
+                 id="csv-gb18030-with-a-bad-byte"),
+    pytest.param(b"\xef\xbb\xbf" + UTF8_HEAD + GBK_ROW, "csv", "t.csv",
+                 [(2, "甲")], [(3, "bad_encoding", f"row 3: {NOT_UTF8}")], id="csv-utf8-bom-with-a-gbk-row"),
+    pytest.param(UTF8_HEAD + b'\xe4\xb8,"x\n' + "戊,己\n".encode(), "csv", "t.csv",
+                 [(2, "甲"), (4, "戊")], [(3, "bad_encoding", f"row 3: {NOT_UTF8}")], id="csv-cut-character-mid-file"),
+    pytest.param('{"title": "甲", "company": "乙"}\n'.encode() + '{"title": "丙", "company": "丁"}\n'.encode("gbk")
+                 + '{"title": "戊", "company": "己"}\n'.encode(), "jsonl", "t.jsonl",
+                 [(1, "甲"), (3, "戊")], [(2, "bad_encoding", f"line 2: {NOT_UTF8}")], id="jsonl-utf8-with-a-gbk-line"),
+    pytest.param(b'[1,2,3]\n{"title": "a", "company": "b"}\n{"title": "c", "company": "d"}\n', "jsonl", "t.jsonl",
+                 [(2, "a"), (3, "c")], [(1, "not_object", "line 1: a JSON list, not an object")],
+                 id="jsonl-first-line-an-array"),
+    pytest.param(b'[1,2,3]\n{"title": "a", "company": "b"}\n', "jsonl", "t.ndjson",
+                 [(2, "a")], [(1, "not_object", "line 1: a JSON list, not an object")], id="ndjson-first-line-an-array"),
+    pytest.param(b'[1,2,3]\n{"title": "a", "company": "b"}\n', "jsonl", "t.json",
+                 [(2, "a")], [(1, "not_object", "line 1: a JSON list, not an object")],
+                 id="json-suffix-but-json-lines"),
+    pytest.param(b'[{"title": "a", "company": "b"},\n 7]\n', "jsonl", "t.json",
+                 [(1, "a")], [(2, "not_object", "item 2: a JSON int, not an object")], id="json-one-array-still-an-array"),
+    pytest.param("职位名称,公司名称,职位描述\n甲,乙,\"没有闭合\n丙,丁,x\n戊,己,\"两行\n描述\"\n".encode(), "csv", "t.csv",
+                 [(3, "丙"), (4, "戊")],
+                 [(2, "bad_csv", "row 2: a quoted field opened here does not close (line 4: ',' expected after '\"'); "
+                                 + AGAIN)],
+                 id="unclosed-quote-closed-rows-later-swallows-no-row"),
+    pytest.param("职位名称,公司名称,职位描述\n甲,乙,\"没有闭合\n丙,丁,x\n".encode(), "csv", "t.csv",
+                 [(3, "丙")],
+                 [(2, "bad_csv", f"row 2: a quoted field opened here never closes (to the end of the file); {AGAIN}")],
+                 id="unclosed-quote-to-the-end-swallows-no-row"),
+    pytest.param("职位名称,公司名称,职位描述\n甲,乙,\"引号\"之后\n".encode(), "csv", "t.csv",
+                 [(2, "甲")], [], id="one-line-quote-then-text-read-leniently"),
+    pytest.param("职位名称,公司名称,职位描述\n甲,乙,\"没有闭合\n丙,丁,\"x\n戊,己,y\n".encode(), "csv", "t.csv",
+                 [(4, "戊")],
+                 [(2, "bad_csv", f"row 2: a quoted field opened here does not close (line 3: ',' expected after '\"'); {AGAIN}"),
+                  (3, "bad_csv", f"row 3: a quoted field opened here never closes (to the end of the file); {AGAIN}")],
+                 id="two-unclosed-quotes"),
+]
+
+
+@pytest.mark.parametrize("data, fmt, locator, stored, quarantined", TABLES)
+def test_tables_lose_only_their_bad_rows(data, fmt, locator, stored, quarantined):
+    items, report = read_table(data, fmt, locator)
+    assert outcome(items) == (stored, quarantined)
+    raw = items[0]
+    assert isinstance(raw, RawInput) and raw.sha256 == hashlib.sha256(data).hexdigest()
+    if any(reason == "bad_encoding" for _, reason, _ in quarantined):
+        assert raw.body == data  # the bytes no text can hold are kept
+    assert report.rows == report.postings + report.quarantined + report.header_rows + report.blank_rows
+    assert (report.postings, report.quarantined) == (len(stored), len(quarantined))
+
+
+def test_an_unclosed_quote_is_cut_at_the_record_cap(monkeypatch):
+    """A stray quote many rows later would close the field and make one record of all the rows
+    between: past RECORD_CAP characters the record is cut and its lines are read again."""
+    monkeypatch.setattr(tabular, "RECORD_CAP", 200)
+    rows = [f"职位{i},公司{i},描述{i}" for i in range(3, 40)]
+    data = ("职位名称,公司名称,职位描述\n甲,乙,\"没有闭合\n" + "\n".join(rows) + '\n丙,丁,x"y\n').encode()
+    items, report = read_table(data)
+    stored, quarantined = outcome(items)
+    assert quarantined == [(2, "bad_csv", f"row 2: a quoted field opened here does not close (within 16 lines and 200 B); {AGAIN}")]
+    assert stored == [(i, f"职位{i}") for i in range(3, 40)] + [(40, "丙")]
+    assert report.rows == 39
+
+
+def test_a_streamed_table_with_mixed_encodings_loses_only_its_bad_rows(tmp_path, monkeypatch):
+    monkeypatch.setattr(tabular, "SINGLE_INPUT_BYTES", 40)
+    monkeypatch.setattr(tabular, "BLOCK_ROWS", 2)
+    path = tmp_path / "big.csv"
+    data = UTF8_HEAD + GBK_ROW + "戊,己\n庚,辛\n".encode()
+    path.write_bytes(data)
+    items, report = read_table(path)
+    assert outcome(items) == ([(2, "甲"), (4, "戊"), (5, "庚")], [(3, "bad_encoding", f"row 3: {NOT_UTF8}")])
+    inputs = [i for i in items if isinstance(i, RawInput)]
+    assert [(i.status, i.body) for i in inputs] == [("partial", UTF8_HEAD + GBK_ROW), ("parsed", None)]
+    assert report.streamed and report.inputs == 2
+
+
+def test_a_binary_file_is_still_one_file_problem():
+    data = b"title,company\n" + bytes(range(1, 32)) * 40 + b"\xff\n"
+    items, _ = read_table(data)
+    assert outcome(items)[1] == [(None, "binary", "binary file (1120 control characters in the first 1256 bytes)")]
+
+
+WRONG_TYPES = [
+    pytest.param({"salary": 30000}, ("salary", "30000"),
+                 'salary is a JSON number, not text: read as text ("30000")', id="number"),
+    pytest.param({"salary": 2.5e4}, ("salary", "25000.0"),
+                 'salary is a JSON number, not text: read as text ("25000.0")', id="float"),
+    pytest.param({"title": 996}, ("title", "996"), 'title is a JSON number, not text: read as text ("996")',
+                 id="number-title"),
+    pytest.param({"location": ["北京", "上海"]}, ("location", "北京, 上海"),
+                 'location is a JSON list, not text: its 2 items joined ("北京, 上海")', id="list"),
+    pytest.param({"description": ["负责推理优化", "熟悉CUDA"]}, ("description", "负责推理优化\n熟悉CUDA"),
+                 'description is a JSON list, not text: its 2 items joined ("负责推理优化\\n熟悉CUDA")', id="list-of-lines"),
+    pytest.param({"category": {"name": "AI"}}, ("category", '{"name": "AI"}'),
+                 'category is a JSON object, not text: read as text ("{\\"name\\": \\"AI\\"}")', id="object"),
+    pytest.param({"experience": True}, ("experience", "true"),
+                 'experience is a JSON boolean, not text: read as text ("true")', id="boolean"),
+    pytest.param({"location": [["北京"], {"x": 1}]}, ("location", '[["北京"], {"x": 1}]'),
+                 'location is a JSON list, not text: read as text ("[[\\"北京\\"], {\\"x\\": 1}]")', id="nested-list"),
+    pytest.param({"id": 12345, "tags": ["CUDA", "C++"]}, ("tags", ["CUDA", "C++"]), None, id="id-number-and-tag-list-are-fine"),
+]
+
+
+@pytest.mark.parametrize("values, field_value, note", WRONG_TYPES)
+def test_json_values_of_the_wrong_type_are_read_as_text_with_a_note(values, field_value, note):
+    line = {"title": "推理工程师", "company": "甲公司", **values}
+    items, report = read_table(json.dumps(line, ensure_ascii=False).encode() + b"\n", "jsonl", "t.jsonl")
+    posting = next(i for i in items if isinstance(i, RawPosting))
+    assert getattr(posting, field_value[0]) == field_value[1]
+    assert report.repair_lines() == ([f"t.jsonl#1: {note}"] if note else [])
+    assert report.repaired_rows == (1 if note else 0)
+
+
+def test_an_empty_list_is_no_title_and_repairs_are_counted_past_the_named_ones():
+    lines = [{"title": [], "company": "甲"}] + [{"title": n, "company": "乙"} for n in range(25)]
+    items, report = read_table("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode(), "jsonl", "t.jsonl")
+    assert outcome(items)[1] == [(1, "missing_field", "line 1: no title")]
+    assert report.repaired_rows == 25
+    assert report.repair_lines()[0] == 't.jsonl#2: title is a JSON number, not text: read as text ("0")'
+    assert report.repair_lines()[20:] == ["t.jsonl: 5 more rows repaired the same way"]
+    assert report.line().endswith("· repaired 25 (JSON values of the wrong type read as text)")
+
+
+@pytest.mark.slow
+def test_tables_cli_names_bad_rows_and_repairs(tmp_path):
+    (tmp_path / "mixed.csv").write_bytes(UTF8_HEAD + GBK_ROW + "戊,己\n".encode())
+    (tmp_path / "first.jsonl").write_bytes(b'[1,2,3]\n{"title": "a", "company": "b", "salary": 30000}\n')
+    (tmp_path / "quote.csv").write_bytes("职位名称,公司名称,职位描述\n甲,乙,\"没有闭合\n丙,丁,x\n".encode())
+    db = tmp_path / "jobs.db"
+    proc = ingest(str(tmp_path), "--db", str(db), "--as-of", AS_OF)
+    assert proc.returncode == 1, proc.stderr
+    assert quarantined_lines(proc.stderr) == [
+        "quarantined: first.jsonl#1: line 1: a JSON list, not an object",
+        "quarantined: mixed.csv#3: row 3: bytes that are not utf-8",
+        f"quarantined: quote.csv#2: row 2: a quoted field opened here never closes (to the end of the file); {AGAIN}",
+    ]
+    assert [line for line in proc.stderr.splitlines() if line.startswith("repaired")] == [
+        'repaired: first.jsonl#2: salary is a JSON number, not text: read as text ("30000")']
+    assert "files read 3 · postings found 7 · new 4 · updated 0 · unchanged 0 · quarantined 3" in proc.stdout
+    conn = sqlite3.connect(db)
+    assert sorted(conn.execute("SELECT company, title FROM postings")) == [("b", "a"), ("丁", "丙"), ("乙", "甲"), ("己", "戊")]

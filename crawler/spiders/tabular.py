@@ -24,7 +24,8 @@ counted: they are not normalized or stored again (``JOBCRAWL_REPARSE`` turns tha
 
 Stats: ``jobcrawl/tables`` (one :class:`~crawler.pages.tabular.TableReport` dict per table file),
 ``jobcrawl/rows``, ``jobcrawl/rows/header_skipped``, ``jobcrawl/rows/blank_skipped``,
-``jobcrawl/rows/duplicate_id``.
+``jobcrawl/rows/duplicate_id``, ``jobcrawl/repaired/json_type`` (rows with a JSON value of the wrong
+type read as text; the table's ``repaired`` lines name them).
 """
 
 from __future__ import annotations
@@ -178,4 +179,5 @@ class TabularSpider(TextdumpSpider):
         stats.inc_value("jobcrawl/rows/header_skipped", report.header_rows)
         stats.inc_value("jobcrawl/rows/blank_skipped", report.blank_rows)
         stats.inc_value("jobcrawl/rows/duplicate_id", report.duplicates)
+        stats.inc_value("jobcrawl/repaired/json_type", report.repaired_rows)
         self.tables.append(report.as_dict() | {"summary": report.line()})
