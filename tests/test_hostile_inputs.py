@@ -133,6 +133,22 @@ def test_the_run_goes_on_stores_the_good_files_and_exits_1(hostile_run):
 
 
 @pytest.mark.slow
+def test_a_second_run_quarantines_the_same_paths_once(hostile_run):
+    proc, db = hostile_run
+    locked = db.parent / "in" / "locked"
+    locked.chmod(0)
+    try:
+        again = ingest(str(locked.parent), "--db", str(db), "--as-of", AS_OF, "--max-file-size", "200K", unprivileged=True)
+    finally:
+        locked.chmod(0o755)
+    assert again.returncode == 1, again.stderr
+    assert quarantined_lines(again.stderr) == quarantined_lines(proc.stderr)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM quarantine").fetchone() == (len(HOSTILE_LINES),)
+    assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone() == (4,)  # the two good files, the two too large
+
+
+@pytest.mark.slow
 def test_a_fifo_named_on_the_command_line_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "a.txt").write_bytes(SEED0)

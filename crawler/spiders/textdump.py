@@ -55,6 +55,10 @@ def _iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).replace(microsecond=0).isoformat()
 
 
+NOTHING_READ = sha256_hex(b"")
+"""The ``input_sha256`` of the quarantine record of an input that was not read."""
+
+
 class InputProblem(Exception):
     """Raised by the file handler for an input it does not read; the spider's errback quarantines it."""
 
@@ -166,7 +170,7 @@ class TextdumpSpider(scrapy.Spider):
         now = _iso(datetime.now(timezone.utc))
         self.crawler.stats.inc_value("jobcrawl/files")
         self.crawler.stats.inc_value(f"jobcrawl/files_refused/{problem.reason}")
-        sha = None
+        sha = NOTHING_READ  # a stable key: the same problem on a re-run is the same quarantine row
         if isinstance(problem, TooLarge):
             sha = problem.sha256
             yield RawInput(source=self.name, locator=inp.locator, sha256=sha, size=problem.size, body=problem.head,
