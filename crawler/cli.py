@@ -140,8 +140,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     .csv .tsv .jsonl .ndjson .json files and files without an extension are read; name other
     files or use a glob. Every file is stored verbatim before it is parsed; bad input is
     quarantined with its reason and the run goes on. Only regular files are read: a FIFO,
-    socket or device (or a symlink to one), a dangling symlink, a symlink loop or a folder
-    that cannot be listed is one quarantine line naming it.
+    socket or device (or a symlink to one), a dangling symlink, a symlink loop, a folder
+    that cannot be listed or a symlink to a folder (not followed) is one quarantine line naming it.
 
     Tables (csv, jsonl, lines): one posting per row. Title and company are required (a row
     without them is quarantined as `row 17: no title`); blank rows and repeated header rows

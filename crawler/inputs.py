@@ -27,7 +27,8 @@ HEAD_KEPT = 64 * 1024
 @dataclass(frozen=True)
 class Problem:
     """Why an input was not read: a reason code (``not_regular``, ``too_large``, ``unreadable``,
-    ``dangling_symlink``, ``symlink_loop``, ``unreadable_folder``) and one line for humans."""
+    ``dangling_symlink``, ``symlink_loop``, ``unreadable_folder``, ``symlink_to_folder``) and one
+    line for humans."""
 
     reason: str
     detail: str
@@ -111,9 +112,9 @@ def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclud
 
     ``suffixes`` filters folder contents (default: any file); explicitly named files are always taken.
     ``exclude`` names files never to take (the database being written and its -wal/-shm files).
-    A dangling symlink, a symlink loop or a folder that cannot be listed is an input with its
-    :class:`Problem` (the run reports it and goes on); a FIFO, socket or device is taken and
-    refused when opened (:func:`open_regular`).
+    A dangling symlink, a symlink loop, a folder that cannot be listed or a symlink to a folder
+    (never followed) is an input with its :class:`Problem` (the run reports it and goes on); a
+    FIFO, socket or device is taken and refused when opened (:func:`open_regular`).
     Raises :class:`InputError` for a PATH that does not exist or matches nothing.
     """
     out: dict[Path, InputFile] = {}
@@ -140,6 +141,13 @@ def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclud
 
             for dirpath, dirnames, filenames in os.walk(p, onerror=unlistable):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
+                    dirnames.remove(name)  # never followed: it may lead out of the folder, or back into it
+                    link = Path(dirpath) / name
+                    found = True
+                    out.setdefault(link.absolute(), InputFile(link.absolute(), _locator(link.relative_to(p)), Problem(
+                        "symlink_to_folder", f"symlink to a folder ({quote_name(os.readlink(link))}): not followed; "
+                                             "name the folder itself to ingest it")))
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
                     if name.startswith(".") or (suffixes is not None and f.suffix.lower() not in suffixes):

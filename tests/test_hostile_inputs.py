@@ -75,6 +75,10 @@ def make_hostile_folder(root: Path) -> None:
     (root / "locked").mkdir()
     (root / "locked" / "seed3.txt").write_bytes(SEED3)
     (root / "locked").chmod(0)
+    (root / "secret.txt").write_bytes(SEED3)
+    (root / "secret.txt").chmod(0)
+    (root / "outside").symlink_to("/", target_is_directory=True)
+    (root / "here").symlink_to(".", target_is_directory=True)
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +103,11 @@ HOSTILE_LINES = [
     pytest.param("dangling.txt: dangling symlink to nowhere.txt: not read", id="dangling-symlink"),
     pytest.param("loop.txt: symlink loop: not read", id="symlink-loop"),
     pytest.param("locked: folder not read: Permission denied", id="unreadable-folder"),
+    pytest.param("secret.txt: unreadable: Permission denied", id="unreadable-file"),
+    pytest.param("outside: symlink to a folder (/): not followed; name the folder itself to ingest it",
+                 id="symlink-out-of-the-folder"),
+    pytest.param("here: symlink to a folder (.): not followed; name the folder itself to ingest it",
+                 id="symlink-back-into-the-folder"),
     pytest.param("big.txt: too large: 214.3 KB exceeds the cap of 200 KB (--max-file-size); first 64 KB kept",
                  id="text-over-the-cap"),
     pytest.param("big.csv: too large: 234.4 KB exceeds the cap of 200 KB (--max-file-size); first 64 KB kept",
@@ -119,13 +128,14 @@ def test_the_run_goes_on_stores_the_good_files_and_exits_1(hostile_run):
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(quarantined_lines(proc.stderr)) == len(HOSTILE_LINES)
-    assert "files read 11 · postings found 2 · new 2 · updated 0 · unchanged 0 · quarantined 9" in proc.stdout
+    assert "files read 14 · postings found 2 · new 2 · updated 0 · unchanged 0 · quarantined 12" in proc.stdout
     conn = sqlite3.connect(db)
     assert sorted(conn.execute("SELECT company, title FROM postings")) == [("吉利汽车", "AI算子开发工程师"), ("甲公司", "推理工程师")]
     assert sorted(conn.execute("SELECT locator, reason FROM quarantine")) == [
         ("big.csv", "too_large"), ("big.txt", "too_large"), ("dangling.txt", "dangling_symlink"),
-        ("fifo.txt", "not_regular"), ("locked", "unreadable_folder"), ("loop.txt", "symlink_loop"),
-        ("null.txt", "not_regular"), ("sock.txt", "not_regular"), ("zero.txt", "not_regular")]
+        ("fifo.txt", "not_regular"), ("here", "symlink_to_folder"), ("locked", "unreadable_folder"),
+        ("loop.txt", "symlink_loop"), ("null.txt", "not_regular"), ("outside", "symlink_to_folder"),
+        ("secret.txt", "unreadable"), ("sock.txt", "not_regular"), ("zero.txt", "not_regular")]
     # a file over the cap keeps its first 64 KB and the hash of all of it
     size, body, sha = conn.execute("SELECT size, body, sha256 FROM raw_inputs WHERE locator = 'big.txt'").fetchone()
     assert (size, bytes(body)) == (len(SEED3) * 40, (SEED3 * 40)[:65536])
