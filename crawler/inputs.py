@@ -125,7 +125,7 @@ def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclud
             root = _glob_root(arg)
             matches = sorted(Path(m) for m in glob.glob(arg, recursive=True) if not Path(m).is_dir())
             if not matches:
-                raise InputError(f"{arg}: the pattern matches no file")
+                raise InputError(f"{quote_name(arg)}: the pattern matches no file")
             for m in matches:
                 out.setdefault(*_found(m, _locator(m.relative_to(root))))
         elif p.is_dir():
@@ -155,11 +155,11 @@ def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclud
                     found = True
                     out.setdefault(*_found(f, _locator(f.relative_to(p))))
             if not found:
-                raise InputError(f"{arg}: the folder holds no file to ingest")
+                raise InputError(f"{quote_name(arg)}: the folder holds no file to ingest")
         elif p.exists() or p.is_symlink():  # a file, FIFO, device, or a symlink that leads nowhere
             out.setdefault(*_found(p, _locator(Path(p.name))))
         else:
-            raise InputError(f"{arg}: no such file or folder")
+            raise InputError(f"{quote_name(arg)}: no such file or folder")
     return [f for f in out.values() if f.path not in skip]
 
 

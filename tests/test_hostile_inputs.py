@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, ROOT, SEEDS
-from crawler.inputs import Problem, TooLarge, open_regular, open_stream, quote_name, resolve_inputs
+from crawler.inputs import InputError, Problem, TooLarge, open_regular, open_stream, quote_name, resolve_inputs
 from crawler.lock import LockHeld, db_lock, lock_path
 from crawler.pages import tabular
 from crawler.pages.tabular import TableReport, parse_table
@@ -260,6 +260,12 @@ def test_names_with_newlines_and_controls_cannot_forge_output_lines(tmp_path):
     assert "files read 4 · postings found 2 · new 2" in proc.stdout
     stored = sorted(r[0] for r in sqlite3.connect(tmp_path / "jobs.db").execute("SELECT locator FROM raw_inputs"))
     assert stored == ["caf\\xe9.txt", "ok.txt", "tab\x1b[2J.csv", FORGED]  # the names themselves are kept
+
+
+def test_a_path_argument_that_names_nothing_is_quoted_in_the_usage_error(tmp_path):
+    with pytest.raises(InputError) as err:
+        resolve_inputs([str(tmp_path / "no\nsuch.txt")])
+    assert str(err.value) == repr(str(tmp_path / "no\nsuch.txt")) + ": no such file or folder"
 
 
 # --------------------------------------------------------------------------- point 4: the lock
