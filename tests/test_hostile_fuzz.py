@@ -79,7 +79,7 @@ def check_postings_normalize(items) -> None:
 DUMP_LINES = st.one_of(st.sampled_from(SEED_LINES), st.sampled_from(sorted(BLOCKS)), st.just("Watch Jobs"), TEXT)
 
 
-@budget(150)
+@budget(300)
 @given(st.data())
 def test_fuzz_text_dump(data):
     if data.draw(st.booleans(), label="bytes"):
