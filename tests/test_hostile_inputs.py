@@ -297,6 +297,51 @@ def test_no_lock_file_is_left_and_the_next_run_locks_again(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_run_that_opened_the_lock_file_before_it_was_removed_does_not_lock_the_old_file(tmp_path):
+    """Why db_lock checks the path after locking: the removed file can be locked while the new one is held."""
+    import fcntl
+
+    from crawler.lock import _same_file
+
+    db = tmp_path / "jobs.db"
+    with db_lock(db) as path:
+        late = os.open(path, os.O_RDWR)  # another run opens the file, then the holder finishes
+        assert _same_file(late, path)
+    try:
+        with db_lock(db) as path:
+            fcntl.flock(late, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the old file is free to lock …
+            assert not _same_file(late, path)  # … so db_lock would see it is not the file at the path, and retry
+    finally:
+        os.close(late)
+
+
+SIZES = [
+    pytest.param("256M", 256 * 2**20, id="megabytes"),
+    pytest.param("1.5G", int(1.5 * 2**30), id="fraction-of-gigabytes"),
+    pytest.param("200k", 200 * 2**10, id="lower-case-kilobytes"),
+    pytest.param("4096", 4096, id="bytes"),
+    pytest.param("64MB", 64 * 2**20, id="with-b"),
+]
+
+
+@pytest.mark.parametrize("text, size", SIZES)
+def test_max_file_size_values(text, size):
+    from crawler.cli import ByteSize
+
+    assert ByteSize().convert(text, None, None) == size
+
+
+@pytest.mark.parametrize("text", [pytest.param("0", id="zero"), pytest.param("lots", id="words"),
+                                  pytest.param("5T", id="unknown-unit"), pytest.param("-1M", id="negative")])
+def test_max_file_size_refuses_what_is_not_a_size(text):
+    import click
+
+    from crawler.cli import ByteSize
+
+    with pytest.raises(click.BadParameter):
+        ByteSize().convert(text, None, None)
+
+
 @pytest.mark.slow
 def test_a_run_through_a_symlink_or_dotdot_meets_the_lock_and_leaves_no_lock_file(tmp_path):
     (tmp_path / "real").mkdir()
