@@ -627,7 +627,7 @@ RECORD_CAP = 2**20
 is taken as never closed (:func:`_csv_records`)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     number: int
     text: str
