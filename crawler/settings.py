@@ -5,6 +5,8 @@ Every ``JOBCRAWL_*`` setting can be overridden on the command line (``-s``) or b
 
 import os
 
+from crawler.inputs import MAX_FILE_BYTES as _max_file_bytes  # lower case: not a setting of its own
+
 BOT_NAME = "jobcrawl"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
@@ -32,7 +34,8 @@ JOBCRAWL_STAGE_PROCESS = True
 JOBCRAWL_DB = "jobs.db"
 JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
 JOBCRAWL_RUN_ID = None             # set by the CLI: the runs row this crawl reports to
-JOBCRAWL_MAX_FILE_SIZE = 256 * 2**20  # bytes; a larger input file is quarantined (first 64 KB kept): --max-file-size
+JOBCRAWL_MAX_FILE_SIZE = _max_file_bytes  # bytes (256 MB); a larger input file is quarantined, its first 64 KB kept
+                                         # (jobcrawl ingest --max-file-size)
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
 JOBCRAWL_PARSERS = {}              # source → parser version whose complete parses the store records
                                    # (the file spiders' `parsers`, passed on by OffloadPipeline)
