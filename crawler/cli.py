@@ -51,6 +51,27 @@ def _database_path(ctx: click.Context, param: click.Parameter, value: str) -> st
     return value
 
 
+class ByteSize(click.ParamType):
+    """A size in bytes: ``1048576``, ``512K``, ``256M``, ``1.5G`` (binary units)."""
+
+    name = "size"
+    UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "M": 2**20, "MB": 2**20, "G": 2**30, "GB": 2**30}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper()
+        number = text.rstrip("KMGB")
+        unit = text[len(number):]
+        try:
+            size = int(float(number) * self.UNITS[unit])
+        except (ValueError, KeyError):
+            self.fail(f"{value!r} is not a size (e.g. 256M, 1G, 500K)", param, ctx)
+        if size < 1:
+            self.fail(f"{value!r}: the size must be positive", param, ctx)
+        return size
+
+
 DB_OPTION = click.option(
     "--db", default="jobs.db", show_default=True, type=click.Path(dir_okay=False), callback=_database_path,
     help="SQLite database file.",
@@ -112,19 +133,24 @@ def _parse_as_of(value: str | None) -> datetime | None:
                    "of its last complete parse, and whose postings are stored as it gave them, is counted "
                    "as unchanged without being parsed; so are the rows of a table file (or of a block of "
                    "rows of a streamed one) read with the same --format, --preset, --map and --set.")
+@click.option("--max-file-size", default="256M", show_default=True, type=ByteSize(), metavar="SIZE",
+              help="Read no input file larger than SIZE (e.g. 64M, 1G): a larger one is quarantined, its "
+                   "first 64 KB kept.")
 @WORKERS_OPTION
 @click.option("-s", "--setting", "scrapy_settings", multiple=True, metavar="NAME=VALUE",
               help="A Scrapy or jobcrawl setting (repeatable), e.g. -s JOBCRAWL_MAX_TITLE_CHARS=120.")
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool, workers: int | None,
-           scrapy_settings: tuple[str, ...], verbose: int) -> None:
+           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool,
+           max_file_size: int, workers: int | None, scrapy_settings: tuple[str, ...], verbose: int) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
     PATHS are files, folders (read recursively) or quoted globs. In folders only .txt .text .dump
     .csv .tsv .jsonl .ndjson .json files and files without an extension are read; name other
     files or use a glob. Every file is stored verbatim before it is parsed; bad input is
-    quarantined with its reason and the run goes on.
+    quarantined with its reason and the run goes on. Only regular files are read: a FIFO,
+    socket or device (or a symlink to one), a dangling symlink, a symlink loop, a folder
+    that cannot be listed or a symlink to a folder (not followed) is one quarantine line naming it.
 
     Tables (csv, jsonl, lines): one posting per row. Title and company are required (a row
     without them is quarantined as `row 17: no title`); blank rows and repeated header rows
@@ -199,7 +225,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
             result = run_job(
                 Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
                 settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
-                          "JOBCRAWL_REPARSE": reparse, **_setting_pairs(scrapy_settings, "-s")},
+                          "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_MAX_FILE_SIZE": max_file_size,
+                          **_setting_pairs(scrapy_settings, "-s")},
                 on_progress=bar.update,
             )
     except LockHeld as err:
@@ -231,6 +258,9 @@ def _report(result, db: str) -> None:
         click.echo(f"quarantined: {line}", err=True)
     for line in result.crawl.repaired:
         click.echo(f"repaired: {line}", err=True)
+    for table in result.crawl.tables:
+        for line in table["repaired"]:
+            click.echo(f"repaired: {line}", err=True)
     for line in result.errors:
         click.echo(f"failed: {line}", err=True)
     click.echo(result.summary())

@@ -1,28 +1,80 @@
-"""Resolving ingest PATH arguments (files, folders, globs) into input files with stable locators."""
+"""Resolving ingest PATH arguments (files, folders, globs) into input files with stable locators,
+and opening them safely: only regular files are read, with a size cap, checked on the opened
+descriptor (a FIFO, socket or device, or a symlink to one, is refused before anything is read)."""
 
 from __future__ import annotations
 
+import errno
 import glob
+import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 TEXT_SUFFIXES = {".txt", ".text", ".dump", ""}
 TABLE_SUFFIXES = {".csv", ".tsv", ".jsonl", ".ndjson", ".json"}
 INGEST_SUFFIXES = TEXT_SUFFIXES | TABLE_SUFFIXES
 """What ``ingest`` reads from a folder; files named explicitly or by a glob are always read."""
 
+MAX_FILE_BYTES = 256 * 2**20
+"""Default size cap of one input file (``jobcrawl ingest --max-file-size``)."""
+HEAD_KEPT = 64 * 1024
+"""Bytes of a too-large file kept as its raw input."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why an input was not read: a reason code (``not_regular``, ``too_large``, ``unreadable``,
+    ``dangling_symlink``, ``symlink_loop``, ``unreadable_folder``, ``symlink_to_folder``) and one
+    line for humans."""
+
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class TooLarge(Problem):
+    """A regular file over the cap: its size, SHA-256 and first :data:`HEAD_KEPT` bytes."""
+
+    size: int = 0
+    sha256: str = ""
+    head: bytes = b""
+
 
 @dataclass(frozen=True)
 class InputFile:
-    """A file to ingest: its absolute path and its locator (path relative to the ingest root)."""
+    """A file to ingest: its absolute path and its locator (path relative to the ingest root), or
+    the problem that keeps it from being read (``path`` is then the path as found)."""
 
     path: Path
     locator: str
+    problem: Problem | None = None
 
 
 class InputError(ValueError):
     """A PATH argument that names nothing to ingest."""
+
+
+def quote_name(name: str) -> str:
+    """``name`` as shown in one line of output: as it is when every character is printable, else
+    quoted with escapes (``'a\\nb.txt'``), so that a newline or control character in a file name
+    cannot forge a line, and undecodable bytes (surrogate escapes) cannot break the output."""
+    if name.isprintable() and not name.startswith(("'", '"')):
+        return name
+    return repr(name)
+
+
+def _locator(relative: Path) -> str:
+    """A stored locator: the relative path, its undecodable bytes (surrogate escapes of a name that
+    is not UTF-8) written as ``\\xNN`` so that it can be stored and printed."""
+    text = relative.as_posix()
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _glob_root(pattern: str) -> Path:
@@ -35,6 +87,24 @@ def _glob_root(pattern: str) -> Path:
     return Path(*base) if base else Path(".")
 
 
+def _found(f: Path, locator: str) -> tuple[Path, InputFile]:
+    """The key and :class:`InputFile` of a path found: resolved, or with the problem of a dangling
+    symlink or a symlink loop (which cannot be resolved)."""
+    try:
+        resolved = f.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 reports a loop so
+        return f.absolute(), InputFile(f.absolute(), locator, Problem("symlink_loop", "symlink loop: not read"))
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return f.absolute(), InputFile(f.absolute(), locator, Problem("symlink_loop", "symlink loop: not read"))
+        if f.is_symlink():
+            target = quote_name(os.readlink(f))
+            return f.absolute(), InputFile(f.absolute(), locator,
+                                           Problem("dangling_symlink", f"dangling symlink to {target}: not read"))
+        return f.absolute(), InputFile(f.absolute(), locator, Problem("unreadable", f"unreadable: {err.strerror}"))
+    return resolved, InputFile(resolved, locator)
+
+
 def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclude: list[str | Path] = ()) -> list[InputFile]:
     """Expand PATHs: a file (locator = its name), a folder, recursively (locator relative to it),
     or a glob (locator relative to the glob's fixed prefix). A PATH that exists is never read as a
@@ -42,33 +112,155 @@ def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclud
 
     ``suffixes`` filters folder contents (default: any file); explicitly named files are always taken.
     ``exclude`` names files never to take (the database being written and its -wal/-shm files).
+    A dangling symlink, a symlink loop, a folder that cannot be listed or a symlink to a folder
+    (never followed) is an input with its :class:`Problem` (the run reports it and goes on); a
+    FIFO, socket or device is taken and refused when opened (:func:`open_regular`).
     Raises :class:`InputError` for a PATH that does not exist or matches nothing.
     """
     out: dict[Path, InputFile] = {}
     skip = {Path(e).resolve() for e in exclude}
     for arg in paths:
         p = Path(arg)
-        if glob.has_magic(arg) and not p.exists():  # a path that exists is that path, whatever its characters
+        if glob.has_magic(arg) and not p.exists() and not p.is_symlink():  # a path that exists is that path
             root = _glob_root(arg)
-            matches = sorted(Path(m) for m in glob.glob(arg, recursive=True) if Path(m).is_file())
+            matches = sorted(Path(m) for m in glob.glob(arg, recursive=True) if not Path(m).is_dir())
             if not matches:
-                raise InputError(f"{arg}: the pattern matches no file")
+                raise InputError(f"{quote_name(arg)}: the pattern matches no file")
             for m in matches:
-                out.setdefault(m.resolve(), InputFile(m.resolve(), m.relative_to(root).as_posix()))
+                out.setdefault(*_found(m, _locator(m.relative_to(root))))
         elif p.is_dir():
             found = False
-            for dirpath, dirnames, filenames in os.walk(p):
+
+            def unlistable(err: OSError, root: Path = p) -> None:
+                nonlocal found
+                folder = Path(err.filename)
+                found = True
+                out.setdefault(folder.absolute(), InputFile(folder.absolute(), _locator(folder.relative_to(root)),
+                                                            Problem("unreadable_folder",
+                                                                    f"folder not read: {err.strerror}")))
+
+            for dirpath, dirnames, filenames in os.walk(p, onerror=unlistable):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
+                    dirnames.remove(name)  # never followed: it may lead out of the folder, or back into it
+                    link = Path(dirpath) / name
+                    found = True
+                    out.setdefault(link.absolute(), InputFile(link.absolute(), _locator(link.relative_to(p)), Problem(
+                        "symlink_to_folder", f"symlink to a folder ({quote_name(os.readlink(link))}): not followed; "
+                                             "name the folder itself to ingest it")))
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
                     if name.startswith(".") or (suffixes is not None and f.suffix.lower() not in suffixes):
                         continue
                     found = True
-                    out.setdefault(f.resolve(), InputFile(f.resolve(), f.relative_to(p).as_posix()))
+                    out.setdefault(*_found(f, _locator(f.relative_to(p))))
             if not found:
-                raise InputError(f"{arg}: the folder holds no file to ingest")
-        elif p.is_file():
-            out.setdefault(p.resolve(), InputFile(p.resolve(), p.name))
+                raise InputError(f"{quote_name(arg)}: the folder holds no file to ingest")
+        elif p.exists() or p.is_symlink():  # a file, FIFO, device, or a symlink that leads nowhere
+            out.setdefault(*_found(p, _locator(Path(p.name))))
         else:
-            raise InputError(f"{arg}: no such file or folder")
+            raise InputError(f"{quote_name(arg)}: no such file or folder")
     return [f for f in out.values() if f.path not in skip]
+
+
+# --------------------------------------------------------------------------- opening
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _open_checked(path: Path) -> tuple[int, os.stat_result] | Problem:
+    """An open descriptor of ``path`` and its ``fstat``, when it is a regular file. ``O_NONBLOCK``:
+    opening a FIFO without a writer returns at once instead of waiting for one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        if err.errno == errno.ENXIO:  # a socket (or a FIFO opened for writing): name what it is
+            try:
+                return Problem("not_regular", f"{_kind(os.stat(path).st_mode)}, not a regular file: not read")
+            except OSError:
+                pass
+        if err.errno == errno.ELOOP:
+            return Problem("symlink_loop", "symlink loop: not read")
+        return Problem("unreadable", f"unreadable: {err.strerror}")
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return Problem("not_regular", f"{_kind(st.st_mode)}, not a regular file: not read")
+    return fd, st
+
+
+def size_text(n: int) -> str:
+    """``n`` bytes for humans: ``512 B``, ``200 KB``, ``1.5 MB``, ``2 GB`` (binary units, at most one decimal)."""
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} B"
+
+
+def _too_large(fd: int, size: int, max_bytes: int) -> TooLarge:
+    """The problem of a file over the cap: its head, and the SHA-256 of all of it (read in blocks)."""
+    digest = hashlib.sha256()
+    head = b""
+    total = 0
+    while block := os.read(fd, 2**20):
+        if total < HEAD_KEPT:
+            head += block[: HEAD_KEPT - total]
+        digest.update(block)
+        total += len(block)
+    detail = (f"too large: {size_text(max(size, total))} exceeds the cap of {size_text(max_bytes)} (--max-file-size); "
+              f"first {HEAD_KEPT // 1024} KB kept")
+    return TooLarge("too_large", detail, max(size, total), digest.hexdigest(), head)
+
+
+def open_regular(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes | Problem:
+    """The bytes of ``path`` if it is a regular file of at most ``max_bytes`` (checked on the open
+    descriptor, so a symlink to ``/dev/zero`` or a FIFO is never read), else the :class:`Problem`
+    (:class:`TooLarge` for a file over the cap). Never reads more than ``max_bytes + 1`` bytes into memory."""
+    opened = _open_checked(path)
+    if isinstance(opened, Problem):
+        return opened
+    fd, st = opened
+    try:
+        if st.st_size > max_bytes:
+            return _too_large(fd, st.st_size, max_bytes)
+        parts, total = [], 0
+        while total <= max_bytes and (block := os.read(fd, min(2**20, max_bytes + 1 - total))):
+            parts.append(block)
+            total += len(block)
+        if total > max_bytes:  # it grew while being read
+            os.lseek(fd, 0, os.SEEK_SET)
+            return _too_large(fd, total, max_bytes)
+        return b"".join(parts)
+    except OSError as err:
+        return Problem("unreadable", f"unreadable: {err.strerror}")
+    finally:
+        os.close(fd)
+
+
+def open_stream(path: Path, max_bytes: int = MAX_FILE_BYTES) -> BinaryIO | Problem:
+    """``path`` opened for reading in binary mode if it is a regular file of at most ``max_bytes``
+    (checked on the open descriptor), else the :class:`Problem`. The caller closes the file."""
+    opened = _open_checked(path)
+    if isinstance(opened, Problem):
+        return opened
+    fd, st = opened
+    if st.st_size > max_bytes:
+        try:
+            return _too_large(fd, st.st_size, max_bytes)
+        finally:
+            os.close(fd)
+    return os.fdopen(fd, "rb")
+
+
+def mtime(path: Path) -> float | Problem:
+    """Modification time of ``path`` (followed), or the problem of a path that vanished."""
+    try:
+        return path.stat().st_mtime
+    except OSError as err:
+        return Problem("unreadable", f"unreadable: {err.strerror}")

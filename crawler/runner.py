@@ -70,6 +70,7 @@ def default_workers() -> int:
 def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
     """Take the text dumps unchanged since their last complete parse out of an ingest job's inputs and
     hand the table ledger to its spider; returns the report of what was skipped."""
+    from crawler.inputs import Problem, mtime, open_regular
     from crawler.ledger import parser_version, unchanged_inputs
     from crawler.pages.tabular import format_for
     from crawler.run import project_settings
@@ -97,16 +98,17 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
     keep = []
     for inp in kwargs["inputs"]:
         known = by_locator.get(inp.locator)
-        if known is None or format_for(inp.path, kwargs.get("format", "auto")) != "text":
+        if known is None or inp.problem is not None or format_for(inp.path, kwargs.get("format", "auto")) != "text":
             keep.append(inp)
             continue
-        try:
-            stat = inp.path.stat()
-            as_of = iso_utc(anchor) if anchor else iso_utc(_mtime(stat.st_mtime))
-            sha = sha256_hex(inp.path.read_bytes()) if stat.st_size <= _max_dump_bytes(settings) else None
-        except OSError:  # the spider reports it
+        modified = mtime(inp.path)
+        # Read as the spider would: a path that became a FIFO or a link to /dev/zero is never read here either.
+        body = open_regular(inp.path, settings.getint("JOBCRAWL_MAX_FILE_SIZE"))
+        if isinstance(modified, Problem) or isinstance(body, Problem):  # the spider reports it
             keep.append(inp)
             continue
+        as_of = iso_utc(anchor) if anchor else iso_utc(_mtime(modified))
+        sha = sha256_hex(body)
         match = next(((a, n) for s, a, n in known if s == sha and a == as_of), None)
         if match is None:
             keep.append(inp)
@@ -123,10 +125,6 @@ def _mtime(seconds: float):
     from datetime import datetime, timezone
 
     return datetime.fromtimestamp(seconds, timezone.utc)
-
-
-def _max_dump_bytes(settings) -> int:
-    return int(settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
 
 
 def _input_bytes(job: Job) -> int | None:

@@ -5,6 +5,8 @@ Every ``JOBCRAWL_*`` setting can be overridden on the command line (``-s``) or b
 
 import os
 
+from crawler.inputs import MAX_FILE_BYTES as _max_file_bytes  # lower case: not a setting of its own
+
 BOT_NAME = "jobcrawl"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
@@ -27,7 +29,8 @@ JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
 JOBCRAWL_RUN_ID = None             # set by the run: the runs row this crawl reports to
 JOBCRAWL_SINK = None               # set by the run: where the store stage sends its rows (crawler/sinks.py);
                                    # None = a writer of the crawl's own on JOBCRAWL_DB
-JOBCRAWL_MAX_FILE_MB = 64          # text dumps larger than this are quarantined unread
+JOBCRAWL_MAX_FILE_SIZE = _max_file_bytes  # bytes (256 MB); a larger input file is quarantined, its first 64 KB kept
+                                         # (jobcrawl ingest --max-file-size)
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
 JOBCRAWL_REPARSE = False           # parse inputs again even when unchanged since their last parse
 JOBCRAWL_TAXONOMY = None           # skill taxonomy file; None = the packaged normalize/data/skills.toml

@@ -146,7 +146,8 @@ def test_lock_is_exclusive_and_released(tmp_path):
         with pytest.raises(LockHeld, match=r"jobs\.db is locked by another jobcrawl run \(pid \d+, started "):
             with db_lock(db):
                 pass
-    with db_lock(db):  # released: the file stays, the lock does not
+    assert not path.exists()  # removed before it was released
+    with db_lock(db):  # released
         assert path.exists()
 
 

@@ -285,9 +285,10 @@ BAD = [
     pytest.param(
         "职位名称,公司名称,职位描述\n甲,乙,\"第一行\n第二行\"\n丙,丁,\"没有闭合\n的引号\n",
         "csv",
-        [(3, "bad_csv", "row 3 (line 4): a quoted field opened here never closes (the record runs 2 lines, "
-                        "to the end of the file; its text is kept)")],
-        {"rows": 2, "postings": 1, "quarantined": 1},
+        [(3, "bad_csv", "row 3 (line 4): a quoted field opened here never closes (to the end of the file); "
+                        "the lines after it are read again as rows"),
+         (4, "missing_field", "row 4 (line 5): no company")],
+        {"rows": 3, "postings": 1, "quarantined": 2},
         id="unclosed-quote-at-the-end",
     ),
     pytest.param(
@@ -370,11 +371,11 @@ def test_encodings_and_delimiters(data, encoding, delimiter):
     assert [(p.title, p.company, p.salary) for p in postings(items)] == [("甲", "乙", "10K")]
 
 
-def test_a_small_file_with_a_bad_byte_is_quarantined_whole():
+def test_a_small_file_with_a_bad_byte_quarantines_its_row():
     data = "职位名称,公司名称\n甲,乙\n".encode() + b"\xff\xfe,x\n"
     items, _ = read(data)
-    assert problems(items) == [(None, "mixed_encoding", "mixed encoding: valid UTF-8 text plus bytes that are not "
-                                                        "UTF-8 (first at byte 34)")]
+    assert problems(items) == [(3, "bad_encoding", "row 3: bytes that are not utf-8")]
+    assert items[0].body == data  # the raw input keeps the bytes
 
 
 def test_a_bad_byte_in_a_streamed_file_quarantines_its_row(tmp_path, monkeypatch):
@@ -513,6 +514,7 @@ def test_cli_exit_codes_and_file_lines(runs):
         "quarantined: postings.jsonl#2: line 2: not JSON (Expecting value at column 39)",
         "quarantined: postings.jsonl#3: line 3: a JSON list, not an object",
         "quarantined: postings.jsonl#5: line 5: no company",
+        'repaired: postings.jsonl#6: salary is a JSON number, not text: read as text ("30000")',
     ]
     assert out["lines"].stdout.splitlines()[0] == (
         "jds.txt: lines, utf-8 · rows 4: postings 3, quarantined 0, repeated headers skipped 0, blank skipped 1")

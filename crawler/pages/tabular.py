@@ -57,6 +57,8 @@ from normalize.fields import EDUCATION_LEVELS
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
 from normalize.text import DecodeError, decode_bytes, fold
 
+from crawler.inputs import quote_name, size_text
+
 from .base import TOO_DEEP
 
 __all__ = [
@@ -89,6 +91,8 @@ JOINERS = {"description": "\n", "location": "·"}
 """How the values of a field mapped to several columns are joined (default: a space)."""
 REQUIRED = ("title", "company")
 BENEFITS_HEADING = "福利待遇"
+
+REPAIR_LINES = 20  # repaired rows named one by one per file; the others are counted
 
 SINGLE_INPUT_BYTES = 16 * 2**20
 BLOCK_BYTES = 2 * 2**20
@@ -464,9 +468,22 @@ class TableReport:
     unchanged: int = 0  # raw inputs unchanged since their last parse (crawler/ledger.py): rows counted, not stored again
     streamed: bool = False
     error: str | None = None
+    repaired_rows: int = 0  # rows with a JSON value of the wrong type, read as text
+    repaired: list[str] = field(default_factory=list)  # one line for each of the first REPAIR_LINES of them
+
+    def note_repair(self, where: str, notes: list[str]) -> None:
+        """Count a repaired row; keep its line (``locator#row: field: …``) if fewer than REPAIR_LINES are kept."""
+        self.repaired_rows += 1
+        if len(self.repaired) < REPAIR_LINES:
+            self.repaired.append(f"{quote_name(self.locator)}#{where}: {'; '.join(notes)}")
+
+    def repair_lines(self) -> list[str]:
+        """The kept repair lines, and one for the rows beyond them."""
+        more = self.repaired_rows - len(self.repaired)
+        return self.repaired + ([f"{quote_name(self.locator)}: {more} more rows repaired the same way"] if more else [])
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"repaired": self.repair_lines()}
 
     def line(self) -> str:
         """One line for humans: how the file was read and what became of its rows."""
@@ -480,12 +497,15 @@ class TableReport:
             chosen = f"preset {self.preset}" + (" (sniffed)" if self.sniffed else "") if self.preset else "no preset"
             rest = ", the rest kept in extra" if self.matched < self.columns else ""
             mapping = f" · {chosen}, {self.matched} of {self.columns} columns mapped{rest}"
+        where = quote_name(self.locator)
         if self.error:
-            return f"{self.locator}: {', '.join(how)}{mapping} · not imported: {self.error}"
-        return (f"{self.locator}: {', '.join(how)}{mapping} · rows {self.rows}: postings {self.postings}, "
+            return f"{where}: {', '.join(how)}{mapping} · not imported: {self.error}"
+        return (f"{where}: {', '.join(how)}{mapping} · rows {self.rows}: postings {self.postings}, "
                 f"quarantined {self.quarantined}, repeated headers skipped {self.header_rows}, "
                 f"blank skipped {self.blank_rows}" + (f" · {self.duplicates} repeat an earlier row's id (the later row wins)"
-                                                       if self.duplicates else "") + self._unchanged_note())
+                                                       if self.duplicates else "")
+                + (f" · repaired {self.repaired_rows} (JSON values of the wrong type read as text)" if self.repaired_rows else "")
+                + self._unchanged_note())
 
     def _unchanged_note(self) -> str:
         if not self.unchanged:
@@ -530,8 +550,10 @@ class _Source:
     """
 
     def __init__(self, *, encoding: str, head: bytes, whole: bool, stream: BinaryIO | None = None,
-                 text: str | None = None, skip: int = 0, newline: str = "\n"):
+                 text: str | None = None, skip: int = 0, newline: str = "\n", lossy: bool = False):
         self.encoding, self.head, self.whole, self.stream, self.text = encoding, head, whole, stream, text
+        self.lossy = lossy  # some lines are not in the encoding: their records are quarantined, the bytes kept
+        self.array: list | tuple[str, str] | None = None  # a .json file's parsed array, or its problem
         self.codec = "utf-8" if encoding == "utf-8-sig" else encoding  # the BOM is skipped, not decoded
         self.skip, self.newline = skip, newline
         self.line_no = 0
@@ -542,8 +564,10 @@ class _Source:
     def reopen(self, stream: BinaryIO) -> _Source:
         """The same input from its start (for a second pass)."""
         stream.seek(0)
-        return _Source(encoding=self.encoding, head=self.head, whole=self.whole, stream=self.stream, text=self.text,
-                       skip=self.skip, newline=self.newline)
+        again = _Source(encoding=self.encoding, head=self.head, whole=self.whole, stream=self.stream, text=self.text,
+                        skip=self.skip, newline=self.newline, lossy=self.lossy)
+        again.array = self.array
+        return again
 
     def lines(self) -> Iterator[str]:
         if self.text is not None:
@@ -598,32 +622,101 @@ def _delimiter(first_line: str, prefer_tab: bool) -> str:
     return best if counts[best] else ","
 
 
+RECORD_CAP = 2**20
+"""Characters a CSV record spanning several lines may hold: past this, a quoted field that was opened
+is taken as never closed (:func:`_csv_records`)."""
+
+
+@dataclass(slots=True)
+class _Line:
+    number: int
+    text: str
+    raw: bytes | None
+    bad: tuple[str, str] | None  # bytes not in the encoding
+
+
+class _RecordTooLong(Exception):
+    pass
+
+
+class _LineFeed:
+    """The lines a csv reader reads, one by one, with the record being read (:attr:`record`), and
+    lines pushed back to be read again. Raises :class:`_RecordTooLong` when a record spanning
+    several lines exceeds :data:`RECORD_CAP` characters; ``at_end`` tells that the reader asked for
+    a line after the last one in the middle of a record (an open quote)."""
+
+    def __init__(self, source: _Source):
+        self.source, self.lines = source, source.lines()
+        self.back: list[_Line] = []
+        self.record: list[_Line] = []
+        self.chars = 0
+        self.at_end = False
+
+    def start(self) -> None:
+        self.record, self.chars, self.at_end = [], 0, False
+
+    def push_back(self, lines: list[_Line]) -> None:
+        self.back.extend(reversed(lines))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        if self.back:
+            line = self.back.pop()
+        else:
+            try:
+                text = next(self.lines)
+            except StopIteration:
+                self.at_end = bool(self.record)
+                raise
+            _, raw = self.source.take()
+            line = _Line(self.source.line_no, text, raw, self.source.bad_record())
+        self.record.append(line)
+        self.chars += len(line.text)
+        if len(self.record) > 1 and self.chars > RECORD_CAP:
+            raise _RecordTooLong
+        return line.text
+
+
 def _csv_records(source: _Source, delimiter: str) -> Iterator[_Record]:
-    reader = csv.reader(source.lines(), delimiter=delimiter, quotechar='"', doublequote=True)
+    """CSV records, numbered from 1. A quoted field that does not close — to the end of the file,
+    within :data:`RECORD_CAP` characters, or closed only by a quote some lines later that text
+    follows (``"x``: the reader is strict) — swallows no rows: its record is its first line alone,
+    quarantined, and the lines after it are read again as records. A one-line record the strict
+    reader refuses (``"a"b``) is read leniently, as spreadsheets do."""
+    feed = _LineFeed(source)
+    reader = csv.reader(feed, delimiter=delimiter, quotechar='"', doublequote=True, strict=True)
     number = 0
-    previous: _Record | None = None
     while True:
-        first_line = source.line_no + 1
+        feed.start()
+        problem = None
         try:
             cells: list[str] | None = next(reader)
-            error = None
         except StopIteration:
             break
+        except _RecordTooLong:
+            cells, problem = None, f"within {len(feed.record)} lines and {size_text(RECORD_CAP)}"
         except csv.Error as err:
-            cells, error = None, ("bad_csv", f"not CSV: {err}")
+            cells, problem = None, f"line {feed.record[-1].number}: {err}" if feed.record else str(err)
+        lines = feed.record
         number += 1
-        text, raw = source.take()
-        record = _Record(number, first_line, text, raw, cells=cells, error=source.bad_record() or error)
-        if previous is not None:
-            yield previous
-        previous = record
-    if previous is not None:
-        span = source.line_no - previous.line + 1
-        if previous.error is None and span > 1 and previous.text.count('"') % 2:
-            # csv reads an unclosed quote to the end of the file without complaint
-            previous.error = ("bad_csv", f"a quoted field opened here never closes (the record runs {span} lines, "
-                                         f"to the end of the file; its text is kept)")
-        yield previous
+        if cells is None and (feed.at_end or len(lines) > 1):
+            feed.push_back(lines[1:])
+            first = lines[0]
+            how = "never closes (to the end of the file)" if feed.at_end else f"does not close ({problem})"
+            yield _Record(number, first.number, first.text, first.raw,
+                          error=first.bad or ("bad_csv", f"a quoted field opened here {how}; the lines after it are read again as rows"))
+            continue
+        error = None
+        if cells is None:
+            try:
+                cells = next(csv.reader([lines[0].text], delimiter=delimiter, quotechar='"', doublequote=True))
+            except (csv.Error, StopIteration) as err:
+                error = ("bad_csv", f"not CSV: {err}")
+        raw = b"".join(line.raw for line in lines) if source.text is None else None
+        bad = next((line.bad for line in lines if line.bad), None)
+        yield _Record(number, lines[0].number, "".join(line.text for line in lines), raw, cells=cells, error=bad or error)
 
 
 def _json_records(source: _Source) -> Iterator[_Record]:
@@ -648,17 +741,13 @@ def _json_records(source: _Source) -> Iterator[_Record]:
 
 
 def _json_array(source: _Source) -> Iterator[_Record]:
-    """A ``.json`` file holding one array: each element is a record numbered from 1."""
-    text = source.text or ""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        yield _Record(1, 1, text, error=("bad_json", f"not JSON ({err.msg} at line {err.lineno} column {err.colno})"))
+    """A ``.json`` file holding one array (parsed by :func:`_load_array`): each element is a record
+    numbered from 1; a file that is not JSON is one bad record."""
+    data = source.array
+    if isinstance(data, tuple):
+        yield _Record(1, 1, source.text or "", error=data)
         return
-    except RecursionError:
-        yield _Record(1, 1, text, error=("bad_json", TOO_DEEP))
-        return
-    for i, obj in enumerate(data if isinstance(data, list) else [data], 1):
+    for i, obj in enumerate(data or [], 1):
         error = None if isinstance(obj, dict) else ("not_object", f"a JSON {type(obj).__name__}, not an object")
         yield _Record(i, i, json.dumps(obj, ensure_ascii=False), obj=obj if error is None else None, error=error)
 
@@ -678,6 +767,29 @@ def _cell(value: Any) -> str:
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False)
     return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+_JSON_KINDS = ((bool, "boolean"), (int, "number"), (float, "number"), (list, "list"), (dict, "object"))
+
+
+def _as_text(name: str, value: Any) -> tuple[str, str | None]:
+    """The value of a JSON key mapped to field ``name`` as text, and a repair note when it was not
+    text where text is expected: a number or boolean as written in JSON, a list of plain values
+    joined (lines for the description, ``, `` otherwise), anything else as its JSON text. Lists
+    are what list fields (tags, benefits) expect, and a number is a common id: neither is noted."""
+    if value is None or isinstance(value, str):
+        return _cell(value), None
+    if (name in LIST_FIELDS and isinstance(value, list)) or (name == "source_id" and type(value) in (int, float)):
+        return _cell(value), None
+    kind = next((k for t, k in _JSON_KINDS if isinstance(value, t)), type(value).__name__)
+    if isinstance(value, list) and all(v is None or isinstance(v, (str, int, float)) for v in value):
+        text = ("\n" if name == "description" else ", ").join(t for v in value if (t := _cell(v)))
+        how = f"its {len(value)} items joined"
+    else:
+        text = _cell(value)
+        how = "read as text"
+    shown = text if len(text) <= 40 else text[:39] + "…"
+    return text, f"{name} is a JSON {kind}, not text: {how} ({json.dumps(shown, ensure_ascii=False)})"
 
 
 def _header_names(cells: list[str]) -> list[str]:
@@ -758,7 +870,7 @@ class _Table:
         assert self.binding is not None
         constants, fields = self.options.constants, self.binding.fields
         return [name for name in REQUIRED if not constants.get(name, "").strip()
-                and not any(_cell(values.get(c)) for c in fields.get(name, ()))]
+                and not any(_as_text(name, values.get(c))[0] for c in fields.get(name, ()))]
 
     def item(self, record: _Record, values: Mapping[str, Any], unit: str,
              build: bool = True) -> RawPosting | Quarantined | bool:
@@ -772,8 +884,13 @@ class _Table:
         binding = self.binding
         assert binding is not None
         out: dict[str, Any] = {}
+        notes: list[str] = []
         for name, columns in binding.fields.items():
-            parts = [text for c in columns if (text := _cell(values.get(c)))]
+            parts = []
+            for column in columns:
+                text, note = _as_text(name, values.get(column))
+                parts += [text] if text else []
+                notes += [note] if note else []
             if name in LIST_FIELDS:
                 out[name] = [item for part in parts for item in split_list(part)]
             elif parts:
@@ -791,6 +908,8 @@ class _Table:
         for key, value in values.items():
             if key not in binding.consumed and (text := _cell(value)):
                 extra[key] = text
+        if notes:
+            self.report.note_repair(str(record.number), notes)
         benefits = out.pop("benefits", [])
         url = out.get("url") or None
         source_id = out.pop("source_id", None) or url or f"{self.locator}#{record.number}"
@@ -825,22 +944,27 @@ class _Block:
     """Records read since the last raw input was emitted: their text, bytes (hashed) and items."""
 
     texts: list[str] = field(default_factory=list)
+    raws: list[bytes] = field(default_factory=list)
     digest: Any = field(default_factory=hashlib.sha256)
     size: int = 0
     rows: int = 0
+    lossy: bool = False  # a record's bytes are not in the file's encoding: the raw input keeps the bytes
     items: list[RawPosting | Quarantined] = field(default_factory=list)
 
     def add(self, record: _Record) -> None:
         self.texts.append(record.text)
         if record.raw is not None:
+            self.raws.append(record.raw)
             self.digest.update(record.raw)
             self.size += len(record.raw)
+        self.lossy = self.lossy or (record.error is not None and record.error[0] == "bad_encoding")
 
 
-def parse_table(data: bytes | Path, *, locator: str, fetched_at: str, as_of: str, fmt: str,
+def parse_table(data: bytes | Path | BinaryIO, *, locator: str, fetched_at: str, as_of: str, fmt: str,
                 options: TableOptions | None = None, source: str = "tabular", report: TableReport | None = None,
                 single_input_bytes: int | None = None) -> Iterator[RawInput | RawPosting | Quarantined]:
-    """One CSV / JSONL / lines file — its bytes, or its path to read it as a stream — → a
+    """One CSV / JSONL / lines file — its bytes, or its path or open binary file to read it as a
+    stream (the file is closed at the end) — → a
     :class:`RawInput` before the items read from it (one per block of rows when the file is larger
     than ``single_input_bytes``, default :data:`SINGLE_INPUT_BYTES`), then a :class:`RawPosting` or a
     :class:`Quarantined` per data row. Never raises. ``report`` (filled in as rows are read) says how
@@ -849,13 +973,13 @@ def parse_table(data: bytes | Path, *, locator: str, fetched_at: str, as_of: str
     options = options or TableOptions()
     report = report if report is not None else TableReport(locator=locator, format=fmt)
     report.format = fmt
-    report.streamed = isinstance(data, Path)
+    report.streamed = not isinstance(data, bytes)
     limit = SINGLE_INPUT_BYTES if single_input_bytes is None else single_input_bytes
     base = dict(source=source, locator=locator, fetched_at=fetched_at)
-    stream: BinaryIO = data.open("rb") if isinstance(data, Path) else io.BytesIO(data)
+    stream: BinaryIO = data.open("rb") if isinstance(data, Path) else io.BytesIO(data) if isinstance(data, bytes) else data
     with stream:
         try:
-            src = _open(stream, fmt, limit)
+            src = _open(stream, fmt, limit, locator)
         except DecodeError as err:
             report.error = str(err)
             sha, size = _file_sha(stream)
@@ -889,25 +1013,84 @@ def _file_sha(stream: BinaryIO) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _open(stream: BinaryIO, fmt: str, limit: int) -> _Source:
+def _open(stream: BinaryIO, fmt: str, limit: int, locator: str = "") -> _Source:
     """Check the encoding (the whole input up to ``limit`` bytes, else its first :data:`HEAD_BYTES`)
-    and choose byte or text mode; raises DecodeError."""
+    and choose byte or text mode; raises DecodeError.
+
+    A file mixing encodings, or holding bytes its encoding cannot read, is not rejected whole: it is
+    read line by line (UTF-8 when it holds UTF-8 text, else GB18030) and only the records with bad
+    bytes are quarantined (``lossy``: its raw inputs keep their bytes)."""
     head = stream.read(limit + 1)
     whole = len(head) <= limit
-    if whole:
-        text, encoding = decode_bytes(head)
-    else:
-        cut = head.rfind(b"\n", 0, HEAD_BYTES)
-        text, encoding = None, decode_bytes(head[:cut + 1] if cut > 0 else head[:HEAD_BYTES])[1]
-    stream.seek(0)
     sample = head[:HEAD_BYTES]
     newline = "\r" if b"\n" not in sample and b"\r" in sample else "\n"
-    json_array = fmt == "jsonl" and sample.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+    json_array = (fmt == "jsonl" and not locator.lower().endswith((".jsonl", ".ndjson"))
+                  and sample.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["))
+    lossy = False
+    try:
+        if whole:
+            text, encoding = decode_bytes(head)
+        else:
+            cut = head.rfind(b"\n", 0, HEAD_BYTES)
+            text, encoding = None, decode_bytes(head[:cut + 1] if cut > 0 else head[:HEAD_BYTES])[1]
+    except DecodeError as err:
+        if err.reason not in ("mixed_encoding", "bad_encoding") or newline != "\n" or json_array \
+                or head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+            raise
+        text, encoding, lossy = None, _per_line_encoding(sample), True
+    stream.seek(0)
     if encoding in ("utf-8", "utf-8-sig", "gb18030") and newline == "\n" and not json_array:
-        return _Source(encoding=encoding, head=sample, whole=whole, stream=stream, skip=3 if encoding == "utf-8-sig" else 0)
+        return _Source(encoding=encoding, head=sample, whole=whole, stream=stream, lossy=lossy,
+                       skip=3 if encoding == "utf-8-sig" else 0)
     if text is None:
         text, encoding = decode_bytes(stream.read())  # UTF-16/32 or \r lines: decoded whole
-    return _Source(encoding=encoding, head=sample, whole=True, text=text, newline=newline)
+    src = _Source(encoding=encoding, head=sample, whole=True, text=text, newline=newline)
+    if json_array:
+        src.array = _load_array(text)
+    return src
+
+
+def _per_line_encoding(sample: bytes) -> str:
+    """The encoding to read a file of mixed or broken bytes with, line by line (its bad lines are
+    quarantined): the one of UTF-8 and GB18030 that reads more lines of ``sample`` (UTF-8 on a tie);
+    DecodeError when it looks binary."""
+    if sample.startswith(b"\xef\xbb\xbf"):
+        encoding = "utf-8-sig"
+    else:
+        readable = dict.fromkeys(("utf-8", "gb18030"), 0)
+        for line in sample.split(b"\n")[:-1] or [sample]:
+            for codec in readable:
+                try:
+                    line.decode(codec)
+                    readable[codec] += 1
+                except UnicodeDecodeError:
+                    pass
+        encoding = "utf-8" if readable["utf-8"] >= readable["gb18030"] else "gb18030"
+    controls = len(_BINARY_CONTROLS.findall(sample.decode(encoding, "replace")))
+    if controls > max(8, len(sample) // 20):
+        raise DecodeError("binary", f"binary file ({controls} control characters in the first {len(sample)} bytes)")
+    return encoding
+
+
+_BINARY_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _load_array(text: str) -> list | tuple[str, str]:
+    """A ``.json`` file's value as a list of records, or the problem of a file that is not one JSON
+    value. A file of several values (JSON lines under another suffix: ``Extra data``) is not one
+    array: :data:`NOT_ONE_VALUE`, and it is read line by line."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        if err.msg == "Extra data":
+            return NOT_ONE_VALUE
+        return ("bad_json", f"not JSON ({err.msg} at line {err.lineno} column {err.colno})")
+    except RecursionError:
+        return ("bad_json", TOO_DEEP)
+    return data if isinstance(data, list) else [data]
+
+
+NOT_ONE_VALUE = ("lines", "")
 
 
 def _head_text(src: _Source) -> str:
@@ -941,7 +1124,7 @@ def _parse(stream: BinaryIO, src: _Source, table: _Table, report: TableReport, b
         quarantined = sum(isinstance(kind, Quarantined) for kind in kinds)
         sha, size = _file_sha(stream)
         yield RawInput(**base, sha256=sha, size=size, encoding=src.encoding, text=_whole_text(stream, src), as_of=as_of,
-                       status="parsed" if not quarantined else "partial" if postings else "quarantined",
+                       body=_whole_bytes(stream) if src.lossy else None, status="parsed" if not quarantined else "partial" if postings else "quarantined",
                        postings=postings, error=f"{quarantined} rows quarantined" if quarantined else None)
         report.inputs += 1
         again = _start(src.reopen(stream), table, report, base["locator"], bound=True)
@@ -965,6 +1148,12 @@ def _parse(stream: BinaryIO, src: _Source, table: _Table, report: TableReport, b
             block = _Block()
     if block.rows or report.inputs == 0:
         yield from _emit(block, src, base, as_of, report)
+
+
+def _whole_bytes(stream: BinaryIO) -> bytes:
+    """The whole input's bytes (small inputs only)."""
+    stream.seek(0)
+    return stream.read()
 
 
 def _whole_text(stream: BinaryIO, src: _Source) -> str:
@@ -992,7 +1181,7 @@ def _start(src: _Source, table: _Table, report: TableReport, locator: str,
         report.delimiter = _delimiter(src.first_line(), prefer_tab=locator.lower().endswith(".tsv"))
         records: Iterator[_Record] = _csv_records(src, report.delimiter)
         unit = "row"
-    elif fmt == "jsonl" and src.text is not None and src.text.lstrip().startswith("["):
+    elif fmt == "jsonl" and src.array is not None and src.array != NOT_ONE_VALUE:
         records, unit = _json_array(src), "item"
     elif fmt == "jsonl":
         records, unit = _json_records(src), "line"
@@ -1094,7 +1283,7 @@ def _emit(block: _Block, src: _Source, base: dict, as_of: str,
     status = "parsed" if not quarantined else "partial" if postings else "quarantined"
     report.inputs += 1
     yield RawInput(**base, sha256=sha, size=block.size, encoding=src.encoding, text="".join(block.texts), as_of=as_of,
-                   status=status, postings=postings, error=f"{quarantined} rows quarantined" if quarantined else None)
+                   body=b"".join(block.raws) if block.lossy else None, status=status, postings=postings, error=f"{quarantined} rows quarantined" if quarantined else None)
     for item in block.items:
         item.input_sha256 = sha
         yield item

@@ -14,8 +14,11 @@ the whole chain in worker processes over shards of its inputs (crawler/runner.py
 Pipelines pass items they do not handle through unchanged, and read fields through ItemAdapter.
 """
 
+from crawler.inputs import quote_name
+
 
 def item_where(adapter) -> str:
-    """Where an item came from, for a one-line message: ``locator#position``, or the locator alone."""
+    """Where an item came from, for a one-line message: ``locator#position``, or the locator alone
+    (quoted when it holds a newline or another character that is not printable)."""
     position = adapter.get("position")
-    return f"{adapter.get('locator')}" + ("" if position is None else f"#{position}")
+    return quote_name(f"{adapter.get('locator')}") + ("" if position is None else f"#{position}")

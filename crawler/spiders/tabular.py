@@ -13,10 +13,10 @@ Arguments (keywords from Python; ``-a NAME=VALUE`` strings on the command line):
   (``--set``): field → value for every row. Dicts, or strings of ``field=value`` pairs separated by ``;``.
 
 A table file larger than ``JOBCRAWL_TABLE_STREAM_MB`` (default 16, :data:`~crawler.pages.tabular.SINGLE_INPUT_BYTES`)
-is still requested through the engine, but :class:`TableFileHandler` leaves its bytes on disk and the
-callback reads it as a stream, stored as raw inputs of blocks of rows, so memory stays flat however
-long the file is (Scrapy's own ``file://`` handler reads a whole file into the response body).
-``JOBCRAWL_MAX_TABLE_MB`` (default 4096) quarantines larger table files unread.
+is still requested through the engine, but :class:`TableFileHandler` only opens it (a regular file
+within the size cap, checked on the descriptor: :func:`crawler.inputs.open_stream`) and the callback
+reads it as a stream, stored as raw inputs of blocks of rows, so memory stays flat however long the
+file is. ``JOBCRAWL_MAX_FILE_SIZE`` (``--max-file-size``) caps every file, as for text dumps.
 
 A re-run reads every table file, but the rows of a raw input (the file, or a block of a streamed
 file) unchanged since its last complete parse with the same options (crawler/ledger.py) are only
@@ -24,7 +24,8 @@ counted: they are not normalized or stored again (``JOBCRAWL_REPARSE`` turns tha
 
 The run report gets one :class:`~crawler.pages.tabular.TableReport` dict per table file (``tables``);
 stats count ``jobcrawl/rows``, ``jobcrawl/rows/header_skipped``, ``jobcrawl/rows/blank_skipped``,
-``jobcrawl/rows/duplicate_id``.
+``jobcrawl/rows/duplicate_id``, ``jobcrawl/repaired/json_type`` (rows with a JSON value of the wrong
+type read as text; the table's ``repaired`` lines name them).
 """
 
 from __future__ import annotations
@@ -34,10 +35,9 @@ from typing import Literal
 
 import scrapy
 from pydantic import Field, field_validator
-from scrapy.core.downloader.handlers.file import FileDownloadHandler
 from scrapy.http import Response
 
-from crawler.inputs import InputFile
+from crawler.inputs import InputFile, Problem, open_stream
 from crawler.ledger import options_digest
 from crawler.pages.tabular import (
     PRESETS,
@@ -48,7 +48,7 @@ from crawler.pages.tabular import (
     parse_assignments,
     parse_table,
 )
-from crawler.spiders.textdump import TextdumpArgs, TextdumpSpider
+from crawler.spiders.textdump import InputProblem, RegularFileHandler, TextdumpArgs, TextdumpSpider
 from normalize.clock import now_iso
 from normalize.models import Quarantined, RawInput
 
@@ -62,7 +62,6 @@ class TabularArgs(TextdumpArgs):
     preset: str | None = Field(None, description="Preset name, `none`, or None to sniff each header.")
     mapping: dict[str, str] = Field(default_factory=dict, description="Field → column spec (`--map`).")
     constants: dict[str, str] = Field(default_factory=dict, description="Field → value for every row (`--set`).")
-    max_table_bytes: int = Field(4096 * 2**20, description="Larger table files are quarantined unread.")
 
     @field_validator("preset")
     @classmethod
@@ -85,12 +84,17 @@ class TabularArgs(TextdumpArgs):
         return out
 
 
-class TableFileHandler(FileDownloadHandler):
-    """``file://`` as usual, except that a request with ``meta["stream"]`` gets an empty body: its
-    callback reads the file itself, in blocks."""
+class TableFileHandler(RegularFileHandler):
+    """As :class:`~crawler.spiders.textdump.RegularFileHandler`, except that a request with
+    ``meta["stream"]`` gets an empty body and the opened file in ``meta["file"]``: its callback
+    reads the file itself, in blocks."""
 
     async def download_request(self, request, *args):
         if request.meta.get("stream"):
+            opened = open_stream(request.meta["input"].path, request.meta["max_bytes"])
+            if isinstance(opened, Problem):
+                raise InputProblem(opened)
+            request.meta["file"] = opened
             return Response(url=request.url, body=b"", flags=["stream"])
         return await super().download_request(request, *args)
 
@@ -114,7 +118,6 @@ class TabularSpider(TextdumpSpider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.args.max_table_bytes = int(crawler.settings.getfloat("JOBCRAWL_MAX_TABLE_MB", 4096) * 2**20)
         stream_mb = crawler.settings.getfloat("JOBCRAWL_TABLE_STREAM_MB", SINGLE_INPUT_BYTES / 2**20)
         spider.stream_above = int(stream_mb * 2**20)
         return spider
@@ -128,19 +131,16 @@ class TabularSpider(TextdumpSpider):
         return format_for(inp.path, self.args.format)
 
     async def start(self):
-        """The text dump spider's requests, each told its format; tables have their own size limit
-        and the large ones are streamed."""
-        text_limit = self.args.max_bytes
-        self.args.max_bytes = max(text_limit, self.args.max_table_bytes)
+        """The text dump spider's requests, each told its format; large tables are streamed."""
         async for out in super().start():
             if isinstance(out, scrapy.Request):
-                inp, size = out.meta["input"], out.meta["size"]
+                inp = out.meta["input"]
                 fmt = self.file_format(inp)
-                if size > (text_limit if fmt == "text" else self.args.max_table_bytes):
-                    for item in self._too_large(inp, size, out.meta["as_of"]):
-                        yield item
-                    continue
-                out.meta.update(format=fmt, stream=fmt != "text" and size > self.stream_above)
+                try:
+                    large = inp.path.stat().st_size > self.stream_above
+                except OSError:  # gone: the handler reports it
+                    large = False
+                out.meta.update(format=fmt, stream=fmt != "text" and large)
             yield out
 
     def parse(self, response):
@@ -152,7 +152,7 @@ class TabularSpider(TextdumpSpider):
         fetched = now_iso()
         report = TableReport(locator=inp.locator, format=fmt)
         found = unparsed = 0
-        data = inp.path if response.meta["stream"] else response.body
+        data = response.meta["file"] if response.meta["stream"] else response.body
         ledger = self.unchanged.get("tabular")
         skip = False  # the items of an unchanged raw input (crawler/ledger.py) are counted, not passed on
         for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"],
@@ -181,5 +181,6 @@ class TabularSpider(TextdumpSpider):
         stats.inc_value("jobcrawl/rows/header_skipped", report.header_rows)
         stats.inc_value("jobcrawl/rows/blank_skipped", report.blank_rows)
         stats.inc_value("jobcrawl/rows/duplicate_id", report.duplicates)
+        stats.inc_value("jobcrawl/repaired/json_type", report.repaired_rows)
         run.tables.append(report.as_dict() | {"summary": report.line()})
         self.logger.info("table read: %r", run.tables[-1])

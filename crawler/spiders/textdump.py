@@ -4,6 +4,12 @@ Arguments (``-a`` on the command line, keywords from Python):
 - ``paths``: files, folders (recursive) or globs, separated by ``os.pathsep`` on the command line;
 - ``as_of``: ISO date-time anchoring relative times (default: each file's modification time).
 
+Files are read by :class:`RegularFileHandler` (``file://``): only regular files, of at most
+``JOBCRAWL_MAX_FILE_SIZE`` bytes (``jobcrawl ingest --max-file-size``), checked on the opened
+descriptor (:func:`crawler.inputs.open_regular`). Anything else (a FIFO, socket or device, a symlink to
+one, a dangling symlink, a symlink loop, a folder that cannot be listed) is one quarantine record with
+its reason, and the run goes on; a file over the cap keeps its first 64 KB as its raw input.
+
 The run takes files unchanged since their last complete parse out of the inputs before the spider
 starts (crawler/runner.py, crawler/ledger.py); the spider never reads the database. Its ``parsers``
 (source → parser version) tell the writer whose complete parses to record; ``unchanged`` (from the
@@ -12,19 +18,22 @@ run: source → ledger) lets the table spider skip unchanged blocks of rows.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from datetime import datetime, timezone
 
 import scrapy
+from scrapy.core.downloader.handlers.file import FileDownloadHandler
+from scrapy.http import Response
+from scrapy.utils.asyncio import run_in_thread
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crawler.inputs import InputFile, resolve_inputs
+from crawler.inputs import MAX_FILE_BYTES, InputFile, Problem, TooLarge, mtime, open_regular, resolve_inputs
 from crawler.ledger import parser_of
 from crawler.pages.appexport import parse_dump
 from crawler.report import report_of
 from normalize.clock import iso_utc, now_iso
 from normalize.models import Quarantined, RawInput
+from normalize.text import sha256_hex
 
 
 class TextdumpArgs(BaseModel):
@@ -34,7 +43,7 @@ class TextdumpArgs(BaseModel):
 
     inputs: list[InputFile] = Field(description="Resolved input files.")
     as_of: datetime | None = Field(None, description="Anchor for relative times; default each file's mtime.")
-    max_bytes: int = Field(64 * 2**20, description="Larger files are quarantined unread.")
+    max_bytes: int = Field(MAX_FILE_BYTES, description="Larger files are quarantined, their first 64 KB kept.")
 
     @field_validator("as_of")
     @classmethod
@@ -42,6 +51,32 @@ class TextdumpArgs(BaseModel):
         if value is not None and value.tzinfo is None:
             value = value.astimezone()  # naive means the machine's local time
         return value.astimezone(timezone.utc) if value else None
+
+
+NOTHING_READ = sha256_hex(b"")
+"""The ``input_sha256`` of the quarantine record of an input that was not read."""
+
+
+class InputProblem(Exception):
+    """Raised by the file handler for an input it does not read; the spider's errback quarantines it."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem.detail)
+        self.problem = problem
+
+
+class RegularFileHandler(FileDownloadHandler):
+    """``file://`` for the inputs of an ingest: only a regular file of at most ``meta["max_bytes"]``
+    is read (:func:`crawler.inputs.open_regular`); anything else raises :class:`InputProblem`."""
+
+    async def download_request(self, request, *args):
+        inp: InputFile | None = request.meta.get("input")
+        if inp is None:
+            return await super().download_request(request, *args)
+        body = await run_in_thread(open_regular, inp.path, request.meta["max_bytes"])
+        if isinstance(body, Problem):
+            raise InputProblem(body)
+        return Response(url=request.url, body=body)
 
 
 class TextdumpSpider(scrapy.Spider):
@@ -57,6 +92,7 @@ class TextdumpSpider(scrapy.Spider):
         "RETRY_ENABLED": False,
         "DOWNLOAD_WARNSIZE": 0,
         "DOWNLOAD_MAXSIZE": 0,
+        "DOWNLOAD_HANDLERS": {"file": "crawler.spiders.textdump.RegularFileHandler"},
     }
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
@@ -73,7 +109,7 @@ class TextdumpSpider(scrapy.Spider):
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
-        spider.args.max_bytes = int(settings.getfloat("JOBCRAWL_MAX_FILE_MB") * 2**20)
+        spider.args.max_bytes = settings.getint("JOBCRAWL_MAX_FILE_SIZE")
         # The writer records complete parses under these versions, so that a re-run can skip them.
         spider.parsers = {source: parser_of(settings, options) for source, options in spider.reading_options().items()}
         spider.report = report_of(crawler)
@@ -88,13 +124,13 @@ class TextdumpSpider(scrapy.Spider):
     async def start(self):
         total = len(self.args.inputs)
         for n, inp in enumerate(self.args.inputs):
-            stat = inp.path.stat()
-            as_of = self.args.as_of or datetime.fromtimestamp(stat.st_mtime, timezone.utc)
-            meta = {"input": inp, "as_of": iso_utc(as_of), "size": stat.st_size}
-            if stat.st_size > self.args.max_bytes:
-                for item in self._too_large(inp, stat.st_size, meta["as_of"]):
+            modified = mtime(inp.path) if inp.problem is None else inp.problem
+            if isinstance(modified, Problem):
+                for item in self._problem(inp, modified, iso_utc(self.args.as_of or datetime.now(timezone.utc))):
                     yield item
                 continue
+            as_of = self.args.as_of or datetime.fromtimestamp(modified, timezone.utc)
+            meta = {"input": inp, "as_of": iso_utc(as_of), "max_bytes": self.args.max_bytes}
             yield scrapy.Request(inp.path.as_uri(), callback=self.parse, errback=self.failed,
                                  meta=meta, dont_filter=True, priority=total - n)
 
@@ -110,22 +146,22 @@ class TextdumpSpider(scrapy.Spider):
 
     def failed(self, failure):
         inp: InputFile = failure.request.meta["input"]
-        self.report.files += 1
-        detail = f"unreadable: {failure.getErrorMessage()}"
-        yield Quarantined(source=self.name, locator=inp.locator, reason="unreadable", detail=detail, fetched_at=now_iso())
+        if failure.check(InputProblem):
+            problem = failure.value.problem
+        else:
+            problem = Problem("unreadable", f"unreadable: {failure.getErrorMessage()}")
+        yield from self._problem(inp, problem, failure.request.meta["as_of"])
 
-    def _too_large(self, inp: InputFile, size: int, as_of: str):
+    def _problem(self, inp: InputFile, problem: Problem, as_of: str):
+        """The items of an input not read: a quarantine record (and, for a file over the size cap, its
+        first 64 KB as its raw input)."""
         now = now_iso()
-        digest = hashlib.sha256()
-        with inp.path.open("rb") as fh:
-            head = fh.read(65536)
-            digest.update(head)
-            for block in iter(lambda: fh.read(2**20), b""):
-                digest.update(block)
-        sha = digest.hexdigest()
-        detail = f"too large: {size / 2**20:.1f} MB exceeds JOBCRAWL_MAX_FILE_MB; first 64 KB kept"
         self.report.files += 1
-        yield RawInput(source=self.name, locator=inp.locator, sha256=sha, size=size, body=head, fetched_at=now,
-                       as_of=as_of, status="quarantined", error=detail)
-        yield Quarantined(source=self.name, locator=inp.locator, input_sha256=sha, reason="too_large",
-                          detail=detail, fetched_at=now)
+        self.crawler.stats.inc_value(f"jobcrawl/files_refused/{problem.reason}")
+        sha = NOTHING_READ  # a stable key: the same problem on a re-run is the same quarantine row
+        if isinstance(problem, TooLarge):
+            sha = problem.sha256
+            yield RawInput(source=self.name, locator=inp.locator, sha256=sha, size=problem.size, body=problem.head,
+                           fetched_at=now, as_of=as_of, status="quarantined", error=problem.detail)
+        yield Quarantined(source=self.name, locator=inp.locator, input_sha256=sha, reason=problem.reason,
+                          detail=problem.detail, fetched_at=now)

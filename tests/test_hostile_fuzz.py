@@ -1,0 +1,313 @@
+"""Fuzzing every parser entry point with hypothesis (issue #26, point 12): the text dump, CSV, JSON
+lines and one-JD-per-line tables, JSON-LD pages, the ATS JSON pages (Greenhouse, Lever, Ashby),
+salary, dates and sections. No exception escapes; for the file parsers every input is stored raw
+or quarantined: the raw input comes first, and the records read = postings + quarantined (+ blank
+rows and repeated headers, which are counted). Every posting also normalizes.
+
+A fixed example budget, derandomized, so that CI runs the same examples each time within about a
+minute (``FUZZ_SCALE`` multiplies the budgets for a longer local hunt).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES, SEEDS
+from crawler.pages.appexport import BLOCKS, parse_dump, split_pages
+from crawler.pages.ashby import AshbyPage
+from crawler.pages.greenhouse import GreenhousePage
+from crawler.pages.jsonld import JsonLdPage
+from crawler.pages.lever import LeverPage
+from crawler.pages.tabular import TableOptions, TableReport, parse_table
+from normalize.dates import parse_posted, parse_published
+from normalize.models import Posting, Quarantined, RawInput, RawPosting, Salary
+from normalize.posting import normalize_posting
+from normalize.salary import parse_salary, parse_salary_compare, parse_salary_estimate
+from normalize.sections import sections_dict, split_bullets, split_sections
+from normalize.text import decode_bytes
+
+T0 = "2026-11-29T04:00:00+00:00"
+SCALE = float(os.environ.get("FUZZ_SCALE", "1"))
+
+
+def budget(n: int):
+    return settings(max_examples=max(1, int(n * SCALE)), deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.large_base_example])
+
+
+SEED_LINES = sorted({line for path in sorted(SEEDS.glob("*.txt")) for line in path.read_text(encoding="utf-8").splitlines()})
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+PLAIN = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)  # no control characters
+ENCODINGS = ["utf-8", "utf-8-sig", "utf-16", "gb18030"]
+
+
+def encode(text: str, encoding: str) -> bytes:
+    return text.encode(encoding, "replace" if encoding == "gb18030" else "surrogatepass")
+
+
+def damaged(data: st.DataObject, body: bytes) -> bytes:
+    """``body``, or the same with a few bytes replaced, inserted or cut off."""
+    for _ in range(data.draw(st.integers(0, 3), label="damages")):
+        if not body:
+            break
+        at = data.draw(st.integers(0, len(body) - 1), label="at")
+        junk = data.draw(st.binary(min_size=1, max_size=4), label="junk")
+        how = data.draw(st.sampled_from(["replace", "insert", "cut"]), label="how")
+        body = body[:at] + junk + body[at + len(junk):] if how == "replace" else (
+            body[:at] + junk + body[at:] if how == "insert" else body[:at])
+    return body
+
+
+def check_postings_normalize(items) -> None:
+    for item in items:
+        if isinstance(item, RawPosting):
+            assert isinstance(normalize_posting(item), Posting)
+
+
+# --------------------------------------------------------------------------- the job app's text dumps
+
+
+DUMP_LINES = st.one_of(st.sampled_from(SEED_LINES), st.sampled_from(sorted(BLOCKS)), st.just("Watch Jobs"), TEXT)
+
+
+@budget(300)
+@given(st.data())
+def test_fuzz_text_dump(data):
+    if data.draw(st.booleans(), label="bytes"):
+        body = data.draw(st.binary(max_size=3000), label="body")
+    else:
+        text = "\n".join(data.draw(st.lists(DUMP_LINES, max_size=150), label="lines"))
+        body = damaged(data, encode(text, data.draw(st.sampled_from(ENCODINGS), label="encoding")))
+    items = list(parse_dump(body, locator="fuzz.txt", fetched_at=T0, as_of=T0))
+    raw = items[0]
+    assert isinstance(raw, RawInput) and all(not isinstance(i, RawInput) for i in items[1:])
+    postings = [i for i in items if isinstance(i, RawPosting)]
+    pages = [i for i in items if isinstance(i, Quarantined) and i.position is not None]
+    whole = [i for i in items if isinstance(i, Quarantined) and i.position is None]
+    assert raw.postings == len(postings)
+    if whole:  # the file as a whole: one quarantine record, nothing else
+        assert len(whole) == 1 and not postings and not pages and raw.status == "quarantined"
+    else:  # every page is a posting or a quarantined page
+        text, _ = decode_bytes(body)
+        assert len(postings) + len(pages) == len(split_pages(text))
+        assert raw.status == ("parsed" if not pages else "partial" if postings else "quarantined")
+    check_postings_normalize(items)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def read_table(body: bytes, fmt: str, locator: str, **options) -> tuple[list, TableReport]:
+    report = TableReport(locator=locator, format=fmt)
+    items = list(parse_table(body, locator=locator, fetched_at=T0, as_of=T0, fmt=fmt, report=report,
+                             options=TableOptions(**options)))
+    return items, report
+
+
+def check_table(items, report: TableReport, records: int | None) -> None:
+    """The raw input comes first; every record is a posting, a quarantined row, a blank row or a
+    repeated header, or the file is one quarantine record. ``records``: how many were written
+    (None when the input was damaged and the count is unknown)."""
+    assert isinstance(items[0], RawInput)
+    postings = [i for i in items if isinstance(i, RawPosting)]
+    rows = [i for i in items if isinstance(i, Quarantined) and i.position is not None]
+    whole = [i for i in items if isinstance(i, Quarantined) and i.position is None]
+    if whole:
+        assert len(whole) == 1 and not postings and not rows and report.error
+        return
+    assert report.error is None
+    assert (len(postings), len(rows)) == (report.postings, report.quarantined)
+    assert report.rows == report.postings + report.quarantined + report.header_rows + report.blank_rows
+    assert sum(i.postings for i in items if isinstance(i, RawInput)) == report.postings
+    if records is not None:
+        assert report.rows == records
+    check_postings_normalize(items)
+
+
+COLUMNS = ["职位名称", "公司名称", "薪资", "工作地点", "职位描述", "福利", "发布时间", "标签", "url", "id"]
+CELL = st.one_of(PLAIN, st.sampled_from(SEED_LINES), st.sampled_from(['"', '"x', 'a"b', ",", "\n", "\r\n", "", " "]),
+                 st.lists(PLAIN, max_size=3).map("\n".join))
+
+
+@budget(200)
+@given(st.data())
+def test_fuzz_csv(data):
+    extra = data.draw(st.lists(st.sampled_from(COLUMNS[2:]), unique=True, max_size=5), label="columns")
+    header = ["职位名称", "公司名称", *extra]
+    rows = data.draw(st.lists(st.lists(CELL, min_size=1, max_size=len(header) + 1), max_size=25), label="rows")
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=data.draw(st.sampled_from([",", "\t", ";"]), label="delimiter"))
+    writer.writerow(header)
+    writer.writerows(rows)
+    body = encode(out.getvalue(), data.draw(st.sampled_from(ENCODINGS), label="encoding"))
+    broken = damaged(data, body)
+    items, report = read_table(broken, "csv", "fuzz.csv")
+    if broken == body:
+        # a well-formed file: every row written is read as one record, none is taken for a broken quote
+        check_table(items, report, len(rows))
+        assert not [i for i in items if isinstance(i, Quarantined) and i.reason == "bad_csv"]
+    else:
+        check_table(items, report, None)
+
+
+def json_values(leaves=None):
+    leaves = leaves if leaves is not None else st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), PLAIN)
+    return st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                         st.dictionaries(PLAIN, inner, max_size=4)), max_leaves=12)
+
+
+JSON_OBJECT = st.fixed_dictionaries(
+    {}, optional={"title": json_values(), "company": json_values(), "salary": json_values(), "city": json_values(),
+                  "description": json_values(), "tags": json_values(), "id": json_values(), "remote": json_values()})
+JSON_LINE = st.one_of(JSON_OBJECT.map(lambda o: json.dumps(o, ensure_ascii=False)),
+                      json_values().map(json.dumps), PLAIN.map(lambda s: s.replace("\r", "")), st.just(""))
+
+
+@budget(200)
+@given(st.data())
+def test_fuzz_jsonl(data):
+    lines = data.draw(st.lists(JSON_LINE, max_size=30), label="lines")
+    locator = data.draw(st.sampled_from(["fuzz.jsonl", "fuzz.ndjson"]), label="locator")
+    body = encode("".join(line + "\n" for line in lines), data.draw(st.sampled_from(ENCODINGS), label="encoding"))
+    broken = damaged(data, body)
+    items, report = read_table(broken, "jsonl", locator)
+    check_table(items, report, len(lines) if broken == body else None)
+
+
+@budget(60)
+@given(st.data())
+def test_fuzz_json_file(data):
+    value = data.draw(st.one_of(st.lists(st.one_of(JSON_OBJECT, json_values()), max_size=10), json_values()), label="value")
+    body = damaged(data, json.dumps(value, ensure_ascii=False, indent=data.draw(st.sampled_from([None, 1]))).encode())
+    items, report = read_table(body, "jsonl", "fuzz.json")
+    check_table(items, report, None)
+
+
+@budget(60)
+@given(st.lists(st.one_of(PLAIN, st.sampled_from(SEED_LINES)).map(lambda s: s.replace("\r", "")), max_size=30),
+       st.sampled_from(ENCODINGS))
+def test_fuzz_lines(lines, encoding):
+    body = encode("".join(line + "\n" for line in lines), encoding)
+    items, report = read_table(body, "lines", "fuzz.txt", constants={"title": "算法工程师", "company": "某公司"})
+    check_table(items, report, len(lines))
+
+
+# --------------------------------------------------------------------------- web pages
+
+
+def check_page(items) -> None:
+    raw = items[0]
+    assert isinstance(raw, RawInput) and all(not isinstance(i, RawInput) for i in items[1:])
+    postings = [i for i in items if isinstance(i, RawPosting)]
+    assert raw.postings == len(postings)
+    assert all(isinstance(i, (RawPosting, Quarantined)) for i in items[1:])
+    check_postings_normalize(items)
+
+
+JOB_POSTING = st.fixed_dictionaries(
+    {"@type": st.sampled_from(["JobPosting", "jobposting", ["JobPosting"], "Thing"])},
+    optional={"title": json_values(), "description": json_values(st.one_of(PLAIN, st.just("<p>职责</p><ul><li>CUDA</li></ul>"))),
+              "hiringOrganization": json_values(), "jobLocation": json_values(), "baseSalary": json_values(),
+              "datePosted": json_values(), "validThrough": json_values(), "identifier": json_values(),
+              "employmentType": json_values(), "url": json_values()})
+
+
+@budget(100)
+@given(st.data())
+def test_fuzz_jsonld_page(data):
+    blocks = data.draw(st.lists(st.one_of(
+        JOB_POSTING.map(json.dumps),
+        st.lists(JOB_POSTING, max_size=3).map(lambda v: json.dumps({"@graph": v})),
+        json_values().map(json.dumps), PLAIN), max_size=3), label="blocks")
+    html = "<html><head>" + "".join(f'<script type="application/ld+json">{b}</script>' for b in blocks) + "</head></html>"
+    body = damaged(data, html.encode())
+    items = list(JsonLdPage("https://example.com/jobs/1", body, fetched_at=T0).parse())
+    check_page(items)
+
+
+def fixture_entries(name: str, key: str | None) -> list[dict]:
+    data = json.loads((FIXTURES / "web" / "ats" / name).read_text(encoding="utf-8"))
+    return data[key] if key else data
+
+
+ATS = [
+    pytest.param(GreenhousePage, "https://boards-api.greenhouse.io/v1/boards/acme/jobs?content=true",
+                 fixture_entries("greenhouse_gitlab_jobs.json", "jobs"), lambda jobs: {"jobs": jobs}, id="greenhouse"),
+    pytest.param(LeverPage, "https://api.lever.co/v0/postings/acme?mode=json",
+                 fixture_entries("lever_matchgroup_postings.json", None), lambda jobs: jobs, id="lever"),
+    pytest.param(AshbyPage, "https://api.ashbyhq.com/posting-api/job-board/acme?includeCompensation=true",
+                 fixture_entries("ashby_linear_job_board.json", "jobs"), lambda jobs: {"jobs": jobs}, id="ashby"),
+]
+
+
+@pytest.mark.parametrize("page_class, url, real, wrap", ATS)
+@budget(60)
+@given(data=st.data())
+def test_fuzz_ats_page(page_class, url, real, wrap, data):
+    """Real entries of each API with some values replaced by any JSON value, or any JSON at all: every
+    entry is a posting or a quarantined entry, or the response is one quarantine record."""
+    jobs = []
+    for _ in range(data.draw(st.integers(0, 3), label="entries")):
+        job = json.loads(json.dumps(data.draw(st.sampled_from(real), label="entry")))
+        for key in data.draw(st.lists(st.sampled_from(sorted(job)), max_size=4), label="keys"):
+            job[key] = data.draw(json_values(), label=key)
+        jobs.append(job)
+    value = wrap(jobs) if data.draw(st.booleans(), label="shaped") else data.draw(json_values(), label="any")
+    body = damaged(data, json.dumps(value).encode())
+    items = list(page_class(url, body, fetched_at=T0).parse())
+    check_page(items)
+    entries = [i for i in items[1:] if not (isinstance(i, Quarantined) and i.position is None)]
+    if body == json.dumps(wrap(jobs)).encode() and value == wrap(jobs):
+        assert len(entries) == len(jobs)
+
+
+# --------------------------------------------------------------------------- salary, dates, sections
+
+
+SALARY_TEXT = st.one_of(TEXT, st.from_regex(r"\$?[0-9.,]{1,9}\s?[kKwW万千]?\s?[-~至–]\s?[0-9.,]{1,9}\s?[kKwW万千]?(/[月年天时]|·1[2-6]薪)?",
+                                            fullmatch=True))
+
+
+@budget(300)
+@given(SALARY_TEXT)
+def test_fuzz_salary(text):
+    salary = parse_salary(text)
+    assert isinstance(salary, Salary) and salary.raw == text
+    parse_salary_estimate(text)
+    parse_salary_compare(text)
+
+
+AS_OF = datetime(2026, 11, 29, 4, tzinfo=timezone.utc)
+DATE_TEXT = st.one_of(TEXT, st.from_regex(r"(发布于 )?(大约 )?[0-9]{1,6} ?(分钟|小时|天|周|个月|年)前(发布|更新)?", fullmatch=True),
+                      st.from_regex(r"[0-9]{1,5}[-/.][0-9]{1,3}([-/.][0-9]{1,3})?(发布)?", fullmatch=True),
+                      st.integers(-2**63, 2**63).map(str))
+
+
+@budget(300)
+@given(DATE_TEXT)
+def test_fuzz_dates(text):
+    posted = parse_posted(text, AS_OF)
+    published = parse_published(text, AS_OF)
+    for parsed in (posted, published):
+        assert parsed.raw == text and (parsed.at is None or datetime.fromisoformat(parsed.at).tzinfo is not None)
+
+
+@budget(200)
+@given(st.lists(st.one_of(st.sampled_from(SEED_LINES), TEXT,
+                          st.sampled_from(["岗位职责：", "任职要求", "【加分项】", "Requirements:", "1.", "• ", "-"])),
+                max_size=40).map("\n".join))
+def test_fuzz_sections(text):
+    for key, heading, bullets in split_sections(text):
+        assert isinstance(heading, str) and all(isinstance(b, str) for b in bullets)
+    assert isinstance(sections_dict(text), dict)
+    assert all(isinstance(b, str) for b in split_bullets(text))
+
