@@ -56,6 +56,7 @@ class RunResult:
     source: str | None = None
     responses: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    alerts: Any = None  # crawler.alerts.DeliveryReport of the run's watches (the last result of a run)
 
     def summary(self) -> str:
         c = self.counts
@@ -166,6 +167,13 @@ def run_jobs_into_db(jobs: list[Job], db: str, *, settings: dict[str, Any] | Non
             result.status = "failed"
         last.errors.append(f"{failed}; the postings are stored: run `jobcrawl {failed.step} --db {db}` to retry")
     last.stats.update({f"jobcrawl/{step}/{k}": v for step, result in steps.items() for k, v in result.items()})
+    if "jobcrawl/step_failed" not in last.stats:  # alerts (crawler/alerts.py): new matches of the watches, delivered
+        from crawler.alerts import deliver_new_matches
+        try:
+            last.alerts = deliver_new_matches(db, last.run_id, config_path=(settings or {}).get("JOBCRAWL_ALERTS_CONFIG"))
+            last.stats.update({f"jobcrawl/alerts/{k}": v for k, v in last.alerts.counters().items()})
+        except Exception as err:  # the postings are stored; the deliveries stay pending for the next run
+            last.errors.append(f"the alerts step failed: {err!r}; run `jobcrawl watch deliver --db {db}` to retry")
     total = database["postings"].count
     for result in results:
         result.steps, result.total_postings = steps, total
