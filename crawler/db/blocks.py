@@ -19,3 +19,18 @@ def refresh(conn: sqlite3.Connection, profile: str) -> int:
 def blocked(conn: sqlite3.Connection, profile: str) -> dict[int, str]:
     """Posting id → the rule that blocks it, for ``profile``."""
     return dict(conn.execute("SELECT posting_id, rule FROM posting_blocks WHERE profile = ?", (profile,)))
+
+
+HIDE_BLOCKED = "id not in (select posting_id from posting_blocks)"
+"""Condition on ``postings`` (or a view with its ``id``): not hidden by any profile's blocklist."""
+
+
+def count(conn: sqlite3.Connection) -> int:
+    """Postings some profile's blocklist hides."""
+    return conn.execute("SELECT count(DISTINCT posting_id) FROM posting_blocks").fetchone()[0]
+
+
+def rules_of(conn: sqlite3.Connection, posting_id: int) -> list[tuple[str, str, str]]:
+    """``(profile, rule, detail)`` of every blocklist that hides the posting."""
+    return conn.execute("SELECT profile, rule, detail FROM posting_blocks WHERE posting_id = ? ORDER BY profile",
+                        (posting_id,)).fetchall()

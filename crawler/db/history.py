@@ -49,3 +49,20 @@ def versions(db: sqlite_utils.Database, posting_id: int) -> tuple[list[Version],
     events = [(at, event) for at, event in db.execute(
         "SELECT at, event FROM posting_events WHERE posting_id = ? ORDER BY at, id", (posting_id,))]
     return out, events
+
+
+HIDE_STALE = "closed_at is null and last_seen >= :stale_cutoff"
+"""Condition on ``postings`` (or a view with its columns): open and seen since ``:stale_cutoff``."""
+
+
+def stale_cutoff(conn: sqlite3.Connection, days: int) -> str | None:
+    """The newest ``last_seen`` of the database minus ``days`` (UTC ISO), None when it has no posting:
+    "stale" counts back from the last crawl, not from today, so an old database reads the same."""
+    return conn.execute("SELECT strftime('%Y-%m-%dT%H:%M:%S+00:00', max(last_seen), ?) FROM postings",
+                        (f"-{int(days)} days",)).fetchone()[0]
+
+
+def count_stale(conn: sqlite3.Connection, cutoff: str) -> int:
+    """Postings closed, or last seen before ``cutoff``."""
+    return conn.execute("SELECT count(*) FROM postings WHERE closed_at IS NOT NULL OR last_seen < ?",
+                        (cutoff,)).fetchone()[0]

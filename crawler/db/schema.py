@@ -615,7 +615,12 @@ CHILD_TABLE_DOCS.update({
         "at": "When (UTC): the closing time, or the last_seen that reopened it.",
     },
 })
+_POSTING_DOCS = {column: desc for column, _, _, desc in POSTING_COLUMNS}
 BROWSE_COLUMN_DOCS["fit"] = {
+    **{c: _POSTING_DOCS[c] for c in ("id", "title", "company", "city", "salary_monthly_min", "salary_months",
+                                      "salary_currency", "salary_status", "salary_estimated", "salary_raw", "work_mode",
+                                      "closed_at", "posted_at", "first_seen", "last_seen", "url")},
+    "score": BROWSE_COLUMN_DOCS["postings"]["score"],
     "profile": "Profile name (scorer fit:<profile>, `jobcrawl score --profile`).",
     "fit": "Personal fit 0–100 (0 when blocked): weighted skills, salary, city and work mode.",
     "fit_skills": "Skills part 0–100.", "fit_salary": "Salary part 0–100.", "fit_city": "City part 0–100.",
