@@ -412,7 +412,7 @@ def find_matches(db, watch: store.Watch, profile: str | None) -> list[tuple[int,
     """``(posting id, reasons)`` of every open posting the watch has not seen and matches now."""
     found = store.search_ids(db, watch.spec.search) if watch.spec.search else None
     out = []
-    for row in store.unseen_rows(db, watch.id, profile=profile):
+    for row in store.unseen_rows(db, watch.id, profile=profile, cities=watch.spec.cities, ids=found):
         reasons = match(watch.spec, candidate(row, found=found is None or row["id"] in found))
         if reasons is not None:
             out.append((row["id"], reasons))

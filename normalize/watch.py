@@ -19,6 +19,7 @@ when all of these hold (:func:`match`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime
 from typing import Any, Mapping
 
@@ -82,17 +83,26 @@ class WatchSpec(BaseModel):
 
 @dataclass(frozen=True)
 class Candidate:
-    """What a watch reads of a posting it has not seen."""
+    """What a watch reads of a posting it has not seen (``salary``: the row's :data:`SALARY_COLUMNS`)."""
 
     posting_id: int
     city: str | None
-    pay: PayRange | None
+    salary: Mapping[str, Any]
     fit: int | None
     blocked: str | None  # the blocklist rule that matched
     changed_at: str  # UTC ISO: first seen, or its latest version, closing or reopening
     canonical: bool
     cluster_seen: bool  # another member of its cluster was matched by this watch
     found: bool  # the watch's search finds it (True when the watch has none)
+
+    @cached_property
+    def pay(self) -> PayRange | None:
+        """The monthly range a floor is checked against (read only for a watch with a floor)."""
+        row = self.salary
+        facts = PostingFacts(**{field: row[column] for field, column in SALARY_COLUMNS.items()} | {
+            "salary_status": row["salary_status"] or "missing", "salary_implausible": bool(row["salary_implausible"]),
+            "signal_implausible": bool(row["salary_signal_implausible"])})
+        return salary_range(facts)[0]
 
 
 SALARY_COLUMNS = {
@@ -108,11 +118,7 @@ SALARY_COLUMNS = {
 def candidate(row: Mapping[str, Any], *, found: bool) -> Candidate:
     """A candidate from a row holding ``id``, ``city``, the :data:`SALARY_COLUMNS`, ``fit``, ``blocked``,
     ``changed_at``, ``canonical`` and ``cluster_seen``."""
-    facts = PostingFacts(**{field: row[column] for field, column in SALARY_COLUMNS.items()} | {
-        "salary_status": row["salary_status"] or "missing", "salary_implausible": bool(row["salary_implausible"]),
-        "signal_implausible": bool(row["salary_signal_implausible"])})
-    pay, _ = salary_range(facts)
-    return Candidate(row["id"], row["city"], pay, row["fit"], row["blocked"], row["changed_at"],
+    return Candidate(row["id"], row["city"], row, row["fit"], row["blocked"], row["changed_at"],
                      bool(row["canonical"]), bool(row["cluster_seen"]), found)
 
 

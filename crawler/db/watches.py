@@ -110,20 +110,29 @@ _CANDIDATES = f"""SELECT p.id, p.city, {", ".join(f"p.[{c}]" for c in SALARY_COL
     {CHANGED_AT} AS changed_at,
     coalesce((SELECT c.canonical_posting_id = p.id FROM cluster_members m JOIN clusters c ON c.id = m.cluster_id
               WHERE m.posting_id = p.id), 1) AS canonical,
-    EXISTS (SELECT 1 FROM cluster_members m JOIN cluster_members o ON o.cluster_id = m.cluster_id
-            JOIN watch_matches w ON w.posting_id = o.posting_id AND w.watch_id = :watch
-            WHERE m.posting_id = p.id AND o.posting_id != p.id) AS cluster_seen
+    EXISTS (SELECT 1 FROM cluster_members m WHERE m.posting_id = p.id AND m.cluster_id IN (
+            SELECT cm.cluster_id FROM watch_matches w JOIN cluster_members cm ON cm.posting_id = w.posting_id
+            WHERE w.watch_id = :watch)) AS cluster_seen
 FROM postings p
-WHERE p.id > :after AND p.closed_at IS NULL
+WHERE p.id > :after AND p.closed_at IS NULL AND (:cities IS NULL OR p.city IN (SELECT value FROM json_each(:cities)))
+  AND (:ids IS NULL OR p.id IN (SELECT value FROM json_each(:ids)))
   AND NOT EXISTS (SELECT 1 FROM watch_matches w WHERE w.watch_id = :watch AND w.posting_id = p.id)
 ORDER BY p.id LIMIT :batch"""
 
 
-def unseen_rows(db: sqlite_utils.Database, watch_id: int, *, profile: str | None) -> Iterator[dict[str, Any]]:
+def unseen_rows(db: sqlite_utils.Database, watch_id: int, *, profile: str | None, cities: Sequence[str] = (),
+                ids: Iterable[int] | None = None) -> Iterator[dict[str, Any]]:
     """Every open posting the watch has not seen, as a row for :func:`normalize.watch.candidate`, in id
-    order, read in batches. ``profile``: whose fit and blocklist count (None: no fit, nothing blocked)."""
+    order, read in batches. ``profile``: whose fit and blocklist count (None: no fit, nothing blocked);
+    ``cities``: only postings in one of them (none: any), ``ids``: only these (None: any) — the watch's
+    city and search rules applied by SQLite first, so only their postings are read.
+
+    ``cluster_seen``: a member of its cluster was seen by the watch (the posting itself was not). The
+    clusters the watch has seen are one uncorrelated subquery, so a cluster of thousands of reposts
+    costs one lookup per posting, not a walk over its members."""
     params = {"watch": watch_id, "fit_scorer": f"fit:{profile}" if profile else None, "profile": profile,
-              "after": 0, "batch": BATCH}
+              "cities": json.dumps(list(cities), ensure_ascii=False) if cities else None,
+              "ids": None if ids is None else json.dumps(sorted(ids)), "after": 0, "batch": BATCH}
     conn = db.conn
     while True:
         cur = conn.execute(_CANDIDATES, params)
