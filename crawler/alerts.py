@@ -422,7 +422,7 @@ def find_matches(db, watch: store.Watch, profile: str | None) -> list[tuple[int,
 def _refresh_fit(db, profile, report: DeliveryReport) -> None:
     from crawler.steps.fit import score_fit_and_blocks
 
-    report.fit = score_fit_and_blocks(db, profile)
+    report.fit = score_fit_and_blocks(db, profile, incremental=True)
 
 
 def add_watch(db, spec: WatchSpec, *, config: AlertsConfig | None, include_existing: bool = False) -> dict[str, int]:

@@ -303,3 +303,34 @@ def test_watch_list(db, tmp_path):
     out = run_cli("watch", "list", "--db", str(db), check=True).stdout
     assert out.startswith("cuda-hz: search “CUDA 算子” · city 杭州 · min salary 40k · no duplicates → stdout · "
                           "delivered 0 postings (0 sent, 0 pending) · baseline 1 · since 20")
+
+
+def test_after_a_run_fit_is_scored_only_for_new_and_changed_postings(tmp_path, monkeypatch):
+    from crawler.alerts import deliver_new_matches
+
+    inputs, db = tmp_path / "in", tmp_path / "jobs.db"
+    inputs.mkdir()
+    shutil.copy(SEED0, inputs / "a.txt")
+    run_cli("ingest", str(inputs), "--db", str(db), "--as-of", AS_OF, check=True)
+    (tmp_path / "profile.toml").write_text((ROOT / "seeds" / "profile.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    config = write_config(tmp_path / "alerts.toml", "", profile="profile.toml")
+    monkeypatch.setenv("JOBCRAWL_ALERTS_CONFIG", str(config))
+    add(db, config, "all")
+
+    def scored() -> int:
+        return deliver_new_matches(db, config_path=config, out=open(os.devnull, "w")).fit["scored"]
+
+    assert scored() == 0  # `watch add` scored the one posting
+    shutil.copy(SEED3, inputs / "b.txt")
+    run_cli("ingest", str(inputs), "--db", str(db), "--as-of", AS_OF, check=True)  # its hook scored b.txt's posting
+    assert scored() == 0
+    (inputs / "a.txt").write_text(SEED0.read_text(encoding="utf-8").replace("\n43K\n", "\n30K\n"), encoding="utf-8")
+    run_cli("watch", "remove", "all", "--db", str(db), check=True)  # no hook: the changed posting waits for the step
+    run_cli("ingest", str(inputs), "--db", str(db), "--as-of", AS_OF, check=True)
+    add(db, config, "again")
+    assert rows(db, "SELECT posting_id, overall FROM evaluations WHERE scorer = 'fit:cuda-infra' ORDER BY 1") == [
+        (1, 68), (2, 68)]  # 43K → 30K, a quarter under the floor: the salary part fell from 100 to 25 (87 → 68)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(profile.read_text(encoding="utf-8").replace("min_monthly_salary = 40000", "min_monthly_salary = 30000"),
+                       encoding="utf-8")
+    assert scored() == 2  # another profile: every open posting
