@@ -437,36 +437,34 @@ def add_watch(db, spec: WatchSpec, *, config: AlertsConfig | None, include_exist
         raise ValueError("--min-fit needs a profile: profile = \"…\" in the alerts config")
     if profile is not None:
         _refresh_fit(db, profile, DeliveryReport())
-    watch_id = store.add_watch(db.conn, spec)
-    watch = store.get_watch(db.conn, spec.name)
-    baseline = 0
-    if not include_existing:
-        baseline = store.record_matches(db.conn, watch, find_matches(db, watch, profile and profile.name),
-                                        run_id=None, baseline=True)
-    return {"id": watch_id, "baseline": baseline}
+    unstored = store.Watch(store.NEW_WATCH, spec, "")
+    baseline = [] if include_existing else find_matches(db, unstored, profile and profile.name)
+    return {"id": store.add_watch(db.conn, spec, baseline), "baseline": len(baseline)}
 
 
 def deliver_new_matches(db_path: str | Path, run_id: int | None = None, *, config_path: str | Path | None = None,
                         out: TextIO | None = None, sleep: Callable[[float], None] = time.sleep) -> DeliveryReport:
-    """After a run: record each watch's new matches, then send every pending delivery (of this run and of
-    earlier ones). Never raises for a config, profile or destination problem: it is a line of the report,
-    and the deliveries it holds up stay pending. Nothing to do (one query) when there is no watch."""
+    """After a run: score the config's profile (fit and blocklist, :func:`crawler.steps.fit.score_fit_and_blocks`),
+    record each watch's new matches, then send every pending delivery (of this run and of earlier ones).
+    Never raises for a config, profile or destination problem: it is a line of the report, and the
+    deliveries it holds up stay pending. Without a profile or a watch it reads the config and one row."""
     from crawler.db.schema import open_db
 
     report = DeliveryReport()
     out = out or sys.stdout
+    try:
+        config = load_config(config_path)
+        profile = load_profile_of(config)
+    except ConfigError as err:
+        report.errors.append(str(err))
+        config, profile = None, None
     db = open_db(db_path)
     try:
-        if not store.has_watches(db.conn):
-            return report
-        try:
-            config = load_config(config_path)
-            profile = load_profile_of(config)
-        except ConfigError as err:
-            report.errors.append(str(err))
-            config, profile = None, None
-        if profile is not None:
+        watching = store.has_watches(db.conn)
+        if profile is not None:  # its fit and blocklist, for the watches and for browsing
             _refresh_fit(db, profile, report)
+        if not watching:
+            return report
         for watch in store.active_watches(db.conn):
             if watch.spec.min_fit is not None and profile is None:
                 report.errors.append(f"watch {watch.spec.name}: --min-fit needs a profile in the alerts config; not matched")

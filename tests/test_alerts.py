@@ -334,3 +334,14 @@ def test_after_a_run_fit_is_scored_only_for_new_and_changed_postings(tmp_path, m
     profile.write_text(profile.read_text(encoding="utf-8").replace("min_monthly_salary = 40000", "min_monthly_salary = 30000"),
                        encoding="utf-8")
     assert scored() == 2  # another profile: every open posting
+
+
+def test_with_a_profile_and_no_watch_a_run_still_scores_fit_and_applies_the_blocklist(tmp_path, monkeypatch):
+    db = tmp_path / "jobs.db"
+    (tmp_path / "profile.toml").write_text((ROOT / "seeds" / "profile.toml").read_text(encoding="utf-8").replace(
+        'companies = ["星云人才"', 'companies = ["初速度", "星云人才"'), encoding="utf-8")
+    monkeypatch.setenv("JOBCRAWL_ALERTS_CONFIG", str(write_config(tmp_path / "alerts.toml", "", profile="profile.toml")))
+    proc = run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
+    assert not [line for line in proc.stdout.splitlines() if line.startswith("alerts:")]
+    assert rows(db, "SELECT posting_id, rule FROM posting_blocks") == [(2, "company:初速度")]
+    assert rows(db, "SELECT posting_id, overall FROM evaluations WHERE scorer = 'fit:cuda-infra' ORDER BY 1") == [(1, 87), (2, 0)]

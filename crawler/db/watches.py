@@ -38,12 +38,21 @@ def _watch(row: Sequence) -> Watch:
     return Watch(row[0], WatchSpec.model_validate_json(row[1]), row[2], row[3])
 
 
-def add_watch(conn: sqlite3.Connection, spec: WatchSpec) -> int:
-    """Store a new watch; raises ValueError when a watch of that name exists (not removed)."""
+NEW_WATCH = 0
+"""The id a watch is matched under before it is stored (no stored watch has it)."""
+
+
+def add_watch(conn: sqlite3.Connection, spec: WatchSpec, baseline: Sequence[tuple[int, list[str]]] = ()) -> int:
+    """Store a new watch and the ``(posting id, reasons)`` of its baseline (seen, never delivered) in one
+    transaction; raises ValueError when a watch of that name exists (not removed)."""
+    now = utcnow()
     try:
         with conn:
             cur = conn.execute("INSERT INTO watches (name, spec, search, created_at) VALUES (?, ?, ?, ?)",
-                               (spec.name, spec.model_dump_json(), spec.search, utcnow()))
+                               (spec.name, spec.model_dump_json(), spec.search, now))
+            conn.executemany("INSERT INTO watch_matches (watch_id, posting_id, matched_at, baseline, reasons)"
+                             " VALUES (?, ?, ?, 1, ?)",
+                             [(cur.lastrowid, pid, now, json.dumps(r, ensure_ascii=False)) for pid, r in baseline])
     except sqlite3.IntegrityError:
         raise ValueError(f"a watch named {spec.name!r} exists (jobcrawl watch remove {spec.name})") from None
     return cur.lastrowid
@@ -145,19 +154,16 @@ def unseen_rows(db: sqlite_utils.Database, watch_id: int, *, profile: str | None
 
 
 def record_matches(conn: sqlite3.Connection, watch: Watch, matches: Iterable[tuple[int, list[str]]], *,
-                   run_id: int | None, baseline: bool = False) -> int:
-    """Record the postings ``(id, reasons)`` as seen by the watch and, unless ``baseline``, one pending
-    delivery per destination of the watch; one transaction. Returns the matches recorded."""
+                   run_id: int | None) -> int:
+    """Record the postings ``(id, reasons)`` as seen by the watch and one pending delivery per destination
+    of the watch, in one transaction. Returns the matches recorded."""
     now = utcnow()
-    rows = [(watch.id, pid, now, run_id, int(baseline), json.dumps(reasons, ensure_ascii=False))
-            for pid, reasons in matches]
+    rows = [(watch.id, pid, now, run_id, json.dumps(reasons, ensure_ascii=False)) for pid, reasons in matches]
     with conn:
-        conn.executemany("INSERT OR IGNORE INTO watch_matches (watch_id, posting_id, matched_at, run_id, baseline, reasons)"
-                         " VALUES (?, ?, ?, ?, ?, ?)", rows)
-        if not baseline:
-            conn.executemany("INSERT OR IGNORE INTO watch_deliveries (watch_id, posting_id, destination, created_at)"
-                             " VALUES (?, ?, ?, ?)",
-                             [(watch.id, r[1], dest, now) for r in rows for dest in watch.spec.destinations])
+        conn.executemany("INSERT OR IGNORE INTO watch_matches (watch_id, posting_id, matched_at, run_id, reasons)"
+                         " VALUES (?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT OR IGNORE INTO watch_deliveries (watch_id, posting_id, destination, created_at)"
+                         " VALUES (?, ?, ?, ?)", [(watch.id, r[1], dest, now) for r in rows for dest in watch.spec.destinations])
     return len(rows)
 
 
