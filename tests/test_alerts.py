@@ -345,3 +345,24 @@ def test_with_a_profile_and_no_watch_a_run_still_scores_fit_and_applies_the_bloc
     assert not [line for line in proc.stdout.splitlines() if line.startswith("alerts:")]
     assert rows(db, "SELECT posting_id, rule FROM posting_blocks") == [(2, "company:初速度")]
     assert rows(db, "SELECT posting_id, overall FROM evaluations WHERE scorer = 'fit:cuda-infra' ORDER BY 1") == [(1, 87), (2, 0)]
+
+
+def test_a_repost_that_becomes_canonical_is_new_unless_the_watch_excludes_duplicates(tmp_path, monkeypatch):
+    """Seed 000 is delivered to both watches; a repost with one more bullet joins its cluster and becomes
+    the canonical member (the most complete): watch x delivers it, watch y (--exclude-duplicates) does not."""
+    inputs, db = tmp_path / "in", tmp_path / "jobs.db"
+    inputs.mkdir()
+    shutil.copy(SEED0, inputs / "a.txt")
+    run_cli("ingest", str(inputs), "--db", str(db), "--as-of", AS_OF, check=True)
+    config = write_config(tmp_path / "alerts.toml", "")
+    monkeypatch.setenv("JOBCRAWL_ALERTS_CONFIG", str(config))
+    add(db, config, "x", "--include-existing")
+    add(db, config, "y", "--include-existing", "--exclude-duplicates")
+    assert deliver(db, config).stdout.splitlines()[-1] == "alerts: new matches x 1, y 1 · delivered stdout 2"
+    text = SEED0.read_text(encoding="utf-8")
+    (inputs / "b.txt").write_text(text.replace("熟练使用性能工具链", "有大规模集群训练经验者优先\n熟练使用性能工具链", 1),
+                                  encoding="utf-8")
+    proc = run_cli("ingest", str(inputs), "--db", str(db), "--as-of", "2026-11-30T12:00:00+08:00", check=True)
+    assert rows(db, "SELECT canonical_posting_id FROM clusters") == [(2,)]
+    assert "alerts: new matches x 1, y 0 · delivered stdout 1" in proc.stdout.splitlines()
+    assert rows(db, "SELECT watch_id, posting_id FROM watch_deliveries ORDER BY 1, 2") == [(1, 1), (1, 2), (2, 1)]
