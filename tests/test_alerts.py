@@ -366,3 +366,10 @@ def test_a_repost_that_becomes_canonical_is_new_unless_the_watch_excludes_duplic
     assert rows(db, "SELECT canonical_posting_id FROM clusters") == [(2,)]
     assert "alerts: new matches x 1, y 0 · delivered stdout 1" in proc.stdout.splitlines()
     assert rows(db, "SELECT watch_id, posting_id FROM watch_deliveries ORDER BY 1, 2") == [(1, 1), (1, 2), (2, 1)]
+
+
+def test_a_destination_the_config_lacks_is_a_usage_error_at_add(db, tmp_path):
+    config = write_config(tmp_path / "alerts.toml", "")
+    proc = run_cli("watch", "add", "x", "--to", "pager", "--db", str(db), "--config", str(config))
+    assert proc.returncode == 2 and "destination 'pager' is not in the alerts config" in proc.stderr
+    assert rows(db, "SELECT count(*) FROM watches") == [(0,)]
