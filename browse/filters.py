@@ -164,7 +164,9 @@ async def own_ids(datasette, database: str, request) -> np.ndarray | None:
 
 async def _own_ids(datasette, database: str, request) -> np.ndarray | None:
     index = _index(datasette, database)
-    if index is None or any(key not in PRESENTATION | {SEARCH_PARAM, SKILL_PARAM} for key in request.args):
+    hidden = request.scope.get("jobcrawl.hidden") or {}  # rows browse/plugins/jobcrawl_alerts.py hides: not in the index
+    if index is None or hidden.get("stale") or hidden.get("blocked") or any(
+            key not in PRESENTATION | {SEARCH_PARAM, SKILL_PARAM} for key in request.args):
         return None
     chosen = index.present.copy()
     if request.args.get(SEARCH_PARAM):

@@ -97,6 +97,16 @@ def main() -> None:
     """
 
 
+def _parse_since(value: str | None, hint: str) -> str | None:
+    """An ISO date or datetime option as UTC ISO text (the form stored times have)."""
+    if value is None:
+        return None
+    try:
+        return _parse_as_of(value).isoformat()
+    except click.BadParameter as err:
+        raise click.BadParameter(err.message.replace("--as-of", hint), param_hint=hint) from None
+
+
 def _parse_as_of(value: str | None) -> datetime | None:
     from normalize.dates import parse_as_of
 
@@ -248,6 +258,13 @@ def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
     return settings
 
 
+def _alert_lines(result) -> None:
+    """The alerts step's summary (stdout) and problems (stderr), when the run has watches."""
+    lines = result.alerts.lines() if result.alerts else []
+    for i, line in enumerate(lines):
+        click.echo(line, err=i > 0)
+
+
 def _log_level(verbose: int) -> str:
     return {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG")
 
@@ -268,6 +285,7 @@ def _report(result, db: str) -> None:
         click.echo(_dedupe_line(result.steps["dedupe"]))
     if "score" in result.steps:
         click.echo(f"score: {result.steps['score'].get('scored', 0)} postings scored (jobcrawl-v1)")
+    _alert_lines(result)
     click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
         raise SystemExit(3)
@@ -357,6 +375,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
             click.echo(f"{result.source}: interrupted; run the same command again to resume from {jobdir}", err=True)
     if "dedupe" in results[-1].steps:
         click.echo(_dedupe_line(results[-1].steps["dedupe"]))
+    _alert_lines(results[-1])
     click.echo(f"database {db}: {results[-1].total_postings} postings")
     statuses = {r.status for r in results}
     raise SystemExit(3 if statuses & {"failed", "interrupted"} else 1 if "partial" in statuses else 0)
@@ -410,27 +429,34 @@ def _flat(value):
               help="JSON lines (nested) or CSV (nested values as JSON text).")
 @click.option("--out", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
               callback=_new_file_path, help="Output file; - for standard output.")
-def export(db: str, fmt: str, out: str) -> None:
+@click.option("--changed-since", metavar="ISO-DATETIME",
+              help="Only postings new or changed (a new version, closed, reopened) at or after this time; "
+                   "without an offset it means local time.")
+def export(db: str, fmt: str, out: str, changed_since: str | None) -> None:
     """Export every posting, one record each, with its sections, insights and evaluations.
 
     \b
     Example:
       jobcrawl export --db jobs.db > postings.jsonl
       jobcrawl export --format csv --out postings.csv
+      jobcrawl export --changed-since 2026-11-25 > changed.jsonl
     """
+    from crawler.db.history import CHANGED_SINCE
     from crawler.db.read import iter_export
     from crawler.db.schema import open_db
 
     _require_db(db)
+    since = _parse_since(changed_since, "--changed-since")
+    where = {"where": CHANGED_SINCE.replace(":since", "?"), "params": [since] * 3} if since else {}
     database = open_db(db)
     stream = click.open_file(out, "w", encoding="utf-8")
     with stream:
         if fmt == "jsonl":
-            for record in iter_export(database):
+            for record in iter_export(database, **where):
                 stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
             writer = None
-            for record in iter_export(database):
+            for record in iter_export(database, **where):
                 if writer is None:
                     writer = csv.DictWriter(stream, fieldnames=list(record), extrasaction="ignore")
                     writer.writeheader()
@@ -553,9 +579,11 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
     if profile:
         for skill in profile.unknown_skills:
             click.echo(f"{profile_file}: skill not in the taxonomy, ignored: {skill}", err=True)
-        fit = step.score_profile(database, profile, now=started)
+        from crawler.steps.fit import score_fit_and_blocks
+
+        fit = score_fit_and_blocks(database, profile, now=started)
         stats["fit"] = fit
-        click.echo(f"{fit['scorer']}: scored {fit['scored']} postings; best fits:")
+        click.echo(f"{fit['scorer']}: scored {fit['scored']} postings, {fit['blocked']} blocked; best fits:")
         for row in step.best_fits(database, fit["scorer"], top=top):
             click.echo(f"  #{row['id']} {row['company']} · {row['title']} · {row['city'] or '城市未明确'}: {row['summary']}")
     if report:
@@ -599,6 +627,226 @@ def serve(db: str, port: int, host: str, writable: bool) -> None:
         writable = True
     click.echo(f"serving {db} at http://{host}:{port}/jobs/jobs (Ctrl-C to stop)", err=True)
     run_server(db, host=host, port=port, writable=writable, prepared=True)
+
+CONFIG_OPTION = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False),
+    help="Alerts config (TOML: destinations, profile). Default: $JOBCRAWL_ALERTS_CONFIG, else "
+         "~/.config/jobcrawl/alerts.toml ($XDG_CONFIG_HOME).")
+
+
+def _alerts_config(config_path: str | None):
+    from crawler.alerts import ConfigError, load_config
+
+    try:
+        return load_config(config_path)
+    except ConfigError as err:
+        raise click.UsageError(str(err)) from None
+
+
+@main.group()
+def watch() -> None:
+    """Saved searches: postings new to a watch are delivered after every ingest and crawl.
+
+    A watch delivers each matching posting once, to each of its destinations (stdout, a file, a
+    webhook, an ntfy topic, e-mail; see `jobcrawl watch add --help` and the README). Only the
+    canonical member of a duplicate cluster is delivered, never a blocked or closed posting.
+
+    \b
+    Example:
+      jobcrawl watch add cuda-bj --search "CUDA 算子" --city 北京 --min-salary 40k --min-fit 70
+      jobcrawl watch list
+      jobcrawl watch deliver
+      jobcrawl watch remove cuda-bj
+    """
+
+
+@watch.command("add")
+@click.argument("name")
+@DB_OPTION
+@CONFIG_OPTION
+@click.option("--search", metavar="TERMS", help="Full-text search of title, company and JD text: every term must be found.")
+@click.option("--city", "cities", multiple=True, help="A city the posting must be in (repeatable: any of them).")
+@click.option("--min-salary", metavar="AMOUNT", help="Monthly pay floor (40k, 4万, 35000): the range's upper end must reach it.")
+@click.option("--min-fit", type=click.IntRange(0, 100), help="Lowest personal fit for the config's profile.")
+@click.option("--exclude-duplicates", is_flag=True,
+              help="Also skip a posting whose duplicate cluster this watch has delivered before (a repost).")
+@click.option("--changed-since", metavar="ISO-DATETIME", help="Only postings new or changed at or after this time.")
+@click.option("--to", "destinations", multiple=True, metavar="DESTINATION",
+              help="Destination name of the config, or stdout (repeatable). Default: every destination of the "
+                   "config, else stdout.")
+@click.option("--include-existing", is_flag=True,
+              help="Deliver the postings that match already on the next run (default: they are the baseline, "
+                   "seen but never delivered).")
+def watch_add(name: str, db: str, config_path: str | None, search: str | None, cities: tuple[str, ...],
+              min_salary: str | None, min_fit: int | None, exclude_duplicates: bool, changed_since: str | None,
+              destinations: tuple[str, ...], include_existing: bool) -> None:
+    """Add a watch NAME (a saved search).
+
+    \b
+    Example:
+      jobcrawl watch add cuda-bj --search "CUDA 算子" --city 北京 --min-salary 40k --min-fit 70 --to mail
+      jobcrawl watch add infra --search "推理 vLLM" --exclude-duplicates --include-existing --changed-since 2026-11-25
+    """
+    from pydantic import ValidationError
+
+    from crawler.alerts import ConfigError, add_watch
+    from crawler.db.schema import open_db
+    from crawler.lock import LockHeld, db_lock
+    from normalize.watch import WatchSpec
+
+    config = _alerts_config(config_path)
+    names = list(destinations) or (list(config.destinations) if config and config.destinations else ["stdout"])
+    try:
+        spec = WatchSpec(name=name, search=search, cities=list(cities), min_salary=min_salary, min_fit=min_fit,
+                         exclude_duplicates=exclude_duplicates, changed_since=changed_since, destinations=names)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise click.UsageError(f"{'.'.join(str(p) for p in first['loc'])}: "
+                               f"{first['msg'].removeprefix('Value error, ')}") from None
+    try:
+        with db_lock(db):
+            database = open_db(db)
+            try:
+                added = add_watch(database, spec, config=config, include_existing=include_existing)
+            finally:
+                database.close()
+    except (ValueError, ConfigError) as err:
+        raise click.UsageError(str(err)) from None
+    except LockHeld as err:
+        click.echo(f"jobcrawl watch add: {err}", err=True)
+        raise SystemExit(4) from None
+    later = "delivered on the next run" if include_existing else "the baseline (never delivered)"
+    click.echo(f"watch {name} added (#{added['id']}) → {', '.join(names)}; "
+               f"{added['baseline']} postings match already: {later}")
+
+
+@watch.command("list")
+@DB_OPTION
+def watch_list(db: str) -> None:
+    """List the watches: what each asks for, its destinations, deliveries sent and pending.
+
+    \b
+    Example:
+      jobcrawl watch list --db jobs.db
+    """
+    from crawler.db import watches as store
+    from crawler.db.schema import open_db
+
+    _require_db(db)
+    database = open_db(db)
+    try:
+        found = store.active_watches(database.conn)
+        if not found:
+            click.echo("no watches (jobcrawl watch add NAME --search …)")
+        for w in found:
+            spec = w.spec
+            wants = [f"search “{spec.search}”" if spec.search else None,
+                     f"city {'/'.join(spec.cities)}" if spec.cities else None,
+                     f"min salary {spec.min_salary}" if spec.min_salary else None,
+                     f"min fit {spec.min_fit}" if spec.min_fit is not None else None,
+                     "no duplicates" if spec.exclude_duplicates else None,
+                     f"changed since {spec.changed_since}" if spec.changed_since else None]
+            c = store.watch_counts(database.conn, w.id)
+            click.echo(f"{spec.name}: {' · '.join(x for x in wants if x) or 'every posting'} → {', '.join(spec.destinations)}"
+                       f" · delivered {c['matched']} postings ({c['sent']} sent, {c['pending']} pending) · "
+                       f"baseline {c['baseline']} · since {w.created_at}")
+    finally:
+        database.close()
+
+
+@watch.command("remove")
+@click.argument("name")
+@DB_OPTION
+def watch_remove(name: str, db: str) -> None:
+    """Remove a watch: it matches nothing more and its pending deliveries are cancelled (its history stays).
+
+    \b
+    Example:
+      jobcrawl watch remove cuda-bj
+    """
+    from crawler.db import watches as store
+    from crawler.db.schema import open_db
+
+    _require_db(db)
+    database = open_db(db)
+    try:
+        cancelled = store.remove_watch(database.conn, name)
+    finally:
+        database.close()
+    if cancelled < 0:
+        raise click.UsageError(f"no watch named {name!r} (jobcrawl watch list)")
+    click.echo(f"watch {name} removed; {cancelled} pending deliveries cancelled")
+
+
+@watch.command("deliver")
+@DB_OPTION
+@CONFIG_OPTION
+def watch_deliver(db: str, config_path: str | None) -> None:
+    """Match the watches and send every pending delivery now (what every ingest and crawl does at its end).
+
+    Exit status: 0 nothing left pending; 1 some deliveries are still pending (their errors are printed);
+    2 usage error; 4 another run holds the database's lock.
+
+    \b
+    Example:
+      jobcrawl watch deliver --db jobs.db --config alerts.toml
+    """
+    from crawler.alerts import deliver_new_matches
+    from crawler.lock import LockHeld, db_lock
+
+    _require_db(db)
+    if config_path is not None:
+        _alerts_config(config_path)
+    try:
+        with db_lock(db):
+            report = deliver_new_matches(db, config_path=config_path)
+    except LockHeld as err:
+        click.echo(f"jobcrawl watch deliver: {err}", err=True)
+        raise SystemExit(4) from None
+    lines = report.lines() or ["alerts: no watches and nothing pending"]
+    click.echo(lines[0])
+    for line in lines[1:]:
+        click.echo(line, err=True)
+    raise SystemExit(1 if report.pending else 0)
+
+
+@main.command()
+@click.argument("ref", metavar="URL|ID")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON instead of lines.")
+def history(ref: str, db: str, as_json: bool) -> None:
+    """What changed in a posting, version by version: salary 40–60K → 45–65K, bullets added and
+    removed, closed and reopened.
+
+    \b
+    Example:
+      jobcrawl history 17
+      jobcrawl history https://boards.greenhouse.io/gitlab/jobs/123 --db jobs.db
+    """
+    from dataclasses import asdict
+
+    from crawler.db.history import resolve, versions
+    from crawler.db.schema import open_db
+    from normalize.history import format_history, history as build
+
+    _require_db(db)
+    database = open_db(db)
+    try:
+        posting_id = resolve(database.conn, ref)
+        if posting_id is None:
+            raise click.UsageError(f"no posting with id or URL {ref!r}")
+        found, events = versions(database, posting_id)
+    finally:
+        database.close()
+    steps = build(found, events)
+    current = found[-1].record
+    if as_json:
+        click.echo(json.dumps({"id": posting_id, "steps": [asdict(s) for s in steps]}, ensure_ascii=False, indent=1))
+        return
+    click.echo(f"#{posting_id} {current.get('title')} · {current.get('company')} · {current.get('city') or ''}"
+               f" — {len(found)} version{'s' if len(found) != 1 else ''}")
+    for line in format_history(steps):
+        click.echo(line)
 
 
 def _require_db(db: str) -> None:

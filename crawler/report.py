@@ -91,6 +91,8 @@ class RunReport:
     steps: dict[str, dict[str, int]] = field(default_factory=dict)
     step_failed: dict[str, str] | None = None
     retagged: int | None = None
+    alerts: Any = None
+    """The watches' deliveries after the run (crawler.alerts.DeliveryReport), on the last report of a run."""
     workers: int = 1
     """Processes that ran the spiders: 1 = this process; more = worker processes, this one writing."""
     messages: list[str] = field(default_factory=list)
@@ -146,6 +148,8 @@ class RunReport:
             out["jobcrawl/step_failed"] = self.step_failed
         if self.retagged is not None:
             out["jobcrawl/retagged"] = self.retagged
+        if self.alerts is not None:
+            out.update({f"jobcrawl/alerts/{k}": v for k, v in self.alerts.counters().items()})
         out.update({f"jobcrawl/{step}/{k}": v for step, result in self.steps.items() for k, v in result.items()})
         return out
 

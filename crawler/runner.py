@@ -456,6 +456,13 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
         for result in results:
             result.status = "failed"
         last.messages.append(f"{failed}; the postings are stored: run `jobcrawl {failed.step} --db {db}` to retry")
+    else:  # alerts (crawler/alerts.py): new matches of the watches, delivered
+        from crawler.alerts import deliver_new_matches
+
+        try:
+            last.alerts = deliver_new_matches(db, last.run_id, config_path=overrides.get("JOBCRAWL_ALERTS_CONFIG"))
+        except Exception as err:  # the postings are stored; the deliveries stay pending for the next run
+            last.messages.append(f"the alerts step failed: {err!r}; run `jobcrawl watch deliver --db {db}` to retry")
     total = database["postings"].count
     for result in results:
         result.steps, result.total_postings = steps, total

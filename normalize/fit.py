@@ -14,6 +14,10 @@ weighted mean (``FIT_WEIGHTS``) of four parts, each 0–100, rounded half up:
   (0 from a third under); unknown or another currency → 50; no floor → 100.
 - city (0.15): in my cities, or a remote posting → 100; unknown → 50; elsewhere → 0; no cities → 100.
 - mode (0.15): 远程 / 混合 / 现场 in my work modes → 100; unknown → 50; otherwise 0; none listed → 100.
+
+A posting the profile's blocklist (``[block]``, :mod:`normalize.blocklist`) matches has fit 0; its four
+parts and their reasons are kept, and the rule that matched is its summary, its ``blocked`` evidence and
+its ``blocked`` signal (key: the rule; value: the field and the text around the match).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .blocklist import Blocklist, BlocklistError
 from .models import Evaluation, Signal
 from .score import MODE_LABELS, PostingFacts, SkillInfo, format_money, round_half_up, salary_range, work_mode_kind
 from .skills import Taxonomy
@@ -40,6 +45,15 @@ class ProfileError(ValueError):
     """The profile file is malformed; the message names the field at fault."""
 
 
+class BlockSpec(BaseModel):
+    """The ``[block]`` table: entries as written (plain text, or ``/regex/``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    companies: list[str] = Field(default_factory=list, description="Companies I never want to see (the company name).")
+    keywords: list[str] = Field(default_factory=list, description="Words that hide a posting (title, company, tags, JD text): 外包, 派遣.")
+
+
 class Profile(BaseModel):
     """A profile as written in TOML."""
 
@@ -52,6 +66,7 @@ class Profile(BaseModel):
     min_monthly_salary: float | None = Field(None, ge=0, description="Lowest acceptable monthly base pay.")
     currency: str = Field("CNY", description="Currency of min_monthly_salary.")
     work_modes: list[str] = Field(default_factory=list, description="Acceptable work modes: 远程/remote, 混合/hybrid, 现场/onsite; empty: any.")
+    block: BlockSpec = Field(default_factory=BlockSpec, description="Blocklists: postings hidden from fit, watches and the listing.")
 
     @field_validator("work_modes")
     @classmethod
@@ -78,6 +93,7 @@ class FitProfile:
     currency: str
     work_modes: frozenset[str]
     unknown_skills: tuple[str, ...]  # written in the profile but not in the taxonomy
+    blocklist: Blocklist = Blocklist()
 
     @property
     def scorer(self) -> str:
@@ -106,11 +122,15 @@ def load_profile(text: str, taxonomy: Taxonomy) -> FitProfile:
     except ValidationError as err:
         first = err.errors()[0]
         raise ProfileError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+    try:
+        blocklist = Blocklist(profile.block.companies, profile.block.keywords)
+    except BlocklistError as err:
+        raise ProfileError(f"block: {err}") from None
     have, unknown_have = _resolve(profile.skills_have, taxonomy)
     want, unknown_want = _resolve(profile.skills_want, taxonomy)
     covers = frozenset(a for s in have for a in taxonomy.lineage(s))
     return FitProfile(profile.name, tuple(have), covers, tuple(want), tuple(profile.cities), profile.min_monthly_salary,
-                      profile.currency, frozenset(profile.work_modes), tuple(unknown_have + unknown_want))
+                      profile.currency, frozenset(profile.work_modes), tuple(unknown_have + unknown_want), blocklist)
 
 
 def _skills(f: PostingFacts, p: FitProfile, info: Mapping[str, SkillInfo]) -> tuple[int, dict, str, list[Signal]]:
@@ -201,13 +221,22 @@ def score_fit(facts: PostingFacts, profile: FitProfile, taxonomy_info: Mapping[s
     overall = round_half_up(sum(FIT_WEIGHTS[k] * v for k, v in parts.items()))
     signals += [Signal(key="薪资", value=salary_text), Signal(key="城市", value=city_text),
                 Signal(key="工作模式", value=mode_text)]
+    summary = f"匹配度{overall}：技能{skills}、薪资{salary}、城市{city}、工作模式{mode_score}。"
+    evidence = {"skills": [skills_ev], "salary": [salary_ev], "city": [city_ev], "mode": [mode_ev],
+                "overall": [{"rule": "weighted_mean", "weights": FIT_WEIGHTS, "scores": parts}]}
+    all_signals = {"fit": signals}
+    hit = profile.blocklist.check_posting(title=facts.title, company=facts.company, tags=facts.tags,
+                                          sections=facts.sections, description=facts.description)
+    if hit:
+        overall, summary = 0, f"已屏蔽（{hit.rule}，{hit.field}：“{hit.snippet}”）；未屏蔽时{summary}"
+        evidence["blocked"] = [hit.as_dict()]
+        all_signals["blocked"] = [Signal(key=hit.rule, value=f"{hit.field}: {hit.snippet}")]
     return Evaluation(
         scorer=profile.scorer,
         overall=overall,
-        summary=f"匹配度{overall}：技能{skills}、薪资{salary}、城市{city}、工作模式{mode_score}。",
+        summary=summary,
         explanations={"skills": skills_text, "salary": salary_text, "city": city_text, "mode": mode_text},
-        signals={"fit": signals},
-        evidence={"skills": [skills_ev], "salary": [salary_ev], "city": [city_ev], "mode": [mode_ev],
-                  "overall": [{"rule": "weighted_mean", "weights": FIT_WEIGHTS, "scores": parts}]},
+        signals=all_signals,
+        evidence=evidence,
         problems=[f"profile skill not in the taxonomy: {s}" for s in profile.unknown_skills],
     )

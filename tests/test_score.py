@@ -137,7 +137,7 @@ def test_a_closed_posting_keeps_its_evaluation_and_leaves_the_market(copy_db):
 def test_profile_adds_fit_with_reasons(copy_db):
     proc = run_cli("score", "--db", str(copy_db), "--profile", str(SEEDS / "profile.toml"), check=True)
     assert proc.stdout.splitlines()[1:] == [
-        "fit:cuda-infra: scored 2 postings; best fits:",
+        "fit:cuda-infra: scored 2 postings, 0 blocked; best fits:",
         "  #1 吉利汽车 · AI算子开发工程师 · 杭州: 匹配度87：技能70、薪资100、城市100、工作模式100。",
         "  #2 初速度 · 模型训练优化开发工程师 · 苏州: 匹配度68：技能50、薪资63、城市100、工作模式100。",
     ]

@@ -663,3 +663,155 @@ def m012_raw_input_reader(db: sqlite_utils.Database) -> None:
 
 CHILD_TABLE_DOCS["raw_inputs"]["reader"] = ("How to parse it again (`jobcrawl reparse`): a web page's page class and "
                                             "arguments, a table's reading options (JSON); null for text dumps.")
+
+
+# --------------------------------------------------------------------------- alerts branch (issue #29)
+
+
+@migrations()
+def m101_alerts_watches(db: sqlite_utils.Database) -> None:
+    """Saved searches (``watches``), the postings each has seen (``watch_matches``) and every delivery of
+    a match to a destination (``watch_deliveries``): crawler/db/watches.py, crawler/alerts.py."""
+    db.execute("""CREATE TABLE watches (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        search TEXT,
+        created_at TEXT NOT NULL,
+        removed_at TEXT
+    )""")
+    db.execute("CREATE UNIQUE INDEX idx_watches_name ON watches (name) WHERE removed_at IS NULL")
+    db.execute("""CREATE TABLE watch_matches (
+        watch_id INTEGER NOT NULL REFERENCES watches (id),
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        matched_at TEXT NOT NULL,
+        run_id INTEGER REFERENCES runs (id),
+        baseline INTEGER NOT NULL DEFAULT 0,
+        reasons TEXT,
+        PRIMARY KEY (watch_id, posting_id)
+    )""")
+    db.execute("CREATE INDEX idx_watch_matches_posting ON watch_matches (posting_id)")
+    db.execute("""CREATE TABLE watch_deliveries (
+        watch_id INTEGER NOT NULL REFERENCES watches (id),
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        destination TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_attempt_at TEXT,
+        sent_at TEXT,
+        error TEXT,
+        PRIMARY KEY (watch_id, posting_id, destination)
+    )""")
+    db.execute("CREATE INDEX idx_watch_deliveries_status ON watch_deliveries (status)")
+
+
+@migrations()
+def m102_alerts_blocks(db: sqlite_utils.Database) -> None:
+    """Postings a profile's blocklist hides (never deleted): the rule that matched, where and what."""
+    db.execute("""CREATE TABLE posting_blocks (
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        profile TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        detail TEXT,
+        PRIMARY KEY (posting_id, profile)
+    )""")
+
+
+@migrations()
+def m103_alerts_history(db: sqlite_utils.Database) -> None:
+    """Closing and reopening of postings as events (kept by triggers on ``postings.closed_at``, so no
+    writer records them), and the indexes of the "changed since" filter."""
+    db.execute("""CREATE TABLE posting_events (
+        id INTEGER PRIMARY KEY,
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        event TEXT NOT NULL,
+        at TEXT NOT NULL
+    )""")
+    db.execute("CREATE INDEX idx_posting_events_posting ON posting_events (posting_id)")
+    db.execute("CREATE INDEX idx_posting_events_at ON posting_events (at)")
+    db.execute("""CREATE TRIGGER postings_closed AFTER UPDATE OF closed_at ON postings
+        WHEN OLD.closed_at IS NULL AND NEW.closed_at IS NOT NULL
+        BEGIN INSERT INTO posting_events (posting_id, event, at) VALUES (NEW.id, 'closed', NEW.closed_at); END""")
+    db.execute("""CREATE TRIGGER postings_reopened AFTER UPDATE OF closed_at ON postings
+        WHEN OLD.closed_at IS NOT NULL AND NEW.closed_at IS NULL
+        BEGIN INSERT INTO posting_events (posting_id, event, at) VALUES (NEW.id, 'reopened', NEW.last_seen); END""")
+    db.execute("CREATE INDEX idx_posting_versions_superseded_at ON posting_versions (superseded_at)")
+    db.execute("CREATE INDEX idx_postings_first_seen ON postings (first_seen)")
+    db.execute("CREATE INDEX idx_postings_closed_at ON postings (closed_at)")
+
+
+# Personal fit beside the posting, one row per posting and profile, with the four parts, their reasons,
+# the blocklist rule, days since last seen (counted back from the newest last_seen of the database) and,
+# for JobSpy imports, the board the row came from (its `site` column).
+FIT_VIEW = """CREATE VIEW fit AS SELECT
+    p.id, p.title, p.company, p.city, substr(e.scorer, 5) AS profile, e.overall AS fit,
+    json_extract(e.evidence, '$.overall[0].scores.skills') AS fit_skills,
+    json_extract(e.evidence, '$.overall[0].scores.salary') AS fit_salary,
+    json_extract(e.evidence, '$.overall[0].scores.city') AS fit_city,
+    json_extract(e.evidence, '$.overall[0].scores.mode') AS fit_mode,
+    json_extract(e.explanations, '$.skills') AS why_skills, json_extract(e.explanations, '$.salary') AS why_salary,
+    json_extract(e.explanations, '$.city') AS why_city, json_extract(e.explanations, '$.mode') AS why_mode,
+    b.rule AS blocked_by, p.salary_monthly_max AS salary, p.salary_monthly_min, p.salary_months, p.salary_currency,
+    p.salary_status, p.salary_estimated, p.salary_raw, p.score, p.work_mode,
+    CASE WHEN p.source = 'tabular' THEN json_extract(p.extra, '$.site') END AS site,
+    CAST(julianday((SELECT max(last_seen) FROM postings)) - julianday(p.last_seen) AS INTEGER) AS days_unseen,
+    p.closed_at, p.posted_at, p.first_seen, p.last_seen, p.url
+FROM evaluations e JOIN postings p ON p.id = e.posting_id
+LEFT JOIN posting_blocks b ON b.posting_id = e.posting_id AND b.profile = substr(e.scorer, 5)
+WHERE e.scorer LIKE 'fit:%'"""
+
+
+@migrations()
+def m104_alerts_fit_view(db: sqlite_utils.Database) -> None:
+    """The ``fit`` view (browse: sortable personal fit with its reasons)."""
+    db.execute(FIT_VIEW)
+
+
+CHILD_TABLE_DOCS.update({
+    "watches": {
+        "id": "Row id.", "name": "Name of the watch (unique among the watches not removed).",
+        "spec": "What the watch asks for (JSON: search, cities, min_salary, min_fit, exclude_duplicates, "
+                "changed_since, destinations).",
+        "search": "Its full-text search, if any.", "created_at": "When it was added (UTC).",
+        "removed_at": "When `jobcrawl watch remove` removed it (UTC); its matches and deliveries are kept.",
+    },
+    "watch_matches": {
+        "watch_id": "Watch.", "posting_id": "Posting the watch has seen.", "matched_at": "When (UTC).",
+        "run_id": "Run after which it matched (null: when the watch was added).",
+        "baseline": "1 for a posting that matched when the watch was added: seen, never delivered.",
+        "reasons": "Why it matched, one line per criterion (JSON list).",
+    },
+    "watch_deliveries": {
+        "watch_id": "Watch.", "posting_id": "Posting delivered.", "destination": "Destination name of the alerts config.",
+        "status": "pending (to send, or sent but not yet recorded: sent again), sent, or cancelled (watch removed).",
+        "created_at": "When the match was recorded (UTC).", "attempts": "Sending attempts so far (retries included).",
+        "last_attempt_at": "Last attempt (UTC).", "sent_at": "When the destination accepted it (UTC).",
+        "error": "Why the last attempt failed.",
+    },
+    "posting_blocks": {
+        "posting_id": "Posting hidden by a blocklist (never deleted).", "profile": "Profile whose blocklist matched.",
+        "rule": "The rule that matched (`keyword:外包`, `company:星云人才`, `keyword:/regex/`).",
+        "detail": "The field it matched in and the text around the match.",
+    },
+    "posting_events": {
+        "id": "Row id.", "posting_id": "Posting.", "event": "closed or reopened.",
+        "at": "When (UTC): the closing time, or the last_seen that reopened it.",
+    },
+})
+_POSTING_DOCS = {column: desc for column, _, _, desc in POSTING_COLUMNS}
+BROWSE_COLUMN_DOCS["fit"] = {
+    **{c: _POSTING_DOCS[c] for c in ("id", "title", "company", "city", "salary_monthly_min", "salary_months",
+                                      "salary_currency", "salary_status", "salary_estimated", "salary_raw", "work_mode",
+                                      "closed_at", "posted_at", "first_seen", "last_seen", "url")},
+    "score": BROWSE_COLUMN_DOCS["postings"]["score"],
+    "profile": "Profile name (scorer fit:<profile>, `jobcrawl score --profile`).",
+    "fit": "Personal fit 0–100 (0 when blocked): weighted skills, salary, city and work mode.",
+    "fit_skills": "Skills part 0–100.", "fit_salary": "Salary part 0–100.", "fit_city": "City part 0–100.",
+    "fit_mode": "Work-mode part 0–100.", "why_skills": "Reason of the skills part.", "why_salary": "Reason of the salary part.",
+    "why_city": "Reason of the city part.", "why_mode": "Reason of the work-mode part.",
+    "blocked_by": "The blocklist rule that hides the posting, if any.",
+    "salary": BROWSE_COLUMN_DOCS["jobs"]["salary"],
+    "site": "For JobSpy imports: the board the row came from (indeed, linkedin, glassdoor …).",
+    "days_unseen": "Days between the newest last_seen of the database and this posting's.",
+}

@@ -143,8 +143,8 @@ def _worker_init(score: Scorer, path: str) -> None:
     _WORKER["conn"] = sqlite3.connect(readonly_uri(path), uri=True)
 
 
-def _worker_batch(first: int, last: int, now: str) -> tuple[list[list], list[tuple]]:
-    return _score_batch(_WORKER["score"], _read_range(_WORKER["conn"], first, last), now)
+def _worker_batch(first: int, last: int, now: str, where: str = ACTIVE) -> tuple[list[list], list[tuple]]:
+    return _score_batch(_WORKER["score"], _read_range(_WORKER["conn"], first, last, where), now)
 
 
 def _db_path(db: sqlite_utils.Database) -> str | None:
@@ -153,7 +153,8 @@ def _db_path(db: sqlite_utils.Database) -> str | None:
     return path or None
 
 
-def _scored_batches(db: sqlite_utils.Database, score: Scorer, now: str, workers: int) -> Iterator[tuple[list, list]]:
+def _scored_batches(db: sqlite_utils.Database, score: Scorer, now: str, workers: int,
+                    where: str = ACTIVE) -> Iterator[tuple[list, list]]:
     """Scored batches in id order: in this process, or in ``workers`` spawned processes (the scoring is
     pure Python and CPU-bound; this process writes meanwhile). At most 2 × workers batches are in
     flight; results come back in submission order, so the output is the same either way.
@@ -165,22 +166,24 @@ def _scored_batches(db: sqlite_utils.Database, score: Scorer, now: str, workers:
     """
     path = _db_path(db)
     if workers <= 1 or path is None:
-        for raw in iter_rows(db):
+        for raw in iter_rows(db, where=where):
             yield _score_batch(score, raw, now)
         return
     context = multiprocessing.get_context("spawn")  # no fork: callers may hold threads (Scrapy, the writer)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(score, path)) as pool:
         pending: deque = deque()
-        for first, last in _id_ranges(db.conn):
-            pending.append(pool.submit(_worker_batch, first, last, now))
+        for first, last in _id_ranges(db.conn, where):
+            pending.append(pool.submit(_worker_batch, first, last, now, where))
             if len(pending) > 2 * workers:
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
 
 
-def _write(db: sqlite_utils.Database, scorer: str, score: Scorer, now: str, workers: int | None) -> int:
-    """Store ``score(facts)`` as ``scorer``'s evaluation of every active posting, in one transaction.
+def _write(db: sqlite_utils.Database, scorer: str, score: Scorer, now: str, workers: int | None,
+           where: str = ACTIVE) -> int:
+    """Store ``score(facts)`` as ``scorer``'s evaluation of every posting ``where`` selects (default: the
+    active ones), in one transaction.
 
     Only evaluations that changed are written (with ``now`` as their ``computed_at``), so scoring an
     unchanged corpus again changes nothing, and the per-row triggers of the browse columns fire only
@@ -188,11 +191,11 @@ def _write(db: sqlite_utils.Database, scorer: str, score: Scorer, now: str, work
     """
     conn = db.conn
     if workers is None:
-        active = conn.execute(f"SELECT count(*) FROM postings WHERE {ACTIVE}").fetchone()[0]
+        active = conn.execute(f"SELECT count(*) FROM postings WHERE {where}").fetchone()[0]
         workers = min(MAX_WORKERS, os.cpu_count() or 1) if active >= PARALLEL_MIN else 1
     count = 0
     with conn:
-        for evals, signals in _scored_batches(db, score, now, workers):
+        for evals, signals in _scored_batches(db, score, now, workers, where):
             count += len(evals)
             changed = _changed(conn, scorer, evals, signals)
             if not changed:
@@ -242,11 +245,12 @@ def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: 
 
 
 def score_profile(db: sqlite_utils.Database, profile: FitProfile, *, now: str | None = None,
-                  workers: int | None = None) -> dict:
-    """Score the fit of every active posting for ``profile`` (scorer ``fit:<name>``); returns counts."""
+                  workers: int | None = None, where: str = ACTIVE) -> dict:
+    """Score the fit of every active posting (or those ``where`` selects) for ``profile`` (scorer
+    ``fit:<name>``); returns counts."""
     info = taxonomy_info(db)
     scored = _write(db, profile.scorer, partial(score_fit, profile=profile, taxonomy_info=info), now or utcnow(),
-                    workers)
+                    workers, where)
     return {"scorer": profile.scorer, "scored": scored}
 
 

@@ -1,0 +1,92 @@
+"""crawler/alerts.py in-process: the retry schedule, what is not retried, the config's paths and secrets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crawler.alerts import Alert, ConfigError, NtfyDest, SendError, WebhookDest, load_config, send_alert
+from receivers import Receiver
+
+POSTING = {"id": 1, "title": "AI算子开发工程师", "company": "吉利汽车", "city": "杭州", "salary": "43K", "salary_raw": "43K",
+           "url": None, "fit": 87, "first_seen": "2026-11-29T04:00:00+00:00", "reasons": ["城市杭州"], "page": None}
+
+
+def _send(receiver: Receiver, **dest) -> tuple[int, list[float]]:
+    waits: list[float] = []
+    attempts = send_alert(WebhookDest(type="webhook", url=receiver.url("/h"), **dest), Alert("w", [POSTING]),
+                          out=None, sleep=waits.append)
+    return attempts, waits
+
+
+@pytest.mark.parametrize("plan, dest, attempts, waits", [
+    pytest.param([], {}, 1, [], id="first-time"),
+    pytest.param([500, 502], {"backoff": 0.5}, 3, [0.5, 1.0], id="backoff-doubles"),
+    pytest.param([503], {"backoff": 5}, 2, [0.0], id="retry-after-wins"),
+    pytest.param([429, 500, 500], {"backoff": 2, "retries": 3}, 4, [2, 4, 8], id="429-is-retried"),
+])
+def test_retry_schedule(plan, dest, attempts, waits):
+    with Receiver(plan=plan) as hook:
+        assert _send(hook, **dest) == (attempts, waits)
+        assert len(hook.requests) == attempts
+
+
+@pytest.mark.parametrize("plan, retries, message, attempts", [
+    pytest.param([500, 500, 500], 2, "HTTP 500", 3, id="gives-up-after-the-retries"),
+    pytest.param([404], 3, "HTTP 404", 1, id="client-error-not-retried"),
+    pytest.param([302], 3, "HTTP 302", 1, id="redirect-not-followed"),
+])
+def test_failures(plan, retries, message, attempts):
+    with Receiver(plan=plan) as hook:
+        with pytest.raises(SendError, match=message) as err:
+            _send(hook, retries=retries, backoff=0)
+        assert (err.value.attempts, len(hook.requests)) == (attempts, attempts)
+
+
+def test_nothing_listening_is_retried_then_reported():
+    waits: list[float] = []
+    dest = WebhookDest(type="webhook", url="http://127.0.0.1:9/h", retries=2, backoff=0.25, timeout=5)
+    with pytest.raises(SendError, match="Connection refused") as err:
+        send_alert(dest, Alert("w", [POSTING]), out=None, sleep=waits.append)
+    assert (err.value.attempts, waits) == (3, [0.25, 0.5])
+
+
+def test_the_payload_and_key():
+    alert = Alert("w", [POSTING])
+    assert alert.payload() == {"watch": "w", "key": alert.key, "count": 1, "postings": [POSTING]}
+    assert alert.key == Alert("w", [dict(POSTING, fit=10)]).key != Alert("v", [POSTING]).key  # watch and ids
+    with Receiver() as hook:
+        _send(hook)
+    assert json.loads(hook.requests[0].body) == alert.payload()
+
+
+def test_ntfy_title_plain_when_ascii():
+    with Receiver() as topic:
+        send_alert(NtfyDest(type="ntfy", url=topic.url("/t"), priority="high"), Alert("cuda", [POSTING]), out=None)
+    headers = topic.requests[0].headers
+    assert (headers["Title"], headers["Priority"], "Authorization" in headers) == ("jobcrawl: 1 new posting for cuda", "high", False)
+
+
+def test_config_paths_are_relative_to_the_file_and_secrets_come_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOOK_TOKEN", "s3cret")
+    path = tmp_path / "alerts.toml"
+    path.write_text('profile = "me.toml"\n[destinations.log]\ntype = "file"\npath = "out/a.jsonl"\n'
+                    '[destinations.hook]\ntype = "webhook"\nurl = "https://example.org/h"\n'
+                    'headers = { Authorization = "Bearer ${HOOK_TOKEN}" }\n', encoding="utf-8")
+    config = load_config(path)
+    assert (config.profile, config.destinations["log"].path) == (str(tmp_path / "me.toml"), str(tmp_path / "out/a.jsonl"))
+    assert config.destinations["hook"].headers == {"Authorization": "Bearer s3cret"}
+    assert (config.destinations["hook"].retries, config.destinations["hook"].timeout) == (3, 10)
+
+
+def test_the_default_config_is_optional_and_a_named_one_is_not(tmp_path, monkeypatch):
+    monkeypatch.delenv("JOBCRAWL_ALERTS_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert load_config() is None
+    (tmp_path / "jobcrawl").mkdir()
+    (tmp_path / "jobcrawl" / "alerts.toml").write_text('browse_url = "http://127.0.0.1:8001"\n', encoding="utf-8")
+    assert load_config().browse_url == "http://127.0.0.1:8001"
+    with pytest.raises(ConfigError, match="no such alerts config"):
+        load_config(tmp_path / "missing.toml")
