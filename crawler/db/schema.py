@@ -663,3 +663,22 @@ def m012_raw_input_reader(db: sqlite_utils.Database) -> None:
 
 CHILD_TABLE_DOCS["raw_inputs"]["reader"] = ("How to parse it again (`jobcrawl reparse`): a web page's page class and "
                                             "arguments, a table's reading options (JSON); null for text dumps.")
+
+
+@migrations()
+def m101_distributed_spool_batches(db: sqlite_utils.Database) -> None:
+    """Batches stored from the Redis item spool, once each, with the writer's counts (crawler/db/spool.py)."""
+    db.execute("""CREATE TABLE spool_batches (
+   id TEXT PRIMARY KEY,
+   run_id INTEGER REFERENCES runs(id),
+   stored_at TEXT,
+   counts TEXT
+)""")
+    db.execute("CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id)")
+
+
+CHILD_TABLE_DOCS["spool_batches"] = {
+    "id": "Batch id given by the worker that pushed it to the spool.", "run_id": "Run (source) the rows belong to.",
+    "stored_at": "When the writer stored it (UTC).",
+    "counts": "What storing it did: new, updated, unchanged, quarantined … (JSON).",
+}
