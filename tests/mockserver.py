@@ -26,7 +26,7 @@ Behaviours, as path prefixes before the path of a file (they compose):
 - ``/redirect-loop/…/<n>``  302 to ``…/<n+1>``, for ever (a session-id style loop).
 
 Each request is one tab-separated line in LOG, written when it is answered: method, URI, status,
-``conditional`` or ``-``, User-Agent.
+``conditional`` or ``-``, User-Agent, the time (Unix seconds, ms precision).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
@@ -94,6 +95,8 @@ class Hit:
     status: int
     conditional: bool
     user_agent: str
+    at: float = 0.0
+    """When it was answered (Unix seconds)."""
 
     @property
     def path(self) -> str:
@@ -128,8 +131,8 @@ class MockServer:
     def hits(self) -> list[Hit]:
         out = []
         for line in self.log.read_text(encoding="utf-8").splitlines():
-            method, uri, status, conditional, agent = line.split("\t")
-            out.append(Hit(method, uri, int(status), conditional == "conditional", agent))
+            method, uri, status, conditional, agent, at = line.split("\t")
+            out.append(Hit(method, uri, int(status), conditional == "conditional", agent, float(at)))
         return out
 
 
@@ -156,7 +159,7 @@ def serve(root: Path, log_path: Path) -> None:
         conditional = request.getHeader("if-none-match") or request.getHeader("if-modified-since")
         agent = (request.getHeader("user-agent") or "-").replace("\t", " ")
         log.write(f"{request.method.decode()}\t{request.uri.decode()}\t{status}\t"
-                  f"{'conditional' if conditional else '-'}\t{agent}\n")
+                  f"{'conditional' if conditional else '-'}\t{agent}\t{time.time():.3f}\n")
         request.setHeader("Content-Length", str(len(body)))
         if request.method != b"HEAD":
             request.write(body)

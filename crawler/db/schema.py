@@ -682,3 +682,15 @@ CHILD_TABLE_DOCS["spool_batches"] = {
     "stored_at": "When the writer stored it (UTC).",
     "counts": "What storing it did: new, updated, unchanged, quarantined … (JSON).",
 }
+
+
+@migrations()
+def m102_distributed_quarantine_once(db: sqlite_utils.Database) -> None:
+    """A quarantined input without a hash (``input_sha256`` null) is stored once, as one with a hash is: the unique
+    index treated nulls as distinct, so the same batch written twice (the Redis spool delivers at least once) or a
+    re-run added a copy. Copies already there are folded into the first row."""
+    db.execute("""DELETE FROM quarantine WHERE input_sha256 IS NULL AND id NOT IN (
+        SELECT min(id) FROM quarantine WHERE input_sha256 IS NULL GROUP BY source, locator, position)""")
+    db.execute('DROP INDEX "idx_quarantine_source_locator_input_sha256_position"')
+    db.execute("""CREATE UNIQUE INDEX idx_quarantine_once
+    ON quarantine (source, locator, coalesce(input_sha256, ''), position)""")
