@@ -716,14 +716,52 @@ def _require_db(db: str) -> None:
         raise click.UsageError(f"{db}: no such database (run `jobcrawl ingest` first)")
 
 
-@main.group()
-def sources() -> None:
-    """Sources files (what `jobcrawl crawl` fetches): find the job board behind a careers page.
+@main.group(invoke_without_command=True)
+@click.option("--health", is_flag=True,
+              help="Print each crawled source's health: last run, last success, requests, responses by status, "
+                   "postings new/updated/closed, errors and a state (ok, failing since …, robots-blocked, empty).")
+@click.option("--db", default="jobs.db", show_default=True, type=click.Path(dir_okay=False),
+              help="SQLite database file (with --health).")
+@click.option("--json", "as_json", is_flag=True, help="With --health: one JSON object per source.")
+@click.pass_context
+def sources(ctx: click.Context, health: bool, db: str, as_json: bool) -> None:
+    """Sources files (what `jobcrawl crawl` fetches): find the job board behind a careers page; how each source fares.
+
+    --health reads the source_health view (also a canned query in Datasette), for local and
+    distributed crawls alike. Exit status with --health: 0 every source ok; 1 some source is
+    failing, robots-blocked or empty; 2 usage error.
 
     \b
     Example:
       jobcrawl sources discover https://www.example.com/careers --add sources.toml
+      jobcrawl sources --health --db jobs.db
     """
+    if ctx.invoked_subcommand is not None:
+        if health:
+            raise click.UsageError("--health is not used with a subcommand")
+        return
+    if not health:
+        click.echo(ctx.get_help())
+        raise SystemExit(2)
+    from crawler.db.health import source_health
+    from crawler.db.schema import open_db
+
+    _require_db(db)
+    database = open_db(db)
+    rows = source_health(database)
+    database.close()
+    for row in rows:
+        if as_json:
+            click.echo(json.dumps(row, ensure_ascii=False))
+            continue
+        statuses = " ".join(f"{code}×{n}" for code, n in sorted(row["responses"].items())) or "none"
+        click.echo(f"{row['source']}: {row['state']} · last run {row['last_run']} {row['last_run_at']} "
+                   f"({row['last_status']}) · last success {row['last_success'] or 'never'} · requests "
+                   f"{row['requests']} · responses {statuses} · postings found {row['found']} · new {row['new']} · "
+                   f"updated {row['updated']} · closed {row['closed']} · errors {row['errors']}")
+    if not rows:
+        click.echo(f"{db}: no crawl has finished yet", err=True)
+    raise SystemExit(0 if all(r["state"] == "ok" for r in rows) else 1)
 
 
 @sources.command()
