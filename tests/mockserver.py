@@ -2,7 +2,7 @@
 
     python tests/mockserver.py --root DIR --log FILE     # prints its base URL once it listens
 
-It listens on 127.0.0.1 on a free port and serves the files under ROOT: a URL path names a file
+It listens on 127.0.0.1 (or another loopback address, ``--host``) on a free port and serves the files under ROOT: a URL path names a file
 (query strings are ignored); a folder serves its ``index.html``; a missing path (or a folder
 without ``index.html``) is tried with ``.json`` then ``.html`` appended, so
 ``/greenhouse/v1/boards/gitlab/jobs?content=true`` serves ``greenhouse/v1/boards/gitlab/jobs.json``.
@@ -106,17 +106,17 @@ class Hit:
 class MockServer:
     """The server in a subprocess, as a context manager: ``url(path)``, ``hits()``, ``root``."""
 
-    def __init__(self, root: Path, log: Path):
-        self.root, self.log = Path(root), Path(log)
+    def __init__(self, root: Path, log: Path, host: str = "127.0.0.1"):
+        self.root, self.log, self.host = Path(root), Path(log), host
         self.proc: subprocess.Popen | None = None
         self.base = ""
 
     def __enter__(self) -> MockServer:
         self.log.write_text("")
-        self.proc = subprocess.Popen([sys.executable, __file__, "--root", str(self.root), "--log", str(self.log)],
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([sys.executable, __file__, "--root", str(self.root), "--log", str(self.log),
+                                      "--host", self.host], stdout=subprocess.PIPE, text=True)
         self.base = self.proc.stdout.readline().strip()
-        if not self.base.startswith("http://127.0.0.1:"):
+        if not self.base.startswith(f"http://{self.host}:"):
             self.proc.kill()
             raise RuntimeError(f"mock server did not start: {self.base!r}")
         return self
@@ -139,7 +139,7 @@ class MockServer:
 # --------------------------------------------------------------------------- the server process
 
 
-def serve(root: Path, log_path: Path) -> None:
+def serve(root: Path, log_path: Path, host: str = "127.0.0.1") -> None:
     from twisted.internet import reactor
     from twisted.web import resource, server
 
@@ -247,8 +247,8 @@ def serve(root: Path, log_path: Path) -> None:
             route(request, [p for p in path.split("/") if p and p not in (".", "..")])
             return server.NOT_DONE_YET
 
-    port = reactor.listenTCP(0, server.Site(Root(), logPath=os.devnull), interface="127.0.0.1").getHost().port
-    reactor.callWhenRunning(lambda: print(f"http://127.0.0.1:{port}", flush=True))
+    port = reactor.listenTCP(0, server.Site(Root(), logPath=os.devnull), interface=host).getHost().port
+    reactor.callWhenRunning(lambda: print(f"http://{host}:{port}", flush=True))
     reactor.run()
 
 
@@ -256,8 +256,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Mock HTTP server for crawl tests.")
     parser.add_argument("--root", required=True, type=Path)
     parser.add_argument("--log", required=True, type=Path)
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="Loopback address to listen on (127.0.0.2 … also reach this machine on Linux: one host name "
+                             "each, for benchmarks of many hosts)")
     args = parser.parse_args()
-    serve(args.root.resolve(), args.log)
+    if not args.host.startswith("127."):
+        parser.error("--host must be a loopback address (127.x.x.x)")
+    serve(args.root.resolve(), args.log, args.host)
 
 
 if __name__ == "__main__":

@@ -59,13 +59,13 @@ def site(tmp_path_factory):
         (root / f"s{k}" / "sitemap.xml").write_text(
             f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{"".join(urls)}</urlset>',
             encoding="utf-8")
-    slow = root / "slow" / "jobs"
+    slow = root / "late" / "jobs"
     slow.mkdir(parents=True)
     urls = []
     for n in range(5000, 5060):
         (slow / f"{n}.html").write_text(page(n), encoding="utf-8")
-        urls.append(f"<url><loc>{{{{BASE}}}}/slow/0.3/slow/jobs/{n}.html</loc></url>")
-    (root / "slow" / "sitemap.xml").write_text(
+        urls.append(f"<url><loc>{{{{BASE}}}}/slow/0.3/late/jobs/{n}.html</loc></url>")
+    (root / "late" / "sitemap.xml").write_text(
         f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{"".join(urls)}</urlset>',
         encoding="utf-8")
     with MockServer(root, root.parent / f"{root.name}.log") as server:
@@ -315,8 +315,8 @@ def test_a_worker_killed_mid_run_loses_nothing(site, redis_url, tmp_path):
     sources = sources_file(tmp_path / "sources.toml", f"""
 [sources.slow]
 spider = "jsonld"
-sitemap_urls = ["{site.base}/slow/sitemap.xml"]
-allow = ["/slow/jobs/"]
+sitemap_urls = ["{site.base}/late/sitemap.xml"]
+allow = ["/late/jobs/"]
 follow = false
 concurrency = 6
 settings = {{ AUTOTHROTTLE_ENABLED = false }}
@@ -335,7 +335,7 @@ settings = {{ AUTOTHROTTLE_ENABLED = false }}
                 holders = {f.decode().split("|")[0] for f in client.hkeys(key)}
                 pids = {int(h.rsplit("-", 2)[1]) for h in holders}
                 victim = next((w for w in workers if w.pid in pids), None)
-                if victim is not None and sum(1 for h in site.hits()[before:] if "/slow/jobs/" in h.path) >= 10:
+                if victim is not None and sum(1 for h in site.hits()[before:] if "/late/jobs/" in h.path) >= 10:
                     break
                 victim = None
             time.sleep(0.05)
@@ -350,7 +350,7 @@ settings = {{ AUTOTHROTTLE_ENABLED = false }}
             coordinator.kill()
     assert coordinator.returncode == 0, err
     assert held >= 1
-    fetched = Counter(h.path for h in site.hits()[before:] if "/slow/jobs/" in h.path)
+    fetched = Counter(h.path for h in site.hits()[before:] if "/late/jobs/" in h.path)
     assert len(fetched) == 60  # every page, some of them twice (the killed worker's)
     assert table(db, "SELECT count(*), count(DISTINCT key) FROM postings") == [(60, 60)]
     assert table(db, "SELECT source, status, new FROM runs") == [("slow", "ok", 60)]
@@ -361,8 +361,8 @@ def test_the_writer_killed_mid_run_and_restarted_stores_the_rest_once(site, redi
     sources = sources_file(tmp_path / "sources.toml", f"""
 [sources.slow]
 spider = "jsonld"
-sitemap_urls = ["{site.base}/slow/sitemap.xml"]
-allow = ["/slow/jobs/"]
+sitemap_urls = ["{site.base}/late/sitemap.xml"]
+allow = ["/late/jobs/"]
 follow = false
 concurrency = 6
 settings = {{ AUTOTHROTTLE_ENABLED = false, JOBCRAWL_BATCH_SIZE = 5 }}

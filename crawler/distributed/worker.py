@@ -47,9 +47,10 @@ _LINES = ("problems", "repaired", "errors", "tables")
 class ReportDelta:
     """What of a crawler's :class:`CrawlReport` (and its spider's complete listings) has not been pushed yet.
 
-    Listings are taken from the spider's book as each is read completely (one response, or every page
-    of a paged board read in order); a listing made up at the end from pages read by several workers
-    (a ``complete`` JSON-LD site) is not one worker's to claim, so it closes nothing in a distributed run.
+    Listings are taken from the spider's book as each is read completely in one response (a Greenhouse,
+    Lever, Ashby, Recruitee board, a Workable widget). A listing made of several responses (the pages of a
+    paged board, a ``complete`` JSON-LD site) is read by several workers, none of which saw it whole, so
+    it closes nothing in a distributed run (a known limit: its postings are stored, none is closed).
     """
 
     def __init__(self, crawler):
@@ -62,6 +63,10 @@ class ReportDelta:
         self._next: tuple | None = None
 
     def _book_listings(self) -> dict[str, list[str]]:
+        from crawler.spiders.paged import PagedBoardSpider
+
+        if isinstance(self.crawler.spider, PagedBoardSpider):
+            return {}
         book = getattr(self.crawler.spider, "book", None)
         return dict(book.get("listings", {})) if isinstance(book, dict) else {}
 
