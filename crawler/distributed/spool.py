@@ -79,9 +79,12 @@ def drain(client: redis.Redis, keys: Keys, db_path: str, *, stop: threading.Even
     from crawler.db.writer import Writer
 
     writer_id = new_id()
-    if not client.set(keys.writer, writer_id, nx=True, px=int(ttl * 1000)):
-        holder = client.get(keys.writer)
-        raise WriterBusy(f"another writer drains this spool ({holder.decode() if holder else 'unknown'})")
+    deadline = time.monotonic() + ttl  # a killed writer's lock expires within ttl: then this one takes over
+    while not client.set(keys.writer, writer_id, nx=True, px=int(ttl * 1000)):
+        if time.monotonic() >= deadline or stop.is_set():
+            holder = client.get(keys.writer)
+            raise WriterBusy(f"another writer drains this spool ({holder.decode() if holder else 'unknown'})")
+        time.sleep(0.25)
     heartbeat = Heartbeat(client, keys.writer, writer_id, ttl)
     stats = DrainStats()
     database = open_db(db_path)

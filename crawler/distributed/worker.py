@@ -116,7 +116,7 @@ class ClusterWorker:
         self.final = False
         self.hold = False  # stopping: requests in progress are cancelled, so nothing more is acknowledged
         self.sink = RedisSink(self.client, self.keys.spool, attach=self._attach,
-                              max_batches=s.getint("JOBCRAWL_SPOOL_MAX_BATCHES"))
+                              max_batches=s.getint("JOBCRAWL_SPOOL_MAX_BATCHES", 200))
         SINKS[s["JOBCRAWL_SINK"]] = self.sink
         self.last_sync = time.monotonic()
         self.loop = task.LoopingCall(self._tick)
