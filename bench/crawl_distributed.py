@@ -112,8 +112,16 @@ def sample_rows(n: int) -> list:
                 posting = normalize_posting(item)
                 tag_posting(posting, taxonomy)
                 base.append(posting_row(posting))
-    return [base[i % len(base)]._replace(key=f"bench-{i}", locator=f"https://careers.example.com/jobs/{i}")
-            for i in range(n)]
+    from crawler.db.rows import POSTING_COLS
+
+    at = POSTING_COLS.index("key")
+    rows = []
+    for i in range(n):
+        row = base[i % len(base)]
+        values = list(row.values)
+        values[at] = f"bench-{i}"
+        rows.append(row._replace(key=f"bench-{i}", values=tuple(values)))
+    return rows
 
 
 def writer_figures(redis: RedisServer, work: Path, rows: int) -> dict:

@@ -126,19 +126,18 @@ def run_rows(db: Path) -> dict[str, tuple]:
 VOLATILE = {"id", "as_of", "first_seen", "last_seen", "cluster_id", "duplicate_of"}
 
 
-def canonical(db: Path) -> list[dict]:
-    """Every posting as exported, without what depends on when or in which order it was stored; the
-    posting it duplicates named by its key."""
+def canonical(db: Path) -> tuple[list[dict], set[frozenset]]:
+    """Every posting as exported, without what depends on when or in which order it was stored, and the
+    duplicate clusters as sets of posting keys (which member is canonical follows storage order)."""
     records = export_records(db)
-    key_of = {r["id"]: r["key"] for r in records}
-    out = []
+    out, clusters = [], {}
     for r in records:
         c = {k: v for k, v in r.items() if k not in VOLATILE}
-        c["duplicate_of"] = key_of.get(r["duplicate_of"])
         if isinstance(c.get("evaluation"), dict):
             c["evaluation"] = {k: v for k, v in c["evaluation"].items() if k != "computed_at"}
         out.append(c)
-    return sorted(out, key=lambda c: c["key"])
+        clusters.setdefault(r["cluster_id"], set()).add(r["key"])
+    return sorted(out, key=lambda c: c["key"]), {frozenset(keys) for keys in clusters.values()}
 
 
 # --------------------------------------------------------------------------- the writer, twice
