@@ -78,6 +78,11 @@ DB_OPTION = click.option(
 )
 
 
+REDIS_PREFIX_OPTION = click.option(
+    "--prefix", default="jobcrawl", show_default=True, metavar="NAME",
+    help="Prefix of the Redis keys: one distributed run at a time per prefix.")
+
+
 WORKERS_OPTION = click.option(
     "--workers", type=click.IntRange(1, 64), metavar="N",
     help="Worker processes, each running the Scrapy engine and the whole pipeline over a share of the inputs "
@@ -308,9 +313,16 @@ def _report(result, db: str) -> None:
 @click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="A Scrapy setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
 @WORKERS_OPTION
+@click.option("--redis", "redis_url", metavar="URL",
+              help="Distributed: seed the crawl into the Redis at URL (redis://HOST:6379/0) for `jobcrawl worker` "
+                   "processes on any machine, store what they spool into --db, then finish the run here.")
+@click.option("--no-store", is_flag=True,
+              help="With --redis: do not drain the spool here (a `jobcrawl store` does); wait until it is empty.")
+@REDIS_PREFIX_OPTION
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str, jobdir: str | None,
-          max_requests: int | None, cache: bool, overrides: tuple[str, ...], workers: int | None, verbose: int) -> None:
+          max_requests: int | None, cache: bool, overrides: tuple[str, ...], workers: int | None, redis_url: str | None,
+          no_store: bool, prefix: str, verbose: int) -> None:
     """Crawl sources of a sources file into the database (in --workers processes, one writer).
 
     NAMES are source names of the file; --all crawls every enabled one. Each source is one row in
@@ -318,15 +330,20 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     Postings missing from a complete listing (a whole Greenhouse/Lever/Ashby board) are marked
     closed, never deleted. One run at a time per database: a lock on <db>.lock.
 
+    With --redis, the crawling is done by `jobcrawl worker` processes (any machine) from a shared
+    scrapy-redis queue; this process seeds the queue, stores the rows they spool (unless
+    --no-store) and finishes the run: the same runs rows, closing and corpus steps as a local crawl.
+
     Exit status: 0 every source crawled cleanly; 1 some input quarantined, some request failed
     or a request cap was reached; 2 usage error (sources file, source name, option); 3 a crawl
-    failed or was interrupted (with --jobdir, run it again to resume); 4 another run holds the
-    database's lock.
+    failed or was interrupted (with --jobdir, run it again to resume), or Redis cannot be reached;
+    4 another run holds the database's lock (or, with --redis, another distributed run is active).
 
     \b
     Example:
       jobcrawl crawl --all --sources seeds/sources.toml --db jobs.db
       jobcrawl crawl gitlab linear --sources seeds/sources.toml --jobdir .jobdir --max-requests 500
+      jobcrawl crawl --all --sources sources.toml --redis redis://127.0.0.1:6379/0
     """
     from crawler.lock import LockHeld, db_lock
     from crawler.runner import Job, run_jobs
@@ -357,9 +374,14 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
             own["JOBDIR"] = str(Path(jobdir) / source.name)
         jobs.append(Job(source.spider, "crawl", {"source": source.name, "spider": source.spider, **source.args},
                         source.args, own, source=source.name))
+    if redis_url and (jobdir or workers):
+        raise click.UsageError("--jobdir and --workers are for local crawls (the queue of --redis is in Redis)")
     try:
         with db_lock(db):
-            results = run_jobs(jobs, db, settings=settings, workers=workers)
+            if redis_url:
+                results = _crawl_distributed(jobs, db, redis_url, prefix=prefix, store=not no_store, settings=settings)
+            else:
+                results = run_jobs(jobs, db, settings=settings, workers=workers)
     except LockHeld as err:
         click.echo(f"jobcrawl crawl: {err}", err=True)
         raise SystemExit(4) from None
@@ -379,6 +401,124 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     click.echo(f"database {db}: {results[-1].total_postings} postings")
     statuses = {r.status for r in results}
     raise SystemExit(3 if statuses & {"failed", "interrupted"} else 1 if "partial" in statuses else 0)
+
+
+def _crawl_distributed(jobs, db: str, url: str, *, prefix: str, store: bool, settings: dict):
+    """``crawl --redis``: Redis is checked before the database is touched (exit 3, nothing written)."""
+    from crawler.distributed.cluster import RedisUnreachable, connect
+    from crawler.distributed.coordinator import ClusterBusy, run_distributed
+
+    try:
+        connect(url).close()
+        return run_distributed(jobs, db, url, prefix=prefix, store=store, settings=settings,
+                               say=lambda line: click.echo(line, err=True))
+    except RedisUnreachable as err:
+        click.echo(f"jobcrawl crawl: {err}", err=True)
+        raise SystemExit(3) from None
+    except ClusterBusy as err:
+        click.echo(f"jobcrawl crawl: {err}", err=True)
+        raise SystemExit(4) from None
+
+
+@main.command()
+@click.option("--redis", "redis_url", required=True, metavar="URL", help="Redis of the cluster (redis://HOST:6379/0).")
+@click.option("--sources", "sources_file", type=click.Path(exists=True, dir_okay=False),
+              help="Take part only in the sources this sources file names (default: every source of a run).")
+@click.option("--concurrency", type=click.IntRange(1, 1000), metavar="N",
+              help="Requests in flight in this worker per source (CONCURRENT_REQUESTS; default 16). Per-host "
+                   "limits are the cluster's, whatever N is.")
+@click.option("--once", is_flag=True, help="Exit when the first crawl this worker joins has ended.")
+@REDIS_PREFIX_OPTION
+@click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE", help="A Scrapy setting (repeatable).")
+@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
+def worker(redis_url: str, sources_file: str | None, concurrency: int | None, once: bool, prefix: str,
+           overrides: tuple[str, ...], verbose: int) -> None:
+    """Crawl for distributed runs: take requests from the shared Redis queue, push rows to the spool.
+
+    Runs until stopped (Ctrl-C, SIGTERM), on any machine: it needs no database file, only the Redis.
+    Whenever a `jobcrawl crawl --redis` run is active it crawls that run's sources (one Scrapy crawler
+    each, the whole pipeline chain) and pushes their rows to the Redis item spool; per-host pace and
+    concurrency, robots.txt and request caps are shared by every worker. A stopped or killed worker
+    loses nothing: its unfinished requests go back to the queue (at once, or when its heartbeat
+    expires after 10 s) and another worker crawls them; a restarted worker joins the run again.
+
+    Exit status: 0 stopped; 2 usage error; 3 Redis cannot be reached.
+
+    \b
+    Example:
+      jobcrawl worker --redis redis://127.0.0.1:6379/0
+      jobcrawl worker --redis redis://crawl-redis:6379/0 --concurrency 32 --sources china.toml
+    """
+    import logging
+
+    from crawler.distributed.cluster import RedisUnreachable
+    from crawler.distributed.worker import run_worker
+
+    only = None
+    if sources_file:
+        from crawler.sources import SourcesError, load_sources
+
+        try:
+            only = set(load_sources(sources_file).sources)
+        except SourcesError as err:
+            raise click.UsageError(str(err)) from None
+    settings = {"LOG_LEVEL": _log_level(verbose), **_setting_pairs(overrides, "--set")}
+    logging.getLogger("crawler.distributed").setLevel(logging.INFO)
+    try:
+        status = run_worker(redis_url, prefix=prefix, only=only, concurrency=concurrency, once=once, settings=settings,
+                            say=lambda line: click.echo(line, err=True))
+    except RedisUnreachable as err:
+        click.echo(f"jobcrawl worker: {err}", err=True)
+        raise SystemExit(3) from None
+    raise SystemExit(status)
+
+
+@main.command()
+@click.option("--redis", "redis_url", required=True, metavar="URL", help="Redis of the cluster (redis://HOST:6379/0).")
+@DB_OPTION
+@REDIS_PREFIX_OPTION
+@click.option("--until-empty", is_flag=True, help="Exit once the spool is empty instead of waiting for more.")
+def store(redis_url: str, db: str, prefix: str, until_empty: bool) -> None:
+    """Drain the Redis item spool into the database: the one writer of a distributed run.
+
+    `jobcrawl crawl --redis` runs one itself unless --no-store. Each batch is moved to this writer's
+    processing list, written in one transaction, and removed only after the commit; a batch left
+    by a writer that was killed is taken first by the next one, and a batch stored before is
+    skipped (its id is in spool_batches). One writer per spool at a time.
+
+    Exit status: 0 stopped (Ctrl-C) or the spool is empty (--until-empty); 3 Redis cannot be reached
+    or a batch failed to store; 4 another writer drains this spool.
+
+    \b
+    Example:
+      jobcrawl store --redis redis://127.0.0.1:6379/0 --db jobs.db
+    """
+    import signal
+    import threading
+
+    from crawler.distributed.cluster import Keys, RedisUnreachable, connect
+    from crawler.distributed.spool import WriterBusy, drain
+
+    try:
+        client = connect(redis_url)
+    except RedisUnreachable as err:
+        click.echo(f"jobcrawl store: {err}", err=True)
+        raise SystemExit(3) from None
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    click.echo(f"storing the spool of {redis_url} into {db} (Ctrl-C to stop)", err=True)
+    try:
+        stats = drain(client, Keys(prefix), db, stop=stop, until_empty=(lambda: True) if until_empty else None)
+    except WriterBusy as err:
+        click.echo(f"jobcrawl store: {err}", err=True)
+        raise SystemExit(4) from None
+    except Exception as err:  # noqa: BLE001 — one line; the batch stays in Redis for the next writer
+        click.echo(f"jobcrawl store: storing failed: {err!r}", err=True)
+        raise SystemExit(3) from None
+    click.echo(f"stored {stats.batches} batches ({stats.rows} rows) in {stats.seconds:.1f} s"
+               + (f" · {stats.requeued} taken back from a stopped writer" if stats.requeued else "")
+               + (f" · {stats.duplicates} stored before, skipped" if stats.duplicates else ""))
 
 
 @main.command()
@@ -854,14 +994,52 @@ def _require_db(db: str) -> None:
         raise click.UsageError(f"{db}: no such database (run `jobcrawl ingest` first)")
 
 
-@main.group()
-def sources() -> None:
-    """Sources files (what `jobcrawl crawl` fetches): find the job board behind a careers page.
+@main.group(invoke_without_command=True)
+@click.option("--health", is_flag=True,
+              help="Print each crawled source's health: last run, last success, requests, responses by status, "
+                   "postings new/updated/closed, errors and a state (ok, failing since …, robots-blocked, empty).")
+@click.option("--db", default="jobs.db", show_default=True, type=click.Path(dir_okay=False),
+              help="SQLite database file (with --health).")
+@click.option("--json", "as_json", is_flag=True, help="With --health: one JSON object per source.")
+@click.pass_context
+def sources(ctx: click.Context, health: bool, db: str, as_json: bool) -> None:
+    """Sources files (what `jobcrawl crawl` fetches): find the job board behind a careers page; how each source fares.
+
+    --health reads the source_health view (also a canned query in Datasette), for local and
+    distributed crawls alike. Exit status with --health: 0 every source ok; 1 some source is
+    failing, robots-blocked or empty; 2 usage error.
 
     \b
     Example:
       jobcrawl sources discover https://www.example.com/careers --add sources.toml
+      jobcrawl sources --health --db jobs.db
     """
+    if ctx.invoked_subcommand is not None:
+        if health:
+            raise click.UsageError("--health is not used with a subcommand")
+        return
+    if not health:
+        click.echo(ctx.get_help())
+        raise SystemExit(2)
+    from crawler.db.health import source_health
+    from crawler.db.schema import open_db
+
+    _require_db(db)
+    database = open_db(db)
+    rows = source_health(database)
+    database.close()
+    for row in rows:
+        if as_json:
+            click.echo(json.dumps(row, ensure_ascii=False))
+            continue
+        statuses = " ".join(f"{code}×{n}" for code, n in sorted(row["responses"].items())) or "none"
+        click.echo(f"{row['source']}: {row['state']} · last run {row['last_run']} {row['last_run_at']} "
+                   f"({row['last_status']}) · last success {row['last_success'] or 'never'} · requests "
+                   f"{row['requests']} · responses {statuses} · postings found {row['found']} · new {row['new']} · "
+                   f"updated {row['updated']} · closed {row['closed']} · errors {row['errors']}")
+    if not rows:
+        click.echo(f"{db}: no crawl has finished yet", err=True)
+    raise SystemExit(0 if all(r["state"] == "ok" for r in rows) else 1)
 
 
 @sources.command()

@@ -148,9 +148,15 @@ class RequestCapMiddleware:
             raise NotConfigured
         return cls(crawler, cap)
 
-    def process_request(self, request: Request, spider=None) -> None:
+    def take(self) -> bool:
+        """Count one request to send; False once the cap is reached."""
         if self.sent < self.cap:
             self.sent += 1
+            return True
+        return False
+
+    def process_request(self, request: Request, spider=None) -> None:
+        if self.take():
             return
         self.crawler.stats.inc_value("jobcrawl/request_cap/dropped")
         if not self.closing:

@@ -395,8 +395,7 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     one keeps it to resume.
     """
     from crawler.db import skills
-    from crawler.db.closing import close_missing
-    from crawler.db.runs import finish_run, start_run
+    from crawler.db.runs import start_run
     from crawler.db.schema import open_db
     from normalize.skills import load_taxonomy
 
@@ -433,9 +432,26 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     for report, skip in zip(crawl_reports, skipped):
         report.merge(skip)
 
+    return finish_jobs(jobs, db, run_ids, crawl_reports, written, workers=processes, stale_skills=stale_skills,
+                       taxonomy=taxonomy, alerts_config=overrides.get("JOBCRAWL_ALERTS_CONFIG"))
+
+
+def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: list[CrawlReport],
+                written: dict[int | None, dict], *, workers: int | dict[int, int], stale_skills: bool,
+                taxonomy, alerts_config: str | None = None) -> list[RunReport]:
+    """The end of a run, local or distributed: each job's complete listings close what they miss, its
+    status is decided; a changed taxonomy retags; the corpus steps run, then the watches' alerts (config
+    ``alerts_config``, default crawler.alerts' lookup); each ``runs`` row is finished.
+    ``written``: the writer's counts per run id; ``workers``: processes that crawled (per run id, or one figure)."""
+    from crawler.db import skills
+    from crawler.db.closing import close_missing
+    from crawler.db.runs import finish_run
+    from crawler.db.schema import open_db
+
     database = open_db(db)
     results = []
     for job, run_id, crawl in zip(jobs, run_ids, crawl_reports):
+        processes = workers.get(run_id, 0) if isinstance(workers, dict) else workers
         result = RunReport(run_id, job.kind, job.source, crawl, written=dict(written.get(run_id, {})), workers=processes)
         closing = close_missing(database, crawl.listings, run_id=run_id)
         result.closed, result.reopened, result.listings_complete = (closing["closed"], closing["reopened"],
@@ -460,7 +476,7 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
         from crawler.alerts import deliver_new_matches
 
         try:
-            last.alerts = deliver_new_matches(db, last.run_id, config_path=overrides.get("JOBCRAWL_ALERTS_CONFIG"))
+            last.alerts = deliver_new_matches(db, last.run_id, config_path=alerts_config)
         except Exception as err:  # the postings are stored; the deliveries stay pending for the next run
             last.messages.append(f"the alerts step failed: {err!r}; run `jobcrawl watch deliver --db {db}` to retry")
     total = database["postings"].count

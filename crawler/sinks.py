@@ -2,7 +2,8 @@
 
 A run registers the sink its crawlers use under a name (``JOBCRAWL_SINK``): the writer of this
 process (:class:`WriterSink`), the pipe to the parent process that owns the writer
-(:class:`PipeSink`, in a worker process), or a Redis spool. A crawl with no sink registered (``scrapy
+(:class:`PipeSink`, in a worker process), or the Redis item spool of a distributed run
+(:class:`RedisSink`, crawler/distributed/spool.py). A crawl with no sink registered (``scrapy
 crawl textdump …``) gets a :class:`WriterSink` of its own on ``JOBCRAWL_DB``.
 """
 
@@ -96,3 +97,50 @@ class PipeSink:
             self._queue.put(None)
             self._thread.join()
         self._check()
+
+
+class RedisSink:
+    """Batches pushed to the Redis item spool (crawler/distributed/spool.py) by a ``jobcrawl worker``.
+
+    Each push is one ``MULTI``: the batch (given an id, so the writer stores it once however often the
+    spool delivers it) and whatever ``attach(pipeline)`` adds (the acknowledgements of the requests the
+    batch completes and the worker's report delta); ``attach`` returns what to run once the push
+    succeeded. :meth:`sync` pushes the attachments alone. Back-pressure: when the spool holds more than
+    ``max_batches``, the push waits (checking every 0.5 s) until the writer has caught up.
+    """
+
+    def __init__(self, client, spool_key: str, *, attach=None, max_batches: int = 200):
+        self.client, self.spool_key, self.attach, self.max_batches = client, spool_key, attach, max_batches
+
+    def put(self, batch: Batch) -> None:
+        self._push(batch)
+
+    def sync(self) -> None:
+        self._push(None)
+
+    def close(self) -> None:
+        self.sync()
+
+    def _push(self, batch: Batch | None) -> None:
+        import time
+        import uuid
+
+        import redis
+
+        from crawler.distributed.spool import encode
+
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            if batch is not None:
+                batch.id = batch.id or uuid.uuid4().hex
+                pipe.lpush(self.spool_key, encode(batch))
+            after = self.attach(pipe) if self.attach is not None else None
+            if len(pipe):
+                results = pipe.execute()
+            if after is not None:
+                after()
+            while batch is not None and results[0] > self.max_batches:
+                time.sleep(0.5)
+                results[0] = self.client.llen(self.spool_key)
+        except redis.RedisError as err:
+            raise SinkFailed(f"the Redis spool cannot be reached ({err})") from err

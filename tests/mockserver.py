@@ -2,7 +2,7 @@
 
     python tests/mockserver.py --root DIR --log FILE     # prints its base URL once it listens
 
-It listens on 127.0.0.1 on a free port and serves the files under ROOT: a URL path names a file
+It listens on 127.0.0.1 (or another loopback address, ``--host``) on a free port and serves the files under ROOT: a URL path names a file
 (query strings are ignored); a folder serves its ``index.html``; a missing path (or a folder
 without ``index.html``) is tried with ``.json`` then ``.html`` appended, so
 ``/greenhouse/v1/boards/gitlab/jobs?content=true`` serves ``greenhouse/v1/boards/gitlab/jobs.json``.
@@ -26,7 +26,7 @@ Behaviours, as path prefixes before the path of a file (they compose):
 - ``/redirect-loop/…/<n>``  302 to ``…/<n+1>``, for ever (a session-id style loop).
 
 Each request is one tab-separated line in LOG, written when it is answered: method, URI, status,
-``conditional`` or ``-``, User-Agent.
+``conditional`` or ``-``, User-Agent, the time (Unix seconds, ms precision).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
@@ -94,6 +95,8 @@ class Hit:
     status: int
     conditional: bool
     user_agent: str
+    at: float = 0.0
+    """When it was answered (Unix seconds)."""
 
     @property
     def path(self) -> str:
@@ -103,17 +106,17 @@ class Hit:
 class MockServer:
     """The server in a subprocess, as a context manager: ``url(path)``, ``hits()``, ``root``."""
 
-    def __init__(self, root: Path, log: Path):
-        self.root, self.log = Path(root), Path(log)
+    def __init__(self, root: Path, log: Path, host: str = "127.0.0.1"):
+        self.root, self.log, self.host = Path(root), Path(log), host
         self.proc: subprocess.Popen | None = None
         self.base = ""
 
     def __enter__(self) -> MockServer:
         self.log.write_text("")
-        self.proc = subprocess.Popen([sys.executable, __file__, "--root", str(self.root), "--log", str(self.log)],
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([sys.executable, __file__, "--root", str(self.root), "--log", str(self.log),
+                                      "--host", self.host], stdout=subprocess.PIPE, text=True)
         self.base = self.proc.stdout.readline().strip()
-        if not self.base.startswith("http://127.0.0.1:"):
+        if not self.base.startswith(f"http://{self.host}:"):
             self.proc.kill()
             raise RuntimeError(f"mock server did not start: {self.base!r}")
         return self
@@ -128,15 +131,15 @@ class MockServer:
     def hits(self) -> list[Hit]:
         out = []
         for line in self.log.read_text(encoding="utf-8").splitlines():
-            method, uri, status, conditional, agent = line.split("\t")
-            out.append(Hit(method, uri, int(status), conditional == "conditional", agent))
+            method, uri, status, conditional, agent, at = line.split("\t")
+            out.append(Hit(method, uri, int(status), conditional == "conditional", agent, float(at)))
         return out
 
 
 # --------------------------------------------------------------------------- the server process
 
 
-def serve(root: Path, log_path: Path) -> None:
+def serve(root: Path, log_path: Path, host: str = "127.0.0.1") -> None:
     from twisted.internet import reactor
     from twisted.web import resource, server
 
@@ -156,7 +159,7 @@ def serve(root: Path, log_path: Path) -> None:
         conditional = request.getHeader("if-none-match") or request.getHeader("if-modified-since")
         agent = (request.getHeader("user-agent") or "-").replace("\t", " ")
         log.write(f"{request.method.decode()}\t{request.uri.decode()}\t{status}\t"
-                  f"{'conditional' if conditional else '-'}\t{agent}\n")
+                  f"{'conditional' if conditional else '-'}\t{agent}\t{time.time():.3f}\n")
         request.setHeader("Content-Length", str(len(body)))
         if request.method != b"HEAD":
             request.write(body)
@@ -244,8 +247,8 @@ def serve(root: Path, log_path: Path) -> None:
             route(request, [p for p in path.split("/") if p and p not in (".", "..")])
             return server.NOT_DONE_YET
 
-    port = reactor.listenTCP(0, server.Site(Root(), logPath=os.devnull), interface="127.0.0.1").getHost().port
-    reactor.callWhenRunning(lambda: print(f"http://127.0.0.1:{port}", flush=True))
+    port = reactor.listenTCP(0, server.Site(Root(), logPath=os.devnull), interface=host).getHost().port
+    reactor.callWhenRunning(lambda: print(f"http://{host}:{port}", flush=True))
     reactor.run()
 
 
@@ -253,8 +256,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Mock HTTP server for crawl tests.")
     parser.add_argument("--root", required=True, type=Path)
     parser.add_argument("--log", required=True, type=Path)
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="Loopback address to listen on (127.0.0.2 … also reach this machine on Linux: one host name "
+                             "each, for benchmarks of many hosts)")
     args = parser.parse_args()
-    serve(args.root.resolve(), args.log)
+    if not args.host.startswith("127."):
+        parser.error("--host must be a loopback address (127.x.x.x)")
+    serve(args.root.resolve(), args.log, args.host)
 
 
 if __name__ == "__main__":

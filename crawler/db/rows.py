@@ -117,7 +117,8 @@ class Batch:
     """What one transaction writes: raw inputs, postings, quarantine rows, plain values only.
 
     ``parsers`` maps a source to the parser version under which its inputs' complete parses are
-    recorded (crawler/ledger.py); ``run_id`` is the run the rows belong to.
+    recorded (crawler/ledger.py); ``run_id`` is the run the rows belong to; ``id`` names a batch that
+    travels through the Redis spool, which may deliver it twice: the writer stores each id once.
     """
 
     run_id: int | None = None
@@ -125,6 +126,7 @@ class Batch:
     postings: list[PostingRow] = field(default_factory=list)
     quarantine: list[tuple] = field(default_factory=list)
     parsers: dict[str, str] = field(default_factory=dict)
+    id: str | None = None
 
     def __len__(self) -> int:
         return len(self.inputs) + len(self.postings) + len(self.quarantine)

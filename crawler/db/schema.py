@@ -815,3 +815,64 @@ BROWSE_COLUMN_DOCS["fit"] = {
     "site": "For JobSpy imports: the board the row came from (indeed, linkedin, glassdoor …).",
     "days_unseen": "Days between the newest last_seen of the database and this posting's.",
 }
+
+
+@migrations()
+def m101_distributed_spool_batches(db: sqlite_utils.Database) -> None:
+    """Batches stored from the Redis item spool, once each, with the writer's counts (crawler/db/spool.py)."""
+    db.execute("""CREATE TABLE spool_batches (
+   id TEXT PRIMARY KEY,
+   run_id INTEGER REFERENCES runs(id),
+   stored_at TEXT,
+   counts TEXT
+)""")
+    db.execute("CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id)")
+
+
+CHILD_TABLE_DOCS["spool_batches"] = {
+    "id": "Batch id given by the worker that pushed it to the spool.", "run_id": "Run (source) the rows belong to.",
+    "stored_at": "When the writer stored it (UTC).",
+    "counts": "What storing it did: new, updated, unchanged, quarantined … (JSON).",
+}
+
+
+@migrations()
+def m102_distributed_quarantine_once(db: sqlite_utils.Database) -> None:
+    """A quarantined input without a hash (``input_sha256`` null) is stored once, as one with a hash is: the unique
+    index treated nulls as distinct, so the same batch written twice (the Redis spool delivers at least once) or a
+    re-run added a copy. Copies already there are folded into the first row."""
+    db.execute("""DELETE FROM quarantine WHERE input_sha256 IS NULL AND id NOT IN (
+        SELECT min(id) FROM quarantine WHERE input_sha256 IS NULL GROUP BY source, locator, position)""")
+    db.execute('DROP INDEX "idx_quarantine_source_locator_input_sha256_position"')
+    db.execute("""CREATE UNIQUE INDEX idx_quarantine_once
+    ON quarantine (source, locator, coalesce(input_sha256, ''), position)""")
+
+
+# Per-source health of crawls (crawler/db/health.py). A run *succeeded* when it ended ok, or partial with postings
+# found; the state is the last run's: robots-blocked (robots.txt forbade requests and nothing was found), empty (it
+# ended ok and found nothing), failing since the first run after the last success, else ok.
+SOURCE_HEALTH_VIEW = """CREATE VIEW source_health AS
+WITH crawl_runs AS (
+    SELECT * FROM runs WHERE kind = 'crawl' AND source IS NOT NULL AND finished IS NOT NULL),
+succeeded AS (
+    SELECT source, max(started) AS last_success FROM crawl_runs
+    WHERE status = 'ok' OR (status = 'partial' AND found > 0) GROUP BY source),
+last AS (SELECT source, max(id) AS id FROM crawl_runs GROUP BY source)
+SELECT r.source, r.id AS last_run, r.started AS last_run_at, r.status AS last_status, s.last_success,
+    r.requests, r.responses, r.found, r.new, r.updated, r.closed, r.errors,
+    coalesce(json_extract(r.stats, '$."robotstxt/forbidden"'), 0) AS robots_forbidden,
+    CASE
+        WHEN r.found = 0 AND coalesce(json_extract(r.stats, '$."robotstxt/forbidden"'), 0) > 0 THEN 'robots-blocked'
+        WHEN r.found = 0 AND r.status = 'ok' THEN 'empty'
+        WHEN s.last_success IS NULL OR s.last_success < r.started THEN 'failing since ' || (
+            SELECT min(f.started) FROM crawl_runs f WHERE f.source = r.source AND f.started > coalesce(s.last_success, ''))
+        ELSE 'ok'
+    END AS state
+FROM last JOIN crawl_runs r ON r.id = last.id LEFT JOIN succeeded s ON s.source = r.source"""
+
+
+@migrations()
+def m103_distributed_source_health(db: sqlite_utils.Database) -> None:
+    """The ``source_health`` view: each crawled source's last run, last success, counts and state."""
+    db.execute(SOURCE_HEALTH_VIEW)
+    db.execute("CREATE INDEX IF NOT EXISTS idx_runs_source ON runs (source, kind)")

@@ -22,7 +22,7 @@ import sqlite_utils
 
 from normalize.clock import now_iso
 
-from . import fts
+from . import fts, spool
 from .rows import EVAL_COLS, INPUT_COLS, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow
 from .skills import PS_COLS
 
@@ -73,11 +73,17 @@ class Writer:
         with self.conn:
             # Take the write lock first: ids are allocated from max(id) below.
             self.conn.execute("BEGIN IMMEDIATE")
+            if batch.id is not None and spool.stored(self.conn, batch.id):
+                counts["spooled_again"] += 1  # delivered again by the Redis spool: stored already
+                return
+            before = counts.copy()
             input_ids = self._write_inputs(batch, counts)
             self._write_postings(batch.postings, input_ids, counts)
             self._write_quarantine(batch, input_ids, counts)
             if self._pending:
                 self._record_parses(batch, input_ids)
+            if batch.id is not None:
+                spool.record(self.conn, batch.id, batch.run_id, dict(counts - before))
 
     def close(self) -> None:
         """Nothing is buffered here: a no-op (:class:`BackgroundWriter` waits for its thread)."""

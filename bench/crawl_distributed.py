@@ -1,0 +1,212 @@
+"""Benchmark: a distributed crawl with 1, 2 and 4 workers, the writer's rows/s from the spool, Redis memory per
+queued request.
+
+Crawl: ``--hosts`` mock servers (tests/mockserver.py), one per loopback address 127.0.0.2, 127.0.0.3 …
+(Linux routes all of 127.0.0.0/8 to this machine; each address is a host of its own for Scrapy and for
+the cluster's per-host politeness), each serving ``--pages`` JSON-LD job pages (bench/crawl.py) behind
+``/slow/0.1/``: every answer comes 100 ms late, so the crawl is latency-bound as real crawls are. One
+``jsonld`` source per host (4 requests in flight per host, no AutoThrottle), a real ``redis-server``,
+N ``jobcrawl worker --once`` processes (``--concurrency``: requests in flight per source in each
+worker) and ``jobcrawl crawl --redis`` storing into a fresh database. pages/s = job pages ÷ the time
+from the first to the last job page answered (the servers' logs); the speed-up is over 1 worker.
+
+Writer: ``--rows`` postings (real rows of those pages, made distinct) pushed to the spool as batches
+of 500, then drained by :func:`crawler.distributed.spool.drain` into a fresh database: rows/s. The
+encoded size and the encode + decode time of one batch, pickle protocol 5 (used) beside JSON.
+
+Redis memory: INFO used_memory before and after seeding 10,000 start requests into one source's
+queue (with the dupefilter's fingerprints): bytes per queued request.
+
+    python bench/crawl_distributed.py                      # 8 hosts × 100 pages, 1/2/4 workers
+    python bench/crawl_distributed.py --hosts 4 --pages 50 # a quick run
+
+Targets (#25): 2 workers ≥ 1.8× and 4 workers ≥ 3× of 1 worker; writer ≥ 3,000 rows/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench.crawl import page  # noqa: E402
+from mockserver import MockServer  # noqa: E402
+from redisserver import RedisServer  # noqa: E402
+
+
+def write_site(root: Path, host: int, pages: int) -> None:
+    (root / "jobs").mkdir(parents=True)
+    urls = []
+    for n in range(host * 100_000, host * 100_000 + pages):
+        (root / "jobs" / f"{n}.html").write_text(page(n), encoding="utf-8")
+        urls.append(f"<url><loc>{{{{BASE}}}}/slow/0.1/jobs/{n}.html</loc></url>")
+    (root / "sitemap.xml").write_text(
+        f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{"".join(urls)}</urlset>',
+        encoding="utf-8")
+    (root / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n", encoding="utf-8")
+
+
+def crawl_once(servers: list[MockServer], redis: RedisServer, work: Path, workers: int, concurrency: int) -> dict:
+    redis.client().flushall()
+    sources = work / "sources.toml"
+    sources.write_text('contact = "https://example.org/jobcrawl-bench"\n' + "".join(f"""
+[sources.h{i}]
+spider = "jsonld"
+sitemap_urls = ["{s.base}/sitemap.xml"]
+allow = ["/jobs/"]
+follow = false
+concurrency = 4
+settings = {{ AUTOTHROTTLE_ENABLED = false }}
+""" for i, s in enumerate(servers)), encoding="utf-8")
+    before = [len(s.hits()) for s in servers]
+    env = dict(os.environ, PYTHONUTF8="1")
+    procs = [subprocess.Popen([sys.executable, "-m", "crawler.cli", "worker", "--redis", redis.url, "--once",
+                               "--concurrency", str(concurrency)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for _ in range(workers)]
+    db = work / f"w{workers}.db"
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(sources), "--db",
+                           str(db), "--redis", redis.url], cwd=ROOT, env=env, capture_output=True, text=True)
+    total = time.perf_counter() - started
+    for p in procs:
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    if proc.returncode != 0:
+        raise SystemExit(f"crawl exited {proc.returncode}: {proc.stderr}")
+    times = sorted(h.at for s, b in zip(servers, before) for h in s.hits()[b:] if "/jobs/" in h.path)
+    span = times[-1] - times[0]
+    return {"workers": workers, "pages": len(times), "span_s": round(span, 2), "pages_per_s": round(len(times) / span, 1),
+            "end_to_end_s": round(total, 1)}
+
+
+def sample_rows(n: int) -> list:
+    """``n`` distinct posting rows made from the bench pages through the real page object and stages."""
+    from crawler.db.rows import posting_row
+    from crawler.db.skills import tag_posting
+    from crawler.pages.jsonld import JsonLdPage
+    from normalize.models import RawPosting
+    from normalize.posting import normalize_posting
+    from normalize.skills import load_taxonomy
+    from scrapy.http import HtmlResponse
+
+    taxonomy = load_taxonomy()
+    base = []
+    for i in range(50):
+        response = HtmlResponse(f"https://careers.example.com/jobs/{i}", body=page(i).encode(), encoding="utf-8")
+        for item in JsonLdPage.from_response(response, fetched_at="2026-12-03T00:00:00+00:00").parse():
+            if isinstance(item, RawPosting):
+                posting = normalize_posting(item)
+                tag_posting(posting, taxonomy)
+                base.append(posting_row(posting))
+    from crawler.db.rows import POSTING_COLS
+
+    at = POSTING_COLS.index("key")
+    rows = []
+    for i in range(n):
+        row = base[i % len(base)]
+        values = list(row.values)
+        values[at] = f"bench-{i}"
+        rows.append(row._replace(key=f"bench-{i}", values=tuple(values)))
+    return rows
+
+
+def writer_figures(redis: RedisServer, work: Path, rows: int) -> dict:
+    from crawler.db.rows import Batch
+    from crawler.distributed.cluster import Keys
+    from crawler.distributed.spool import decode, drain, encode
+
+    client = redis.client()
+    client.flushall()
+    made = sample_rows(rows)
+    keys = Keys()
+    for i in range(0, rows, 500):
+        client.lpush(keys.spool, encode(Batch(run_id=None, postings=made[i:i + 500], id=f"bench-{i}")))
+    db = work / "writer.db"
+    from crawler.db.schema import open_db
+
+    open_db(db).close()
+    stats = drain(client, keys, str(db), stop=threading.Event(), until_empty=lambda: True)
+    batch = Batch(run_id=None, postings=made[:500])
+    t = time.perf_counter()
+    for _ in range(5):
+        decode(encode(batch))
+    pickle_ms = (time.perf_counter() - t) / 5 * 1000
+    as_json = lambda b: json.dumps([list(p) for p in b.postings], ensure_ascii=False).encode()  # noqa: E731
+    t = time.perf_counter()
+    for _ in range(5):
+        json.loads(as_json(batch))
+    json_ms = (time.perf_counter() - t) / 5 * 1000
+    return {"rows": stats.rows, "seconds": round(stats.seconds, 2), "rows_per_s": round(stats.rows / stats.seconds),
+            "pickle_kb": round(len(encode(batch)) / 1024), "pickle_ms": round(pickle_ms, 1),
+            "json_kb": round(len(as_json(batch)) / 1024), "json_ms": round(json_ms, 1)}
+
+
+def memory_per_request(redis: RedisServer, n: int = 10_000) -> float:
+    from crawler.distributed.cluster import Keys
+    from crawler.distributed.coordinator import _start_requests
+    from crawler.distributed.scheduler import seed_source
+    from crawler.runner import Job
+
+    client = redis.client()
+    client.flushall()
+    urls = [f"https://careers.example.com/jobs/{i}.html" for i in range(n)]
+    job = Job("jsonld", "crawl", {}, {"start_urls": urls, "allow": ["/jobs/"]}, source="mem")
+    spider, requests = _start_requests(job, {})
+    before = client.info("memory")["used_memory"]
+    seed_source(client, Keys(), "bench", "mem", spider, requests)
+    return (client.info("memory")["used_memory"] - before) / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hosts", type=int, default=8, help="hosts (loopback addresses), one source each")
+    parser.add_argument("--pages", type=int, default=100, help="job pages per host")
+    parser.add_argument("--workers", default="1,2,4", help="worker counts to run (comma-separated)")
+    parser.add_argument("--concurrency", type=int, default=2, help="requests in flight per source in each worker")
+    parser.add_argument("--rows", type=int, default=20_000, help="postings pushed to the spool for the writer")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="jobcrawl-bench-distributed-"))
+    servers: list[MockServer] = []
+    try:
+        with RedisServer(work / "redis") as redis:
+            for i in range(args.hosts):
+                root = work / f"www{i}"
+                write_site(root, i, args.pages)
+                servers.append(MockServer(root, work / f"www{i}.log", host=f"127.0.0.{i + 2}").__enter__())
+            load_before = os.getloadavg()
+            results = [crawl_once(servers, redis, work, int(n), args.concurrency) for n in args.workers.split(",")]
+            load_after = os.getloadavg()
+            one = results[0]["pages_per_s"]
+            for r in results:
+                print(f"{r['workers']} worker(s): {r['pages']} pages in {r['span_s']} s = {r['pages_per_s']} pages/s · "
+                      f"speed-up ×{r['pages_per_s'] / one:.2f} · whole command {r['end_to_end_s']} s")
+            w = writer_figures(redis, work, args.rows)
+            print(f"writer: {w['rows']} rows from the spool in {w['seconds']} s = {w['rows_per_s']} rows/s "
+                  f"(target ≥ 3,000) · a batch of 500: pickle {w['pickle_kb']} KB, {w['pickle_ms']} ms to encode and "
+                  f"decode; JSON {w['json_kb']} KB, {w['json_ms']} ms")
+            print(f"Redis memory per queued request: {memory_per_request(redis):.0f} bytes (queue and dupefilter)")
+            print("load average (1, 5, 15 min) before {:.2f} {:.2f} {:.2f}, after {:.2f} {:.2f} {:.2f} on {} cores".format(
+                *load_before, *load_after, os.cpu_count()))
+    finally:
+        for s in servers:
+            s.__exit__()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

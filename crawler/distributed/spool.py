@@ -1,0 +1,117 @@
+"""The item spool: batches of plain rows on their way from the workers to the one writer, in a Redis list.
+
+Push (:class:`crawler.sinks.RedisSink`, in a worker): ``LPUSH`` of the encoded batch, in one
+``MULTI`` with the acknowledgement of the requests whose rows it completes and the worker's report
+delta, so a request leaves the in-flight hash exactly when its rows are in the spool.
+
+Drain (:func:`drain`, ``jobcrawl store``): ``BLMOVE`` of the oldest batch to this writer's
+processing list, the batch written in one SQLite transaction (crawler/db/writer.py, which records
+the batch id with it), then ``LREM`` from the processing list: a batch leaves Redis only after its
+transaction committed. A writer killed in between leaves the batch in its processing list; the next
+writer moves it back to the spool first and, finding its id stored, skips it.
+
+Encoding: pickle protocol 5 of the :class:`~crawler.db.rows.Batch` (plain tuples; ``bench/crawl_distributed.py``
+compares it with JSON). Redis must be trusted either way: scrapy-redis pickles the queued requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import redis
+
+from crawler.db.rows import Batch
+
+from .cluster import HEARTBEAT_TTL, Heartbeat, Keys, new_id
+
+logger = logging.getLogger(__name__)
+
+FORMAT = 1
+
+
+def encode(batch: Batch) -> bytes:
+    return pickle.dumps((FORMAT, batch), protocol=5)
+
+
+def decode(data: bytes) -> Batch:
+    version, batch = pickle.loads(data)
+    if version != FORMAT:
+        raise ValueError(f"spool entry of format {version}, this writer reads {FORMAT}")
+    return batch
+
+
+class WriterBusy(RuntimeError):
+    """Another writer drains this spool."""
+
+
+@dataclass
+class DrainStats:
+    batches: int = 0
+    rows: int = 0
+    duplicates: int = 0
+    requeued: int = 0
+    seconds: float = 0.0
+    by_run: dict = field(default_factory=dict)
+
+
+def requeue_orphans(client: redis.Redis, keys: Keys) -> int:
+    """Move the batches of every processing list back to the oldest end of the spool (only one writer runs,
+    so at its start every processing list is a gone writer's); how many."""
+    moved = 0
+    for key in list(client.scan_iter(match=keys.processing("*"), count=100)):
+        while client.lmove(key, keys.spool, "RIGHT", "RIGHT") is not None:
+            moved += 1
+    return moved
+
+
+def drain(client: redis.Redis, keys: Keys, db_path: str, *, stop: threading.Event,
+          until_empty: Callable[[], bool] | None = None, on_batch: Callable[[Batch], None] | None = None,
+          ttl: float = HEARTBEAT_TTL) -> DrainStats:
+    """Store spooled batches into ``db_path`` until ``stop`` is set (or, with ``until_empty``, until the
+    spool is empty and ``until_empty()`` says no more will come). Raises :class:`WriterBusy` when another
+    writer holds the spool."""
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+
+    writer_id = new_id()
+    deadline = time.monotonic() + ttl  # a killed writer's lock expires within ttl: then this one takes over
+    while not client.set(keys.writer, writer_id, nx=True, px=int(ttl * 1000)):
+        if time.monotonic() >= deadline or stop.is_set():
+            holder = client.get(keys.writer)
+            raise WriterBusy(f"another writer drains this spool ({holder.decode() if holder else 'unknown'})")
+        time.sleep(0.25)
+    heartbeat = Heartbeat(client, keys.writer, writer_id, ttl)
+    stats = DrainStats()
+    database = open_db(db_path)
+    try:
+        stats.requeued = requeue_orphans(client, keys)
+        writer = Writer(database)
+        processing = keys.processing(writer_id)
+        started = time.perf_counter()
+        while not stop.is_set():
+            data = client.blmove(keys.spool, processing, 0.5, "RIGHT", "LEFT")
+            if data is None:
+                if until_empty is not None and until_empty() and client.llen(keys.spool) == 0:
+                    break
+                continue
+            batch = decode(data)
+            again = writer.counts_of(batch.run_id).get("spooled_again", 0)
+            writer.write(batch)
+            client.lrem(processing, 1, data)  # acknowledged: the transaction has committed
+            stats.batches += 1
+            stats.rows += len(batch)
+            if writer.counts_of(batch.run_id).get("spooled_again", 0) > again:
+                stats.duplicates += 1
+            if on_batch is not None:
+                on_batch(batch)
+        stats.seconds = time.perf_counter() - started
+        stats.by_run = {run: dict(c) for run, c in writer.counts.items()}
+    finally:
+        database.close()
+        heartbeat.stop()
+    return stats

@@ -1,0 +1,362 @@
+"""``jobcrawl worker``: a long-running process that crawls whatever distributed run is active.
+
+It polls Redis for the active crawl; when one appears, it opens one Scrapy crawler per source of
+the crawl's plan (the source's spider, arguments and settings, its run id) in its one Twisted
+reactor. Each crawler takes its source's requests from the shared scrapy-redis queue
+(crawler/distributed/scheduler.py: leased pops), runs the whole pipeline chain and hands its
+batches to a :class:`~crawler.sinks.RedisSink`. Start requests are the coordinator's (it seeded
+the queue), so the crawler's own ``start()`` is not read.
+
+What a push carries (one ``MULTI``, :class:`ClusterWorker`): the batch, the acknowledgement of
+every request the engine is done with (its rows are in this batch or an earlier one) and the
+report delta since the last push (crawler/report.py counts, new problem and error lines, and
+complete listings read). Every second, and whenever the crawler is idle, the store stage's
+partial batch is flushed the same way. An idle crawler stays open while its source has requests
+queued or in flight anywhere in the cluster (putting back those of workers that are gone), and
+closes, with a last push of its report, when there are none, when the source's request cap was
+reached or when the coordinator stops the crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import signal
+import sys
+import time
+from collections import Counter
+from typing import Any, Callable
+
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, DontCloseSpider
+
+from crawler.report import CrawlReport, report_of
+
+from .cluster import Heartbeat, Keys, connect, load_plan, new_id, pending, requeue_dead, requeue_leases, source_keys
+from .scheduler import wake
+
+logger = logging.getLogger(__name__)
+
+SYNC_SECONDS = 1.0
+"""How often a busy crawler pushes its partial batch, acknowledgements and report delta."""
+
+_NUMBERS = ("files", "found", "files_unchanged", "unchanged_unparsed", "requests", "error_count")
+_LINES = ("problems", "repaired", "errors", "tables")
+
+
+class ReportDelta:
+    """What of a crawler's :class:`CrawlReport` (and its spider's complete listings) has not been pushed yet.
+
+    Listings are taken from the spider's book as each is read completely in one response (a Greenhouse,
+    Lever, Ashby, Recruitee board, a Workable widget). A listing made of several responses (the pages of a
+    paged board, a ``complete`` JSON-LD site) is read by several workers, none of which saw it whole, so
+    it closes nothing in a distributed run (a known limit: its postings are stored, none is closed).
+    """
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.report = report_of(crawler)
+        self.numbers = dict.fromkeys(_NUMBERS, 0)
+        self.lines = dict.fromkeys(_LINES, 0)
+        self.responses: Counter = Counter()
+        self.listings: set[str] = set()
+        self._next: tuple | None = None
+
+    def _book_listings(self) -> dict[str, list[str]]:
+        from crawler.spiders.paged import PagedBoardSpider
+
+        if isinstance(self.crawler.spider, PagedBoardSpider):
+            return {}
+        book = getattr(self.crawler.spider, "book", None)
+        return dict(book.get("listings", {})) if isinstance(book, dict) else {}
+
+    def take(self, *, final: bool = False) -> CrawlReport | None:
+        """The delta since the last :meth:`commit` (None when there is none); call :meth:`commit` once pushed."""
+        r = self.report
+        delta = CrawlReport()
+        for name in _NUMBERS:
+            setattr(delta, name, getattr(r, name) - self.numbers[name])
+        delta.responses = Counter(r.responses) - self.responses
+        for name in _LINES:
+            setattr(delta, name, list(getattr(r, name)[self.lines[name]:]))
+        listings = self._book_listings()
+        delta.listings = {k: list(v) for k, v in listings.items() if k not in self.listings}
+        if final:
+            delta.finish_reason, delta.stage_failed, delta.stats = r.finish_reason, r.stage_failed, dict(r.stats)
+        self._next = ({n: getattr(r, n) for n in _NUMBERS}, {n: len(getattr(r, n)) for n in _LINES},
+                      Counter(r.responses), set(listings) | self.listings)
+        empty = (not any(getattr(delta, n) for n in _NUMBERS) and not delta.responses and not delta.listings
+                 and not any(getattr(delta, n) for n in _LINES))
+        return None if empty and not final else delta
+
+    def commit(self) -> None:
+        if self._next is not None:
+            self.numbers, self.lines, self.responses, self.listings = self._next
+            self._next = None
+
+
+class ClusterWorker:
+    """Extension of a worker's crawler: pushes (batch, acknowledgements, report delta), keeps the crawler
+    open while its source has work anywhere in the cluster, and closes it when the source is done."""
+
+    def __init__(self, crawler):
+        from twisted.internet import task
+
+        from crawler.sinks import SINKS, RedisSink
+
+        s = crawler.settings
+        self.crawler = crawler
+        self.client = connect(s["JOBCRAWL_REDIS_URL"])
+        self.keys = Keys(s["JOBCRAWL_REDIS_PREFIX"])
+        self.crawl, self.source, self.worker_id = s["JOBCRAWL_CRAWL_ID"], s["JOBCRAWL_SOURCE"], s["JOBCRAWL_WORKER_ID"]
+        self.sk = source_keys(self.keys, self.crawl, self.source)
+        self.reports_key = self.keys.crawl(self.crawl, "reports")
+        self.stop_key = self.keys.crawl(self.crawl, "stop")
+        self.delta = ReportDelta(crawler)
+        self.final = False
+        self.hold = False  # stopping: requests in progress are cancelled, so nothing more is acknowledged
+        self.sink = RedisSink(self.client, self.keys.spool, attach=self._attach,
+                              max_batches=s.getint("JOBCRAWL_SPOOL_MAX_BATCHES", 200))
+        SINKS[s["JOBCRAWL_SINK"]] = self.sink
+        self.last_sync = time.monotonic()
+        self.loop = task.LoopingCall(self._tick)
+        crawler.signals.connect(self.opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.idle, signal=signals.spider_idle)
+        crawler.signals.connect(self.closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    # ------------------------------------------------------------------ pushes
+
+    def _attach(self, pipe) -> Callable[[], None]:
+        scheduler = getattr(self.crawler, "jobcrawl_scheduler", None)
+        leases = scheduler.finished_leases() if scheduler is not None and not self.hold else []
+        if leases:
+            pipe.hdel(self.sk["inflight"], *leases)
+        delta = self.delta.take(final=self.final)
+        if delta is not None:
+            pipe.rpush(self.reports_key, pickle.dumps((self.source, self.worker_id, delta), protocol=5))
+        if self.final:
+            pipe.srem(self.sk["members"], self.worker_id)
+
+        def pushed() -> None:
+            if scheduler is not None:
+                scheduler.forget(leases)
+            self.delta.commit()
+
+        return pushed
+
+    def _store_stage(self):
+        for component in getattr(self.crawler.engine.scraper.itemproc, "middlewares", ()):
+            if hasattr(component, "flush") and hasattr(component, "batch"):
+                return component
+        return None
+
+    def sync(self) -> None:
+        """Push the store stage's partial batch (if any) with the acknowledgements and the report delta."""
+        store = self._store_stage()
+        if store is not None and store.batch:
+            store.flush()  # the sink attaches acknowledgements and the delta to this push
+        self.sink.sync()
+        self.last_sync = time.monotonic()
+
+    # ------------------------------------------------------------------ signals
+
+    def opened(self, spider) -> None:
+        self.client.sadd(self.sk["members"], self.worker_id)
+        self.loop.start(0.2, now=False)
+
+    def _tick(self) -> None:
+        try:
+            if time.monotonic() - self.last_sync >= SYNC_SECONDS:
+                self.sync()
+        except Exception:  # noqa: BLE001 — the sink's failure is in the report; the crawl closes
+            logger.exception("%s: pushing to the spool failed", self.source)
+            self._close("failed")
+            return
+        wake(self.crawler)
+
+    def _close(self, reason: str) -> None:
+        from scrapy.utils.defer import deferred_from_coro
+
+        if self.crawler.engine is not None and self.crawler.engine.running:
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
+
+    def idle(self, spider) -> None:
+        self.sync()
+        if self.client.exists(self.stop_key):
+            raise CloseSpider("shutdown")
+        if self.client.exists(self.sk["capped"]):
+            raise CloseSpider("request_cap")
+        requeue_dead(self.client, self.keys, self.crawl, self.source)
+        queued, inflight = pending(self.client, self.keys, self.crawl, self.source)
+        if queued or inflight:
+            raise DontCloseSpider
+        # nothing queued or in flight anywhere: the source is done; the engine closes it ("finished")
+
+    def closed(self, spider, reason: str) -> None:
+        if self.loop.running:
+            self.loop.stop()
+        report = self.delta.report
+        stats = self.crawler.stats.get_stats()
+        report.finish_reason = reason
+        report.error_count += sum(int(v) for k, v in stats.items() if k.startswith("spider_exceptions/"))
+        report.stats = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in stats.items()
+                        if isinstance(v, (int, float, str, bool)) or hasattr(v, "isoformat")}
+        self.final = True
+        if reason != "finished":
+            self.hold = True
+        self.sink.sync()
+        scheduler = getattr(self.crawler, "jobcrawl_scheduler", None)
+        if scheduler is not None and scheduler.leases:  # not done here: another worker crawls them
+            requeue_leases(self.client, self.keys, self.crawl, self.source, list(scheduler.leases))
+        from crawler.sinks import SINKS
+
+        SINKS.pop(self.crawler.settings["JOBCRAWL_SINK"], None)
+        logger.info("%s: closed (%s)", self.source, reason)
+
+
+class SeededStart:
+    """Spider middleware: the crawler's own start requests are not read (the coordinator seeded them)."""
+
+    async def process_start(self, start):
+        return
+        yield  # an async generator that yields nothing
+
+
+# --------------------------------------------------------------------------- settings and the loop
+
+
+def crawler_settings(project, *, url: str, prefix: str, crawl: str, source: str, entry: dict[str, Any],
+                     worker_id: str, concurrency: int | None) -> dict[str, Any]:
+    """The settings of a worker's crawler of one source: the source's own, then the cluster's parts."""
+    own = dict(entry.get("settings") or {})
+    throttle = bool(own.get("AUTOTHROTTLE_ENABLED", project.getbool("AUTOTHROTTLE_ENABLED")))
+    delay = float(own.get("DOWNLOAD_DELAY", project.getfloat("DOWNLOAD_DELAY")))
+    per_host = int(own.get("CONCURRENT_REQUESTS_PER_DOMAIN", project.getint("CONCURRENT_REQUESTS_PER_DOMAIN")))
+    mws = dict(project.getdict("DOWNLOADER_MIDDLEWARES"))
+    mws.update({"crawler.middlewares.RequestCapMiddleware": None,
+                "crawler.distributed.politeness.ClusterRequestCapMiddleware": 940,
+                "crawler.distributed.politeness.ClusterPolitenessMiddleware": 945,
+                "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+                "crawler.distributed.politeness.ClusterRobotsTxtMiddleware": 100})
+    extensions = {**project.getdict("EXTENSIONS"), "crawler.distributed.worker.ClusterWorker": 10}
+    out = {**own,
+           "JOBCRAWL_REDIS_URL": url, "JOBCRAWL_REDIS_PREFIX": prefix, "JOBCRAWL_CRAWL_ID": crawl,
+           "JOBCRAWL_SOURCE": source, "JOBCRAWL_WORKER_ID": worker_id, "JOBCRAWL_RUN_ID": entry["run_id"],
+           "JOBCRAWL_SINK": f"redis:{crawl}:{source}",
+           "SCHEDULER": "crawler.distributed.scheduler.ClusterScheduler",
+           "SPIDER_MIDDLEWARES": {**project.getdict("SPIDER_MIDDLEWARES"), "crawler.distributed.worker.SeededStart": 0},
+           "DOWNLOADER_MIDDLEWARES": mws, "EXTENSIONS": extensions,
+           # the cluster's pace replaces the worker's own (crawler/distributed/politeness.py)
+           "AUTOTHROTTLE_ENABLED": False, "DOWNLOAD_DELAY": 0, "RANDOMIZE_DOWNLOAD_DELAY": False,
+           "JOBCRAWL_CLUSTER_DELAY": delay, "JOBCRAWL_CLUSTER_AUTOTHROTTLE": throttle,
+           "JOBCRAWL_CLUSTER_PER_HOST": per_host,
+           "HTTPCACHE_ENABLED": False}  # a worker keeps no files: every run fetches afresh
+    if concurrency:
+        out["CONCURRENT_REQUESTS"] = concurrency
+    return out
+
+
+def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = None, concurrency: int | None = None,
+               once: bool = False, settings: dict[str, Any] | None = None, say: Callable[[str], None] = print) -> int:
+    """Serve distributed runs until SIGINT/SIGTERM (or, with ``once``, until the first crawl joined ends).
+
+    ``only``: take part only in these sources. Returns the exit status (0)."""
+    from scrapy.crawler import CrawlerProcess
+
+    from crawler.run import CRAWL_PRIORITY, project_settings
+    from crawler.sources import project_spiders
+
+    client = connect(url)
+    keys = Keys(prefix)
+    worker_id = new_id()
+    heartbeat = Heartbeat(client, keys.worker(worker_id), worker_id)
+    project = project_settings(settings)
+    process = CrawlerProcess(project)
+    from scrapy.utils.reactor import install_reactor
+
+    install_reactor(project["TWISTED_REACTOR"])  # before the first crawler: the poll loop needs the reactor
+    from twisted.internet import reactor, task
+
+    spiders = project_spiders()
+    joined: set[str] = set()
+    running: dict[str, list] = {}
+    state = {"stopping": False}
+
+    def join(crawl: str) -> None:
+        plan = load_plan(client, keys, crawl)
+        if plan is None:
+            return
+        joined.add(crawl)
+        names = [n for n in plan["sources"] if only is None or n in only]
+        if not names:
+            return
+        say(f"worker {worker_id}: joined crawl {crawl}: {', '.join(names)}")
+        for name in names:
+            entry = plan["sources"][name]
+            crawler = process.create_crawler(spiders[entry["spider"]])
+            for key, value in crawler_settings(project, url=url, prefix=prefix, crawl=crawl, source=name, entry=entry,
+                                               worker_id=worker_id, concurrency=concurrency).items():
+                crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
+            running.setdefault(crawl, []).append(crawler)
+            d = process.crawl(crawler, **entry["args"])
+            d.addBoth(lambda result, c=crawl, cr=crawler: ended(c, cr, result))
+
+    def ended(crawl: str, crawler, result) -> None:
+        if hasattr(result, "getTraceback"):
+            say(f"worker {worker_id}: crawl {crawl}: {crawler.settings['JOBCRAWL_SOURCE']} failed: "
+                f"{result.getErrorMessage()}")
+            logger.error("crawler failed: %s", result.getTraceback())
+        crawlers = running.get(crawl, [])
+        if crawler in crawlers:
+            crawlers.remove(crawler)
+        report = report_of(crawler)
+        say(f"worker {worker_id}: crawl {crawl}: {crawler.settings['JOBCRAWL_SOURCE']} closed "
+            f"({report.finish_reason}): requests {report.requests} · postings found {report.found}")
+        if not crawlers:
+            running.pop(crawl, None)
+            say(f"worker {worker_id}: crawl {crawl} done")
+            if once and not state["stopping"]:
+                stop()
+        return None
+
+    def poll() -> None:
+        if state["stopping"]:
+            return
+        try:
+            active = client.get(keys.active)
+        except Exception as err:  # noqa: BLE001 — Redis gone for a moment: try again at the next poll
+            logger.warning("cannot read the active crawl: %s", err)
+            return
+        if active is not None and active.decode() not in joined:
+            join(active.decode())
+
+    def stop() -> None:
+        if state["stopping"]:
+            return
+        state["stopping"] = True
+        for crawlers in running.values():
+            for crawler in crawlers:
+                for ext in getattr(crawler.extensions, "middlewares", ()):
+                    if isinstance(ext, ClusterWorker):
+                        ext.hold = True
+        d = process.stop()
+        d.addBoth(lambda _: reactor.stop())
+
+    def on_signal(signum, frame) -> None:
+        reactor.callFromThread(stop)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    say(f"worker {worker_id}: waiting for a crawl on {url} (Ctrl-C to stop)")
+    loop = task.LoopingCall(poll)
+    loop.start(0.5)
+    try:
+        process.start(stop_after_crawl=False, install_signal_handlers=False)
+    finally:
+        heartbeat.stop()  # its leases go back to the queue at once
+        sys.stdout.flush()
+    return 0
