@@ -13,6 +13,7 @@ from crawler.db.closing import close_missing
 from crawler.db.runs import finish_run, start_run
 from crawler.db.schema import open_db
 from crawler.run import SpiderRun, run_spiders
+from crawler.safety import summary_note
 from normalize.skills import load_taxonomy
 
 MAX_STAGE_PROCESSES = 2
@@ -72,8 +73,8 @@ class RunResult:
         statuses = " ".join(f"{code}×{n}" for code, n in sorted(self.responses.items())) or "none"
         return (f"{self.source}: requests {c['requests']} · responses {statuses} · postings found {c['found']} · "
                 f"new {c['new']} · updated {c['updated']} · unchanged {c['unchanged']} · closed {c['closed']} · "
-                f"reopened {c['reopened']} · quarantined {c['quarantined']} · errors {c['errors']} · "
-                f"{self.status} (run {self.run_id})")
+                f"reopened {c['reopened']} · quarantined {c['quarantined']} · errors {c['errors']}"
+                f"{summary_note(self.stats)} · {self.status} (run {self.run_id})")
 
 
 @dataclass
