@@ -525,6 +525,7 @@ SUMMARY_STATS = {
     "too large": "jobcrawl/oversize",
     "redirect loops": "jobcrawl/redirect_loops",
     "too many redirects": "jobcrawl/redirects_exceeded",
+    "state of a killed run discarded": "jobcrawl/jobdir_discarded",  # crawler/killsafe.py
 }
 
 

@@ -10,7 +10,8 @@ SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 
 # A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
-EXTENSIONS = {"crawler.extensions.ItemErrors": 0}
+EXTENSIONS = {"crawler.extensions.ItemErrors": 0,
+              "crawler.killsafe.JobdirGuard": 0}  # a JOBDIR left by a killed crawl is discarded, not resumed
 
 # Pipelines, one concern each (see crawler/pipelines/__init__.py).
 ITEM_PIPELINES = {
@@ -105,7 +106,7 @@ DOWNLOADER_MIDDLEWARES = {
 # (crawler/spiders/webbase.py); `jobcrawl crawl` keeps it next to the database (<db>.httpcache/).
 HTTPCACHE_ENABLED = False
 HTTPCACHE_POLICY = "scrapy.extensions.httpcache.RFC2616Policy"
-HTTPCACHE_STORAGE = "scrapy.extensions.httpcache.FilesystemCacheStorage"
+HTTPCACHE_STORAGE = "crawler.killsafe.WholeEntryCacheStorage"  # Scrapy's files, a hit only when whole
 HTTPCACHE_DIR = "httpcache"                  # relative: under the project's .scrapy/ folder
 HTTPCACHE_GZIP = True
 

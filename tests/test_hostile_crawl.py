@@ -6,8 +6,11 @@ SQLite files. The first tests are unit tests of crawler/safety.py and need no se
 from __future__ import annotations
 
 import os
+import random
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -492,3 +495,155 @@ def test_drips_and_lying_lengths_end_with_a_reason(hostile, tmp_path):
         f"{hostile.base}/length/100/greenhouse/v1/boards/gitlab/jobs?content=true: invalid JSON: Unterminated string "
         "starting at (line 7, column 23)"]}
     assert table(result.db, "SELECT length(text), status FROM raw_inputs") == [(100, "quarantined")]
+
+
+# --------------------------------------------------------------------------- 12. SIGKILL loop
+
+
+@pytest.mark.slow
+def test_crawl_killed_again_and_again_loses_and_doubles_nothing(docroot, tmp_path):
+    """`crawl --jobdir` killed with SIGKILL first once 250 of 400 pages were fetched (every page is in
+    the seen-requests file by then, none stored: the writer had no whole batch), then at random
+    moments, then run to the end: every run that ends by itself, and the last one, exits 0 with every
+    posting stored once. Before, the run after a kill resumed the killed one's JOBDIR, skipped the
+    pages it had seen and finished "ok" with them missing; and a kill while the HTTP cache rewrote an
+    entry could leave it with an empty body, quarantined on every later run."""
+    n = 400
+    (docroot / "k").mkdir()
+    links = []
+    for i in range(n):
+        (docroot / "k" / f"{i}.html").write_text(JOB_PAGE.replace("HZ-AI-0042", f"K-{i}"), encoding="utf-8")
+        links.append(f'<a href="/k/{i}.html">{i}</a>')
+    (docroot / "k" / "index.html").write_text("<html><body>" + "".join(links) + "</body></html>")
+    seed = int(os.environ.get("JOBCRAWL_KILL_SEED", "26"))
+    rng = random.Random(seed)
+    db = tmp_path / "jobs.db"
+    every = {f"careers.example.cn#K-{i}" for i in range(n)}
+    history = []
+
+    def assert_all_stored() -> None:
+        context = f"seed {seed}; runs: {history}"
+        assert table(db, "SELECT count(*), count(DISTINCT source_id), max(version), count(closed_at) FROM postings"
+                     ) == [(n, n, 1, 0)], context
+        assert {r[0] for r in table(db, "SELECT source_id FROM postings")} == every, context
+
+    with MockServer(docroot, tmp_path / "kill.log") as srv:
+        (tmp_path / "sources.toml").write_text(
+            f'contact = "{CONTACT}"\n\n' + jsonld("k", f'start_urls = ["{srv.base}/k/"]', 'allow = ["/k/"]',
+                                                   "allow_private = true", "settings = { AUTOTHROTTLE_ENABLED = false }"))
+        command = [sys.executable, "-m", "crawler.cli", "crawl", "k", "--sources", str(tmp_path / "sources.toml"),
+                   "--db", str(db), "--jobdir", str(tmp_path / "jobdir")]
+        env = dict(os.environ, PYTHONUTF8="1")
+        pages = lambda: sum(1 for h in srv.hits() if h.path.startswith("/k/") and h.path != "/k/")  # noqa: E731
+        for attempt in range(7):  # the later ones mostly revalidate: each rewrites every cache entry
+            proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            start, delay = time.monotonic(), rng.uniform(1.0, 8.0)
+            while proc.poll() is None and (pages() < 250 if attempt == 0 else time.monotonic() - start < delay):
+                time.sleep(0.02)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                history.append(f"killed after {time.monotonic() - start:.1f} s")
+            else:
+                history.append(f"exit {proc.returncode}")
+                assert proc.returncode == 0, history
+                assert_all_stored()
+        final = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    history.append(f"exit {final.returncode}")
+    assert final.returncode == 0, f"{history}\n{final.stderr}"
+    assert_all_stored()
+
+
+# Stores a small page in the configured HTTP cache storage, says so, then rewrites it with a 64 MB body
+# (several seconds of gzip) during which the test kills it.
+CACHE_WRITER = """
+import os, sys
+from scrapy import Request, Spider
+from scrapy.http import HtmlResponse
+from scrapy.utils.misc import load_object
+from scrapy.utils.test import get_crawler
+from crawler.run import project_settings
+crawler = get_crawler(Spider, {"HTTPCACHE_DIR": sys.argv[1]})
+storage = load_object(project_settings()["HTTPCACHE_STORAGE"])(crawler.settings)
+spider = Spider.from_crawler(crawler, name="cache")
+storage.open_spider(spider)
+request = Request("https://careers.example.com/jobs/1")
+storage.store_response(spider, request, HtmlResponse(request.url, body=b"<html>job 1</html>"))
+print("stored", flush=True)
+storage.store_response(spider, request, HtmlResponse(request.url, body=os.urandom(64 * 2**20)))
+"""
+
+
+def cache_storage(folder: Path):
+    """The project's HTTP cache storage over ``folder``, opened for a spider: (storage, spider, request)."""
+    from scrapy import Request, Spider
+    from scrapy.utils.misc import load_object
+    from scrapy.utils.test import get_crawler
+
+    from crawler.run import project_settings
+
+    crawler = get_crawler(Spider, {"HTTPCACHE_DIR": str(folder)})
+    storage = load_object(project_settings()["HTTPCACHE_STORAGE"])(crawler.settings)
+    spider = Spider.from_crawler(crawler, name="cache")
+    storage.open_spider(spider)
+    return storage, spider, Request("https://careers.example.com/jobs/1")
+
+
+@pytest.mark.slow
+def test_cache_entry_killed_while_rewritten_is_a_miss(tmp_path):
+    """SIGKILL while an HTTP cache entry is rewritten (its body half written): the entry is a miss,
+    the page is fetched again and stored whole. Scrapy's storage had already replaced the entry's
+    metadata, so the half-written body was read back (or raised)."""
+    from scrapy.http import HtmlResponse
+
+    writer = subprocess.Popen([sys.executable, "-c", CACHE_WRITER, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    assert writer.stdout.readline() == "stored\n"
+    [entry] = [p for p in tmp_path.glob("cache/*/*") if p.is_dir()]
+    body = entry / "response_body"
+    deadline = time.monotonic() + 60
+    while (not body.exists() or body.stat().st_size < MB) and writer.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    assert MB <= body.stat().st_size < 60 * MB  # killed in the middle of the body
+    storage, spider, request = cache_storage(tmp_path)
+    assert storage.retrieve_response(spider, request) is None
+    storage.store_response(spider, request, HtmlResponse(request.url, body=b"<html>job 1, again</html>"))
+    assert storage.retrieve_response(spider, request).body == b"<html>job 1, again</html>"
+
+
+BROKEN_ENTRIES = [  # what a kill left in an entry written by an older jobcrawl (Scrapy's order of files)
+    pytest.param(lambda e: (e / "response_body").write_bytes(b""), id="body-emptied"),
+    pytest.param(lambda e: (e / "response_body").unlink(), id="body-missing"),
+    pytest.param(lambda e: (e / "response_body").write_bytes((e / "response_body").read_bytes()[:20]), id="body-cut"),
+    pytest.param(lambda e: (e / "pickled_meta").write_bytes((e / "pickled_meta").read_bytes()[:15]), id="meta-cut"),
+]
+
+
+@pytest.mark.parametrize("damage", BROKEN_ENTRIES)
+def test_cache_entry_that_is_not_whole_is_a_miss(tmp_path, damage):
+    from scrapy.extensions.httpcache import FilesystemCacheStorage
+    from scrapy.http import HtmlResponse
+
+    storage, spider, request = cache_storage(tmp_path)
+    page = HtmlResponse(request.url, body=b"<html>" + b"job 1 " * 200 + b"</html>", headers={"Content-Length": "1213"})
+    legacy = FilesystemCacheStorage(spider.crawler.settings)
+    legacy.open_spider(spider)
+    legacy.store_response(spider, request, page)
+    assert storage.retrieve_response(spider, request).body == page.body
+    [entry] = [p for p in tmp_path.glob("cache/*/*") if p.is_dir()]
+    damage(entry)
+    assert storage.retrieve_response(spider, request) is None
+    assert not (entry / "pickled_meta").exists()  # the next store writes the entry anew
+
+
+def test_cache_stores_the_body_length_a_304_replaced(tmp_path):
+    """Scrapy freshens a cached page with the headers of a 304, ``Content-Length: 0`` included: the
+    stored entry keeps the length of its body (else it would read as broken on every run)."""
+    from scrapy.http import HtmlResponse
+
+    storage, spider, request = cache_storage(tmp_path)
+    storage.store_response(spider, request, HtmlResponse(request.url, body=b"x" * 100, headers={"Content-Length": "0"}))
+    cached = storage.retrieve_response(spider, request)
+    assert (cached.body, cached.headers[b"Content-Length"]) == (b"x" * 100, b"100")
