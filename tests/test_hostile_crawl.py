@@ -349,7 +349,7 @@ def test_private_addresses_need_allow_private(hostile, other, tmp_path):
 @pytest.mark.slow
 def test_gzip_bomb_is_refused_in_bounded_memory(hostile, tmp_path):
     """A listing padded to 200 MB and gzipped (about 200 KB on the wire): before, stored verbatim (a
-    200 MB raw input) with 1.15 GB of peak RSS; now refused at the 10 MB default cap, decompressing no
+    200 MB raw input) with 1.1 GiB of peak RSS; now refused at the 10 MB default cap, decompressing no
     further (Scrapy 2.19's HttpCompressionMiddleware honours DOWNLOAD_MAXSIZE)."""
     result = crawl(tmp_path, greenhouse("bomb", f"{hostile.base}/gzip-bomb/200/greenhouse", "allow_private = true"),
                    rss=True)
