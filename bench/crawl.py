@@ -123,6 +123,7 @@ class CpuMeter:
 SETTINGS = {
     "AUTOTHROTTLE_ENABLED": False, "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
     "HTTPCACHE_ENABLED": False, "LOG_LEVEL": "ERROR", "EXTENSIONS": {"bench.crawl.CpuMeter": 0},
+    "JOBCRAWL_ALLOW_PRIVATE": True,  # the local site is on 127.0.0.1 (crawler/safety.py refuses it otherwise)
 }
 
 

@@ -67,6 +67,7 @@ spider = "jsonld"
 sitemap_urls = ["{s.base}/sitemap.xml"]
 allow = ["/jobs/"]
 follow = false
+allow_private = true
 concurrency = 4
 settings = {{ AUTOTHROTTLE_ENABLED = false }}
 """ for i, s in enumerate(servers)), encoding="utf-8")

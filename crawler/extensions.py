@@ -27,7 +27,7 @@ class ItemErrors:
 
     def item_error(self, item, response, spider, failure):
         where = item_where(ItemAdapter(item)) if is_item(item) else "?"
-        self.stats.inc_value("jobcrawl/item_errors")
+        self.stats.inc_value("jobcrawl/errors")
         self.report.error_count += 1
         self.report.errors.append(f"{where}: {failure.type.__name__}: {failure.getErrorMessage()}; "
                         f"this {type(item).__name__} was not stored")

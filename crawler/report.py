@@ -185,11 +185,13 @@ class RunReport:
     def crawl_summary(self) -> str:
         """One line for a crawl: network, postings, closing, problems, status."""
         c = self.counts
+        from crawler.safety import summary_note
+
         statuses = " ".join(f"{code}×{n}" for code, n in sorted(self.responses.items())) or "none"
         return (f"{self.source}: requests {c['requests']} · responses {statuses} · postings found {c['found']} · "
                 f"new {c['new']} · updated {c['updated']} · unchanged {c['unchanged']} · closed {c['closed']} · "
-                f"reopened {c['reopened']} · quarantined {c['quarantined']} · errors {c['errors']} · "
-                f"{self.status} (run {self.run_id})")
+                f"reopened {c['reopened']} · quarantined {c['quarantined']} · errors {c['errors']}"
+                f"{summary_note(self.stats)} · {self.status} (run {self.run_id})")
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (``--json``)."""

@@ -12,7 +12,8 @@ SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 
 # A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
-EXTENSIONS = {"crawler.extensions.ItemErrors": 0}
+EXTENSIONS = {"crawler.extensions.ItemErrors": 0,
+              "crawler.killsafe.JobdirGuard": 0}  # a JOBDIR left by a killed crawl is discarded, not resumed
 
 # The one pipeline chain, one concern each (see crawler/pipelines/__init__.py). Both cores are used
 # by running the whole chain in worker processes over shards of the inputs (crawler/runner.py).
@@ -51,6 +52,15 @@ CONCURRENT_REQUESTS = 16                     # all hosts of one spider together
 CONCURRENT_REQUESTS_PER_DOMAIN = 2           # at most 2 requests in flight per host
 DOWNLOAD_TIMEOUT = 30
 REDIRECT_MAX_TIMES = 5                       # a redirect loop fails fast
+
+# Safety (crawler/safety.py; README "Safety"): requests go to the source's own hosts only, never to
+# loopback, private, link-local or other non-public addresses (checked on the DNS answers the
+# connection uses) unless the source sets allow_private; responses are capped, decompressed too.
+TWISTED_DNS_RESOLVER = "crawler.safety.SafeResolver"
+JOBCRAWL_ALLOW_PRIVATE = False               # a source's `allow_private`: its hosts may resolve to private addresses
+JOBCRAWL_ALLOW_HOSTS = []                    # a source's `allow_hosts`: more host[:port] it may fetch from
+DOWNLOAD_MAXSIZE = 10 * 2**20                # a source's `max_size_mb`: larger bodies (or decompressed bodies) are refused
+DOWNLOAD_WARNSIZE = 2 * 2**20                # a source's `warn_size_mb`: larger bodies are logged
 DEPTH_LIMIT = 5                              # links followed from a start URL, at most this deep
 # Retries: 429 and 5xx, each retry after Retry-After (if the server sends one, up to
 # JOBCRAWL_RETRY_AFTER_MAX seconds) or after 1, 2, 4 … s (JOBCRAWL_RETRY_BACKOFF doubling,
@@ -66,6 +76,18 @@ JOBCRAWL_RETRY_AFTER_MAX = 300.0
 # `max_requests` in the sources file set it.
 JOBCRAWL_MAX_REQUESTS = 0
 DOWNLOADER_MIDDLEWARES = {
+    # Web spiders only; the source's hosts are checked first, before robots.txt and the cache.
+    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,  # OriginMiddleware checks ports too, and redirects
+    "crawler.safety.OriginMiddleware": 40,
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.safety.RobotsRfcMiddleware": 100,
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "crawler.safety.LoopCheckingMetaRefreshMiddleware": 580,
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "crawler.safety.CappedCompressionMiddleware": 590,
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "crawler.safety.LoopCheckingRedirectMiddleware": 600,
+    "crawler.safety.DownloadLimitsMiddleware": 960,   # closest to the network: names refused and cut-off downloads
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crawler.middlewares.BackoffRetryMiddleware": 550,
     "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
@@ -80,7 +102,7 @@ DOWNLOADER_MIDDLEWARES = {
 # (crawler/spiders/webbase.py); `jobcrawl crawl` keeps it next to the database (<db>.httpcache/).
 HTTPCACHE_ENABLED = False
 HTTPCACHE_POLICY = "scrapy.extensions.httpcache.RFC2616Policy"
-HTTPCACHE_STORAGE = "scrapy.extensions.httpcache.FilesystemCacheStorage"
+HTTPCACHE_STORAGE = "crawler.killsafe.WholeEntryCacheStorage"  # Scrapy's files, a hit only when whole
 HTTPCACHE_DIR = "httpcache"                  # relative: under the project's .scrapy/ folder
 HTTPCACHE_GZIP = True
 

@@ -15,10 +15,13 @@
     company = "GitLab"
 
 Source keys: ``spider`` (required), ``enabled`` (default true; ``--all`` skips disabled sources,
-naming one still runs it), ``max_requests``, ``concurrency``, ``delay``, and ``settings`` (a table
-of Scrapy settings, for anything else). Every other key is a spider argument, validated by the
-spider's ``Args`` model when the file is loaded, so a typo is a usage error before anything is
-fetched.
+naming one still runs it), ``max_requests``, ``concurrency``, ``delay``, ``max_size_mb`` and
+``warn_size_mb`` (response size cap and warning, also of decompressed bodies), ``allow_hosts``
+(more ``host`` or ``host:port`` the source may fetch from, e.g. where its pages redirect),
+``allow_private`` (its hosts may resolve to loopback, private or link-local addresses: a server on
+your own network; only per source, never in ``[defaults]``), and ``settings`` (a table of Scrapy
+settings, for anything else). Every other key is a spider argument, validated by the spider's
+``Args`` model when the file is loaded, so a typo is a usage error before anything is fetched.
 """
 
 from __future__ import annotations
@@ -28,10 +31,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-SOURCE_KEYS = {"spider", "enabled", "max_requests", "concurrency", "delay", "settings"}
+from crawler.safety import Origin
+
+SOURCE_KEYS = {"spider", "enabled", "max_requests", "concurrency", "delay", "max_size_mb", "warn_size_mb",
+               "allow_hosts", "allow_private", "settings"}
 _SETTING_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+# Settings that only the source keys set (allow_private in [defaults] or `settings` would widen every source).
+_KEY_ONLY_SETTINGS = {"JOBCRAWL_ALLOW_PRIVATE": "allow_private", "JOBCRAWL_ALLOW_HOSTS": "allow_hosts"}
 
 
 class SourcesError(ValueError):
@@ -46,6 +54,9 @@ class CrawlSettings(BaseModel):
     max_requests: int | None = Field(None, ge=0, description="Requests after which the crawl stops (0: no cap).")
     concurrency: int | None = Field(None, ge=1, description="Requests in flight per host.")
     delay: float | None = Field(None, ge=0, description="Minimum seconds between requests to one host.")
+    max_size_mb: float | None = Field(None, gt=0, description="Responses larger than this (in MiB, after "
+                                                             "decompression too) are refused (DOWNLOAD_MAXSIZE).")
+    warn_size_mb: float | None = Field(None, gt=0, description="Responses larger than this are logged (DOWNLOAD_WARNSIZE).")
     settings: dict[str, Any] = Field(default_factory=dict, description="Any Scrapy setting.")
 
     def scrapy_settings(self) -> dict[str, Any]:
@@ -57,6 +68,10 @@ class CrawlSettings(BaseModel):
             out["CONCURRENT_REQUESTS_PER_DOMAIN"] = self.concurrency
         if self.delay is not None:
             out["DOWNLOAD_DELAY"] = self.delay  # also AutoThrottle's lower bound
+        if self.max_size_mb is not None:
+            out["DOWNLOAD_MAXSIZE"] = int(self.max_size_mb * 2**20)
+        if self.warn_size_mb is not None:
+            out["DOWNLOAD_WARNSIZE"] = int(self.warn_size_mb * 2**20)
         out.update(self.settings)
         return out
 
@@ -67,7 +82,24 @@ class Source(CrawlSettings):
     name: str
     spider: str
     enabled: bool = True
+    allow_hosts: list[str] = Field(default_factory=list, description="More host or host:port to fetch from.")
+    allow_private: bool = Field(False, description="The source's hosts may resolve to non-public addresses.")
     args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _hosts(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            Origin.parse(host)  # a ValueError names the entry
+        return hosts
+
+    def scrapy_settings(self) -> dict[str, Any]:
+        out = super().scrapy_settings()
+        if self.allow_hosts:
+            out["JOBCRAWL_ALLOW_HOSTS"] = list(self.allow_hosts)
+        if self.allow_private:
+            out["JOBCRAWL_ALLOW_PRIVATE"] = True
+        return out
 
 
 class SourcesFile(BaseModel):
@@ -123,6 +155,7 @@ def load_sources(path: str | Path, spider_classes: dict[str, type] | None = None
         defaults = CrawlSettings(**data.get("defaults", {}))
     except (ValidationError, TypeError) as err:
         raise SourcesError(f"{path}: [defaults]: {_where(err) if isinstance(err, ValidationError) else err}") from None
+    _check_settings(f"{path}: [defaults]", defaults.settings)
     sources: dict[str, Source] = {}
     for name, table in (data.get("sources") or {}).items():
         sources[name] = _source(path, name, table, classes)
@@ -148,10 +181,18 @@ def _source(path: Path, name: str, table: Any, classes: dict[str, type]) -> Sour
         cls.Args(**args)
     except ValidationError as err:
         raise SourcesError(f"{where}: {_where(err)}") from None
-    bad = [k for k in source.settings if not _SETTING_NAME.fullmatch(k)]
+    _check_settings(where, source.settings)
+    return source
+
+
+def _check_settings(where: str, settings: dict[str, Any]) -> None:
+    bad = [k for k in settings if not _SETTING_NAME.fullmatch(k)]
     if bad:
         raise SourcesError(f"{where}: not a Scrapy setting name: {', '.join(bad)}")
-    return source
+    keyed = [k for k in settings if k in _KEY_ONLY_SETTINGS]
+    if keyed:
+        raise SourcesError(f"{where}: {keyed[0]} is set by the source key {_KEY_ONLY_SETTINGS[keyed[0]]}, "
+                           "not in settings")
 
 
 def project_spiders() -> dict[str, type]:

@@ -86,6 +86,25 @@ def build_docroot(dest: Path) -> Path:
     return dest
 
 
+def find_file(root: Path, parts: list[str]) -> Path | None:
+    """The file a URL path names under ``root`` (a folder: its ``index.html``; a missing path tried with
+    ``.json`` then ``.html``), or None."""
+    path = root.joinpath(*parts) if parts else root
+    if path.is_dir() and (path / "index.html").is_file():
+        path = path / "index.html"
+    if not path.is_file():
+        path = next((Path(f"{path}{ext}") for ext in (".json", ".html") if Path(f"{path}{ext}").is_file()), path)
+    if not path.is_file() or root not in path.resolve().parents:
+        return None
+    return path
+
+
+def served_body(path: Path, base: str) -> bytes:
+    """The bytes of a served file, ``{{BASE}}`` replaced by the server's base URL in text files."""
+    body = path.read_bytes()
+    return body.replace(b"{{BASE}}", base.encode()) if path.suffix in TEMPLATED else body
+
+
 @dataclass(frozen=True)
 class Hit:
     """One logged request."""
@@ -111,10 +130,13 @@ class MockServer:
         self.proc: subprocess.Popen | None = None
         self.base = ""
 
+    def command(self) -> list[str]:
+        """The server process's command line."""
+        return [sys.executable, __file__, "--root", str(self.root), "--log", str(self.log), "--host", self.host]
+
     def __enter__(self) -> MockServer:
         self.log.write_text("")
-        self.proc = subprocess.Popen([sys.executable, __file__, "--root", str(self.root), "--log", str(self.log),
-                                      "--host", self.host], stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, text=True)
         self.base = self.proc.stdout.readline().strip()
         if not self.base.startswith(f"http://{self.host}:"):
             self.proc.kill()
@@ -166,17 +188,11 @@ def serve(root: Path, log_path: Path, host: str = "127.0.0.1") -> None:
         request.finish()
 
     def serve_file(request, parts: list[str]) -> None:
-        path = root.joinpath(*parts) if parts else root
-        if path.is_dir() and (path / "index.html").is_file():
-            path = path / "index.html"
-        if not path.is_file():
-            path = next((Path(f"{path}{ext}") for ext in (".json", ".html") if Path(f"{path}{ext}").is_file()), path)
-        if not path.is_file() or root not in path.resolve().parents:
+        path = find_file(root, parts)
+        if path is None:
             return finish(request, 404, b"not found\n", {"Content-Type": "text/plain"})
         path = variant(path, request_params(request))
-        body = path.read_bytes()
-        if path.suffix in TEMPLATED:
-            body = body.replace(b"{{BASE}}", base_of(request).encode())
+        body = served_body(path, base_of(request))
         etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
         mtime = int(path.stat().st_mtime)
         headers = {"ETag": etag, "Last-Modified": formatdate(mtime, usegmt=True), "Cache-Control": "max-age=0",

@@ -42,9 +42,10 @@ def body(name: str) -> bytes:
 
 
 def fields(item: RawPosting) -> dict:
-    """What a test pins down: the posting without its provenance; sections as (heading, lines)."""
+    """What a test pins down: the posting without its provenance; sections as (heading, lines). The salary's numbers
+    (``salary_parts``) are checked in test_api_pay_objects_are_stored_as_their_numbers."""
     data = item.model_dump(exclude_defaults=True, exclude={"source", "locator", "input_sha256", "fetched_at", "as_of",
-                                                           "position", "complete_listing", "sections"})
+                                                           "position", "complete_listing", "sections", "salary_parts"})
     if item.sections:
         data["sections"] = [(s.heading, s.lines) for s in item.sections]
     return data
@@ -739,3 +740,14 @@ def test_workday_base_url_defaults_from_tenant_and_wd(tmp_path):
     from crawler.spiders.workday import WorkdayArgs
     args = WorkdayArgs(**load_sources(path).sources["x"].args)
     assert (args.base_url, args.site, args.page_size) == ("https://acme.wd5.myworkdayjobs.com", ["External", "Interns"], 20)
+
+
+def test_api_pay_objects_are_stored_as_their_numbers():
+    """Recruitee ``salary`` and SmartRecruiters ``compensation``: the numbers come with the item and give the salary
+    that parsing the text written from them gives."""
+    from normalize.salary import parse_salary, salary_from_parts
+
+    engineer, _ = RecruiteePage(RECRUITEE_URL, body("recruitee_offers.json"), fetched_at=FETCHED).to_items()
+    assert (engineer.salary, engineer.salary_parts.model_dump()) == (
+        "EUR 5000-6500/MONTH", {"currency": "EUR", "min": 5000.0, "max": 6500.0, "period": "month", "estimated": False})
+    assert salary_from_parts(engineer.salary, engineer.salary_parts) == parse_salary(engineer.salary)

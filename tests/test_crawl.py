@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -36,6 +37,8 @@ def server(tmp_path_factory):
 
 
 def write_sources(path: Path, body: str) -> Path:
+    """A sources file of ``body`` whose every source may reach the mock server's address (127.0.0.1)."""
+    body = re.sub(r"^(\[sources\.[^\]]+\])$", r"\1\nallow_private = true", body, flags=re.M)
     path.write_text(f'contact = "{CONTACT}"\n\n{body}', encoding="utf-8")
     return path
 

@@ -12,6 +12,7 @@ from crawler.db.closing import close_missing
 from crawler.db.schema import open_db
 from crawler.lock import LockHeld, db_lock
 from crawler.middlewares import retry_after_seconds
+from crawler.run import project_settings
 from crawler.sources import SourcesError, load_sources
 
 # --------------------------------------------------------------------------- sources files
@@ -60,6 +61,20 @@ BAD_SOURCES = [
                  "source a: not a Scrapy setting name: download_delay", id="lower-case-setting"),
     pytest.param('[defaults]\nmax_requests = -1\n', "[defaults]: max_requests: Input should be greater than or equal to 0",
                  id="bad-default"),
+    pytest.param('[defaults]\nallow_private = true\n', "[defaults]: allow_private: Extra inputs are not permitted",
+                 id="allow-private-only-per-source"),
+    pytest.param('[defaults]\nsettings = { JOBCRAWL_ALLOW_HOSTS = ["x"] }\n',
+                 "[defaults]: JOBCRAWL_ALLOW_HOSTS is set by the source key allow_hosts, not in settings",
+                 id="allow-hosts-not-a-default-setting"),
+    pytest.param('[sources.a]\nspider = "ashby"\nboards = ["x"]\nsettings = { JOBCRAWL_ALLOW_PRIVATE = true }\n',
+                 "source a: JOBCRAWL_ALLOW_PRIVATE is set by the source key allow_private, not in settings",
+                 id="allow-private-not-a-setting"),
+    pytest.param('[sources.a]\nspider = "ashby"\nboards = ["x"]\nallow_hosts = ["example.com/jobs"]\n',
+                 "source a: allow_hosts: Value error, not a host or host:port: 'example.com/jobs'", id="host-with-path"),
+    pytest.param('[sources.a]\nspider = "ashby"\nboards = ["x"]\nallow_hosts = ["example.com:99999"]\n',
+                 "source a: allow_hosts: Value error, Port out of range 0-65535", id="host-with-bad-port"),
+    pytest.param('[sources.a]\nspider = "ashby"\nboards = ["x"]\nmax_size_mb = 0\n',
+                 "source a: max_size_mb: Input should be greater than 0", id="zero-size-cap"),
     pytest.param('[source.a]\nspider = "ashby"\n', "unknown top-level key(s) source (contact, defaults, sources)",
                  id="singular-table-name"),
     pytest.param('[sources.a\nspider = "ashby"\n', "not valid TOML: Expected ']' at the end of a table declaration "
@@ -74,6 +89,27 @@ def test_bad_sources_file_names_the_problem(tmp_path, text, message):
     with pytest.raises(SourcesError) as caught:
         load_sources(path)
     assert str(caught.value) == f"{path}: {message}"
+
+
+def test_safety_keys_become_settings(tmp_path):
+    path = tmp_path / "sources.toml"
+    path.write_text('[defaults]\nmax_size_mb = 5\n'
+                    '[sources.a]\nspider = "ashby"\nboards = ["a"]\nallow_private = true\n'
+                    'allow_hosts = ["jobs.example.com", "127.0.0.1:8080"]\nwarn_size_mb = 0.5\n'
+                    '[sources.b]\nspider = "lever"\nboards = ["b"]\nmax_size_mb = 0.25\n', encoding="utf-8")
+    sources = load_sources(path)
+    assert sources.settings_for(sources.sources["a"]) == {
+        "DOWNLOAD_MAXSIZE": 5 * 2**20, "DOWNLOAD_WARNSIZE": 2**19, "JOBCRAWL_ALLOW_PRIVATE": True,
+        "JOBCRAWL_ALLOW_HOSTS": ["jobs.example.com", "127.0.0.1:8080"]}
+    assert sources.settings_for(sources.sources["b"]) == {"DOWNLOAD_MAXSIZE": 2**18}
+    assert sources.sources["b"].args == {"boards": ["b"]}
+
+
+def test_project_settings_are_safe_by_default():
+    settings = project_settings()
+    assert (settings.getint("DOWNLOAD_MAXSIZE"), settings.getint("DOWNLOAD_WARNSIZE"), settings["TWISTED_DNS_RESOLVER"],
+            settings.getbool("JOBCRAWL_ALLOW_PRIVATE"), settings.getlist("JOBCRAWL_ALLOW_HOSTS")) == (
+        10 * 2**20, 2 * 2**20, "crawler.safety.SafeResolver", False, [])
 
 
 def test_select_keeps_the_order_named_and_runs_disabled_sources_by_name(tmp_path):
@@ -186,6 +222,31 @@ def test_jsonld_spider_reads_robots_sitemaps_and_filters_links():
                                    "https://jobs.example.org:8443/robots.txt"]
     assert spider.allowed_domains == ["careers.example.com", "jobs.example.org"]
     urls = ["https://careers.example.com/jobs/12", "https://careers.example.com/jobs/12/apply",
-            "https://careers.example.com/about", "https://eu.careers.example.com/jobs/3", "https://other.example.net/jobs/1"]
+            "https://careers.example.com/about", "https://eu.careers.example.com/jobs/3", "https://other.example.net/jobs/1",
+            "https://jobs.example.org:8443/jobs/5", "https://jobs.example.org/jobs/5",
+            "http://careers.example.com:8080/jobs/1", "file:///etc/jobs/1"]
     assert [(spider.wanted(u), spider.on_site(u)) for u in urls] == [
-        (True, True), (False, True), (False, True), (True, True), (True, False)]
+        (True, True), (False, True), (False, True), (True, True), (True, False),
+        (True, True), (True, False), (True, False), (True, False)]  # the start URL's port only
+
+
+def test_every_web_spider_knows_where_it_may_go():
+    """Each web spider names its own origins (crawler/safety.py): the example source of every spider in
+    seeds/sources.toml builds a spider whose origins admit the URLs it starts from."""
+    from crawler.safety import split_url
+    from crawler.sources import load_sources, project_spiders
+    from crawler.spiders.webbase import WebSpider
+
+    spiders = project_spiders()
+    sources = load_sources(ROOT / "seeds" / "sources.toml")
+    seen = set()
+    for source in sources.sources.values():
+        cls = spiders[source.spider]
+        spider = cls(**source.args)
+        starts = [spider.board_url(b) for b in spider.args.boards] if hasattr(spider, "board_url") else (
+            [r for r in getattr(spider.args, "start_urls", [])] + list(getattr(spider.args, "sitemap_urls", [])))
+        assert spider.origins(), source.name
+        for url in starts:
+            assert spider.on_site(url), (source.name, url, spider.origins())
+        seen.add(source.spider)
+    assert seen == {name for name, cls in spiders.items() if issubclass(cls, WebSpider)}

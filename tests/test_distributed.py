@@ -73,8 +73,10 @@ def site(tmp_path_factory):
 
 
 def sources_file(path: Path, body: str) -> Path:
-    path.write_text(f'contact = "{CONTACT}"\n\n{body}', encoding="utf-8")
-    return path
+    """A sources file of ``body`` whose every source may reach the local servers (allow_private, crawler/safety.py)."""
+    from test_crawl import write_sources
+
+    return write_sources(path, body)
 
 
 def five_sources(base: str) -> str:

@@ -19,8 +19,7 @@ import time
 import uuid
 
 from scrapy import Request
-from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
@@ -28,6 +27,7 @@ from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 from crawler.middlewares import RequestCapMiddleware
+from crawler.safety import RobotsRfcMiddleware, Unreadable, describe
 
 from .cluster import Keys, connect, source_keys
 
@@ -135,8 +135,14 @@ class ClusterPolitenessMiddleware:
         self._release(request, status=None)
 
 
-class ClusterRobotsTxtMiddleware(RobotsTxtMiddleware):
-    """Scrapy's robots.txt middleware whose robots.txt bodies are shared by the workers of a source."""
+UNREADABLE = b"\x00jobcrawl:unreadable:"
+"""Prefix of a shared robots.txt entry for a host whose robots.txt could not be read (then why)."""
+
+
+class ClusterRobotsTxtMiddleware(RobotsRfcMiddleware):
+    """The robots.txt middleware (RFC 9309: crawler.safety.RobotsRfcMiddleware) whose robots.txt bodies are
+    shared by the workers of a source; a robots.txt that could not be read is shared as such (:data:`UNREADABLE`
+    and why), so every worker disallows that host."""
 
     WAIT_SECONDS = 60
 
@@ -150,7 +156,9 @@ class ClusterRobotsTxtMiddleware(RobotsTxtMiddleware):
         netloc = urlparse_cached(request).netloc
         if netloc not in self._parsers:
             body = await self._shared(netloc)
-            if body is not None:
+            if body is not None and body.startswith(UNREADABLE):
+                self._parsers[netloc] = Unreadable(body[len(UNREADABLE):].decode("utf-8", "replace"))
+            elif body is not None:
                 self._parsers[netloc] = build_from_crawler(self._parserimpl, self.crawler, body)
         return await super().robot_parser(request)
 
@@ -168,11 +176,17 @@ class ClusterRobotsTxtMiddleware(RobotsTxtMiddleware):
         return None
 
     async def _parse_robots(self, response, netloc: str, request: Request) -> None:
-        self.client.set(self.prefix + netloc, response.body)
+        if response.status >= 500 or response.status == 429:
+            self.client.set(self.prefix + netloc, UNREADABLE + f"answered HTTP {response.status}".encode())
+        else:
+            self.client.set(self.prefix + netloc, response.body)
         await super()._parse_robots(response, netloc, request)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
-        self.client.set(self.prefix + netloc, b"")  # as Scrapy: no robots.txt read, nothing forbidden
+        if isinstance(exc, IgnoreRequest):  # not fetched on purpose: no rules, as Scrapy
+            self.client.set(self.prefix + netloc, b"")
+        else:
+            self.client.set(self.prefix + netloc, UNREADABLE + f"could not be fetched ({describe(exc)})".encode())
         super()._robots_error(exc, netloc)
 
 

@@ -240,7 +240,7 @@ def crawler_settings(project, *, url: str, prefix: str, crawl: str, source: str,
     mws.update({"crawler.middlewares.RequestCapMiddleware": None,
                 "crawler.distributed.politeness.ClusterRequestCapMiddleware": 940,
                 "crawler.distributed.politeness.ClusterPolitenessMiddleware": 945,
-                "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+                "crawler.safety.RobotsRfcMiddleware": None,
                 "crawler.distributed.politeness.ClusterRobotsTxtMiddleware": 100})
     extensions = {**project.getdict("EXTENSIONS"), "crawler.distributed.worker.ClusterWorker": 10}
     out = {**own,

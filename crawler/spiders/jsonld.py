@@ -4,8 +4,10 @@ Where pages come from: ``start_urls`` (fetched, then links followed), ``sitemap_
 sitemap indexes, or a ``robots.txt`` whose ``Sitemap:`` lines are read; Scrapy's SitemapSpider),
 and, with ``robots_sitemaps``, the ``Sitemap:`` lines of each start URL's robots.txt. Links found
 on fetched HTML pages are followed when they match ``allow`` (regular expressions searched in the
-URL; none given: any link) and no ``deny``, on the hosts of the start and sitemap URLs only, up to
-``DEPTH_LIMIT``; sitemap entries are filtered the same way. Every page is parsed by
+URL; none given: any link) and no ``deny``, on the hosts (and ports) of the start and sitemap URLs,
+their subdomains and the source's ``allow_hosts`` only, up to ``DEPTH_LIMIT``; sitemap entries are
+filtered the same way. A sitemap that cannot be read (not XML, or decompressing beyond the size
+cap) is a failed request of the source. Every page is parsed by
 :class:`crawler.pages.jsonld.JsonLdPage`; pages without a posting (indexes, navigation) are not
 stored as raw inputs.
 
@@ -28,8 +30,10 @@ from pydantic import Field, field_validator, model_validator
 from scrapy.http import TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import SitemapSpider
+from scrapy.utils.gz import gzip_magic_number
 
 from crawler.pages.jsonld import JsonLdPage
+from crawler.safety import Origin, Refused, decompressed_too_large
 from normalize.models import RawInput
 
 from .webbase import Flag, Names, WebArgs, WebSpider
@@ -94,6 +98,9 @@ class JsonLdSpider(WebSpider, SitemapSpider):
         # LinkExtractor's allow_domains compares host:port, which never matches a host with a port.
         self.links = LinkExtractor(allow=args.allow, deny=args.deny)
 
+    def own_origins(self) -> list[Origin]:
+        return [Origin.of_url(u, subdomains=True) for u in self.args.start_urls + self.args.sitemap_urls]
+
     async def start(self):
         for url in self.sitemap_urls:
             yield scrapy.Request(url, callback=self._parse_sitemap, errback=self.failed)
@@ -105,17 +112,36 @@ class JsonLdSpider(WebSpider, SitemapSpider):
         return (not self._allow or any(p.search(url) for p in self._allow)) and not any(p.search(url) for p in self._deny)
 
     def sitemap_filter(self, entries: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
-        """Page entries of a urlset pass ``allow``/``deny``; entries of a sitemap index are all followed."""
-        if getattr(entries, "type", "urlset") != "urlset":
-            yield from entries
-            return
+        """Entries on the source's hosts; page entries of a urlset must also pass ``allow``/``deny``."""
+        urlset = getattr(entries, "type", "urlset") == "urlset"
         for entry in entries:
-            if self.wanted(entry.get("loc") or ""):
+            loc = entry.get("loc") or ""
+            if self.on_site(loc) and (not urlset or self.wanted(loc)):
                 yield entry
 
     def _parse_sitemap(self, response):
-        for request in super()._parse_sitemap(response):
+        try:
+            requests = list(super()._parse_sitemap(response))
+        except Exception as err:  # Scrapy's Sitemap raises StopIteration on a body that is not XML
+            self.problem(response.url, f"unreadable sitemap: {type(err).__name__}: {err}".rstrip(": "))
+            return
+        for request in requests:
             yield request.replace(errback=self.failed)
+
+    def _get_sitemap_body(self, response) -> bytes | None:
+        """SitemapSpider's, but a response that is no sitemap, or a gzipped sitemap beyond the size cap,
+        is reported instead of being ignored with a log line."""
+        body = super()._get_sitemap_body(response)
+        if body is not None:
+            return body
+        if gzip_magic_number(response):  # SitemapSpider gives up on a gzip body only at the size cap
+            cap = response.meta.get("download_maxsize", self._max_size)
+            self.crawler.stats.inc_value("jobcrawl/oversize")
+            self.problem(response.url, f"{Refused.__name__}: {decompressed_too_large(len(response.body), cap)}")
+        else:
+            kind = (response.headers.get("Content-Type") or b"no Content-Type").decode("latin-1")
+            self.problem(response.url, f"not a sitemap ({kind})")
+        return None
 
     def parse_html(self, response):
         if not isinstance(response, TextResponse):
@@ -126,11 +152,6 @@ class JsonLdSpider(WebSpider, SitemapSpider):
             for link in self.links.extract_links(response):
                 if self.on_site(link.url):
                     yield scrapy.Request(link.url, callback=self.parse_html, errback=self.failed)
-
-    def on_site(self, url: str) -> bool:
-        """The URL's host is one of the start and sitemap hosts, or a subdomain of one."""
-        host = urlsplit(url).hostname or ""
-        return any(host == d or host.endswith("." + d) for d in self.allowed_domains)
 
     def keep_input(self, raw: RawInput) -> bool:
         """Pages without postings (indexes, navigation) are not stored, unless they failed to parse."""

@@ -27,6 +27,7 @@ from twisted.python.failure import Failure
 
 from crawler.pages.base import BoardPage, PageError
 from crawler.pages.parts import merge_listed
+from crawler.safety import Origin
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.posting import posting_key
 
@@ -39,6 +40,10 @@ class PagedBoardSpider(WebSpider):
     and implement ``listing_request`` and ``next_cursor``; ``detail_request`` when the listing lacks the text."""
 
     page_class: ClassVar[type[BoardPage]]
+
+    def own_origins(self) -> list[Origin]:
+        """Listings and details are all under ``base_url``."""
+        return [Origin.of_url(self.args.base_url)]
 
     def boards(self) -> list[str]:
         """The boards to list, in order."""

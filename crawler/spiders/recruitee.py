@@ -18,6 +18,7 @@ import re
 from pydantic import Field, field_validator
 
 from crawler.pages.recruitee import RecruiteePage
+from crawler.safety import Origin
 
 from .webbase import BoardArgs, BoardSpider
 
@@ -42,6 +43,10 @@ class RecruiteeSpider(BoardSpider):
     Args = RecruiteeArgs
     page_class = RecruiteePage
     path = "/api/offers/"
+
+    def own_origins(self) -> list[Origin]:
+        """Each board's own site (``base_url`` names one host per board)."""
+        return list(dict.fromkeys(Origin.of_url(self.board_url(board)) for board in self.args.boards))
 
     def board_url(self, board: str) -> str:
         return self.args.base_url.replace("{board}", board) + self.path

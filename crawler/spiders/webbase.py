@@ -9,6 +9,9 @@ JOBDIR, so a resumed crawl still knows the listings read before the interruption
 
 The run report (crawler/report.py) gets the complete listings ({listing: [posting keys]}) at the
 end, one line per request that failed for good, and the pages and postings read.
+
+Where a spider may go: ``origins()``, its own URLs' hosts and ports plus the source's
+``allow_hosts`` (``JOBCRAWL_ALLOW_HOSTS``); ``crawler.safety.OriginMiddleware`` refuses any other.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from urllib.parse import quote
 
 import scrapy
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, ResponseDataLossError
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from crawler.pages.base import BoardPage, WebPage
 from crawler.report import report_of
 from normalize.clock import now_iso
+from crawler.safety import DEFAULT_PORTS, Origin, Refused, split_url
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.posting import posting_key
 
@@ -44,6 +48,11 @@ def _bool(value: Any) -> Any:
 
 
 Flag = Annotated[bool, BeforeValidator(_bool)]
+
+# Exceptions Scrapy raises without a message: what they mean.
+SILENT_ERRORS = {
+    ResponseDataLossError: "the connection closed before the whole body arrived (shorter than its Content-Length)",
+}
 
 
 def page_reader(page_class: type[WebPage], company: str | None, page_kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -75,11 +84,32 @@ class WebSpider(scrapy.Spider):
     def __init__(self, **kwargs: Any):
         self.args = self.Args(**kwargs)
         self._book: dict[str, Any] = {}
+        self._origins: list[Origin] | None = None
         self.configure()
         super().__init__()
 
     def configure(self) -> None:
         """Hook: set attributes from ``self.args`` before Scrapy's own ``__init__`` runs."""
+
+    def own_origins(self) -> list[Origin]:
+        """The hosts (and ports) of the spider's own URLs."""
+        raise NotImplementedError
+
+    def origins(self) -> list[Origin]:
+        """Where this crawl may send requests: its own origins, then the source's ``allow_hosts``."""
+        if self._origins is None:
+            settings = getattr(self, "settings", None)  # a spider made outside a crawl has none
+            extra = [Origin.parse(h) for h in (settings.getlist("JOBCRAWL_ALLOW_HOSTS") if settings else [])]
+            self._origins = list(dict.fromkeys([*self.own_origins(), *extra]))
+        return self._origins
+
+    def on_site(self, url: str) -> bool:
+        """The URL is an http(s) URL on one of :meth:`origins`."""
+        try:
+            scheme, host, port = split_url(url)
+        except ValueError:
+            return False
+        return scheme in DEFAULT_PORTS and any(origin.admits(host, port) for origin in self.origins())
 
     @property
     def book(self) -> dict[str, Any]:
@@ -137,23 +167,31 @@ class WebSpider(scrapy.Spider):
 
     def failed(self, failure: Failure) -> None:
         """Errback: count a request that failed for good (after retries). Requests dropped on purpose
-        (robots.txt, offsite, the request cap; each counted in its own stats) are not failures."""
+        (a robots.txt rule, the request cap; each counted in its own stats) are not failures; refusals
+        (crawler.safety: another host, a private address, a response too large, a redirect loop, an
+        unreadable robots.txt) are."""
         request = failure.request
-        if failure.check(IgnoreRequest) and any(w in str(failure.value) for w in ("robots.txt", "offsite", "request cap")):
+        if (failure.check(IgnoreRequest) and not failure.check(Refused)
+                and any(w in str(failure.value) for w in ("robots.txt", "request cap"))):
             return
         if failure.check(HttpError):
             status = failure.value.response.status
             reason = f"HTTP {status}"
         else:
             status = None
-            reason = f"{type(failure.value).__name__}: {failure.getErrorMessage()}"
+            message = failure.getErrorMessage() or SILENT_ERRORS.get(type(failure.value), "")
+            reason = f"{type(failure.value).__name__}: {message}"
         # 404/410: the page is gone, which is news, not a fault (it does not block closing).
-        self.book["gone" if status in (404, 410) else "errors"] += 1
-        self.crawler.stats.inc_value("jobcrawl/request_errors")
+        self.problem(request.url, reason, gone=status in (404, 410))
+
+    def problem(self, url: str, reason: str, *, gone: bool = False) -> None:
+        """Report a request that failed for good, or a response that could not be read."""
+        self.book["gone" if gone else "errors"] += 1
+        self.crawler.stats.inc_value("jobcrawl/errors")
         report = report_of(self.crawler)
         report.error_count += 1
-        report.errors.append(f"{request.url}: {reason}")
-        self.logger.warning("failed: %s: %s", request.url, reason)
+        report.errors.append(f"{url}: {reason}")
+        self.logger.warning("failed: %s: %s", url, reason)
 
     def closing_listings(self, reason: str) -> dict[str, list[str]]:
         """The complete listings read, as {listing: posting keys}, given why the spider closed."""
@@ -193,6 +231,9 @@ class BoardSpider(WebSpider):
     Args: ClassVar[type[BoardArgs]] = BoardArgs
     page_class: ClassVar[type[BoardPage]]
     path: ClassVar[str]  # listing path under base_url, ``{board}`` filled in
+
+    def own_origins(self) -> list[Origin]:
+        return [Origin.of_url(self.args.base_url)]
 
     def board_url(self, board: str) -> str:
         return self.args.base_url + self.path.format(board=quote(board, safe=""))
