@@ -244,7 +244,7 @@ class Writer:
                 updated_ids.append((pid,))
                 self.counts["updated"] += 1
             children.append((pid, p))
-            fts_insert.append((pid, p.title or "", p.company or "", fts_body(p)))
+            fts_insert.append((pid, p.title, p.company, p.city, p.skills, fts_body(p)))
             self.changed_ids.append(pid)
 
         c = self.conn
