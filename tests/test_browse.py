@@ -200,7 +200,7 @@ def test_charts_run_the_canned_queries():
     meta = build_metadata()
     queries = meta["databases"]["jobs"]["queries"]
     charts = meta["plugins"]["datasette-dashboards"]["market"]["charts"]
-    assert charts["salary-by-city"]["query"] == f"select * from ({queries['salary_by_city']['sql']}) limit 12"
+    assert charts["salary-by-city"]["query"] == f"select * from ({queries['salary_by_city']['sql']}) limit 10"
     assert charts["top-skills"]["query"] == f"select * from ({queries['top_skills']['sql']}) limit 25"
     filters = meta["plugins"]["datasette-dashboards"]["market"]["filters"]
     assert filters["min_postings"] == {"name": "Minimum sample", "type": "number", "min": 1, "default": 10}
@@ -685,6 +685,55 @@ def test_listing_is_compact_and_each_title_opens_its_posting(ds):
     assert _header(every)[:9] == ["id", *LISTING[:5], "score_level", "posted_at", "source"]
     assert '<a href="/jobs/postings/4">4</a>' in every
     assert len(get(ds, "/jobs/jobs.json?_size=1").json()["columns"]) == 25
+
+
+def test_a_searched_listing_shows_the_matched_text(ds):
+    page = get(ds, "/jobs/jobs?_search=kafka").text
+    assert '<th class="col-matched" scope="col">matched</th>' in page
+    assert _row(page, 4).endswith('<td class="col-source type-str">textdump</td><td class="col-matched"><span class="matched">'
+                                  'Java Go MySQL <mark>Kafka</mark> · 负责交易系统后端服务的设计与开发 · 参…</span></td></tr>')
+    hostile = get(ds, "/jobs/postings?_search=pwned").text
+    assert ('<td class="col-matched"><span class="matched">&lt;script&gt;window.__jobcrawl_<mark>pwned</mark>=1;'
+            'alert(&#39;title&#39;)&lt;/script&gt;模型工程师</span></td>') in hostile
+    assert "<script>window" not in hostile
+    assert 'class="col-matched"' not in get(ds, "/jobs/jobs").text
+
+
+def test_canned_query_rows_link_to_their_posting(ds):
+    page = get(ds, "/jobs/duplicate_clusters").text
+    assert '<td class="col-title"><a href="/jobs/postings/1">AI算子开发工程师</a></td>' in page
+    assert '<td class="col-posting_id"><a href="/jobs/postings/1">1</a></td>' in page
+    assert '<td class="col-city"><a href="/jobs/jobs?city=%E6%9D%AD%E5%B7%9E">杭州</a></td>' in page
+    found = get(ds, "/jobs/search?q=kafka").text
+    assert '<td class="col-title"><a href="/jobs/postings/4">后端开发工程师</a></td>' in found
+    assert "<mark>Kafka</mark>" in found
+    skills = get(ds, "/jobs/top_skills?min_postings=1").text
+    assert '<td class="col-skill"><a class="skill" href="/jobs/jobs?_skill=CUDA">CUDA</a></td>' in skills
+    assert '<td class="col-id">1</td>' in get(ds, "/jobs/quarantine_review").text  # no title: not a posting
+
+
+def test_canned_queries_hide_their_sql(ds):
+    page = get(ds, "/jobs/best_postings").text
+    assert '<span class="show-hide-sql">(<a href="/jobs/best_postings?_show_sql=1">show</a>)</span>' in page
+    assert "<title>Best postings · jobs</title>" in page
+    assert "<textarea" not in page and "with wanted as" not in page
+    assert "with wanted as" in get(ds, "/jobs/best_postings?_show_sql=1").text
+
+
+def test_the_skills_facet_counts_technical_skills(ds, browse_db):
+    with sqlite3.connect(browse_db) as conn:
+        kinds = dict(conn.execute("SELECT name, kind FROM skills"))
+        soft = [r[0] for r in conn.execute("SELECT DISTINCT skill FROM posting_skills JOIN skills ON name = skill"
+                                           " WHERE kind = 'soft'")]
+    assert "teamwork" in soft
+    for instance in (ds, make_datasette(browse_db, indexed=False)):
+        data = get(instance, "/jobs/jobs.json?_shape=objects&_facet_size=100").json()
+        shown = [f["value"] for f in data["facet_results"]["skills"]["results"]]
+        assert shown and {kinds[s] for s in shown} == {"technical"}
+        data = get(instance, "/jobs/jobs.json?_shape=objects&_facet_size=100&_skill=teamwork").json()
+        assert {"value": "teamwork", "count": 2, "selected": True} == {
+            k: v for k, v in next(f for f in data["facet_results"]["skills"]["results"] if f["value"] == "teamwork").items()
+            if k in ("value", "count", "selected")}
 
 
 def test_postings_table_links_skills(ds):

@@ -2,8 +2,9 @@
 
 Columns: ``title, company, city, skills, body, parts``. ``skills`` holds the posting's canonical
 skill names, ``body`` its tags and JD bullets (or the description when it has no sections), and
-``parts`` the parts of its compound Latin names (``FlashAttention`` → ``Flash Attention``,
-``TensorRT`` → ``Tensor RT``), so that ``Attention`` finds ``FlashAttention``.
+``parts`` the parts of the compound Latin names of its title and skills (``FlashAttention`` →
+``Flash Attention``, ``TensorRT`` → ``Tensor RT``), so that ``Attention`` finds ``FlashAttention``
+(the body's own compounds are not split: that cost as much as indexing the body).
 
 Every value is stored as :func:`index_text` writes it: each CJK character is a token of its own
 (``\\x1f``, a separator for ``unicode61``, between the characters) and a break token (U+E000,
@@ -47,6 +48,7 @@ _WIDE_RANGES = ((0xFF03, 0xFF03), (0xFF0B, 0xFF0B), (0xFF10, 0xFF19), (0xFF21, 0
 _WIDE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _WIDE_RANGES) + "]")
 _NARROW = {i: i - 0xFEE0 for lo, hi in _WIDE_RANGES for i in range(lo, hi + 1)}
 _OWN_MARKS = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}]")
+_SPECIAL = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}" + _WIDE.pattern[1:])  # either of the two above
 # A Latin word with a lower-to-upper case change inside (PyTorch, FlashAttention, vLLM, TensorRT).
 _COMPOUND = re.compile(r"[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -67,10 +69,8 @@ def index_text(text: str | None) -> str:
     character set apart by :data:`SEP` and each CJK run followed by a :data:`BREAK` token."""
     if not text:
         return ""
-    if _OWN_MARKS.search(text):
-        text = _OWN_MARKS.sub("", text)
-    if _WIDE.search(text):
-        text = text.translate(_NARROW)
+    if _SPECIAL.search(text):
+        text = _OWN_MARKS.sub("", text).translate(_NARROW)
     parts = _RUNS.split(text)
     if len(parts) == 1:
         return text
@@ -105,7 +105,7 @@ def index_row(posting_id: int, title: str | None, company: str | None, city: str
     """One ``postings_fts`` row (rowid first, then :data:`COLUMNS`) from a posting's fields."""
     skills = _skills_text(skills)
     return (posting_id, index_text(title), index_text(company), index_text(city), index_text(skills),
-            index_text(body), compound_parts(title, skills, body))
+            index_text(body), compound_parts(title, skills))
 
 
 # --------------------------------------------------------------------------- queries
@@ -149,7 +149,7 @@ MATCH_SQL = f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH escape_fts(:search)"
 :func:`fts_query` (Datasette's, through the browse plugin)."""
 
 
-def snippet_sql(column: int = -1, tokens: int = 24) -> str:
+def snippet_sql(column: int = -1, tokens: int = 32) -> str:
     """SQL of a snippet of the matched ``postings_fts`` row: the text as written, each match
     between the :data:`HIGHLIGHT` marks, ``…`` where text was cut (``tokens``: up to 64)."""
     start, end = HIGHLIGHT
@@ -190,11 +190,11 @@ def set_skills(conn: sqlite3.Connection, rows: Iterable[tuple[int, str | Sequenc
     """Replace the skill names (and the compound parts) of indexed postings: ``(posting_id, skills)``
     rows; a posting not in the index is left out."""
     for pid, skills in rows:
-        found = conn.execute(f"SELECT title, body FROM {TABLE} WHERE rowid = ?", (pid,)).fetchone()
+        found = conn.execute(f"SELECT title FROM {TABLE} WHERE rowid = ?", (pid,)).fetchone()
         if found is not None:
             text = _skills_text(skills)
             conn.execute(f"UPDATE {TABLE} SET skills = ?, parts = ? WHERE rowid = ?",
-                         (index_text(text), compound_parts(plain(found[0]), text, plain(found[1])), pid))
+                         (index_text(text), compound_parts(plain(found[0]), text), pid))
 
 
 _SOURCE = """SELECT p.id, p.title, p.company, p.city,
