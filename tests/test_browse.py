@@ -578,7 +578,7 @@ def pick(rows: list[dict], *keys: str) -> list[tuple]:
     pytest.param("skills_with?skill=kafka", ("skill",), [], id="co-occurring-default-minimum-10"),
     pytest.param("search?q=算子 杭州", ("id", "title", "company", "city"), [(1, "AI算子开发工程师", "吉利汽车", "杭州")],
                  id="search-city-and-word"),
-    pytest.param("search?q=kafka", ("id", "matched"), [(4, "Java Go MySQL \ue001Kafka\ue002\n负责交易系统后端服务的设计与开发\n参…")],
+    pytest.param("search?q=kafka", ("id", "matched"), [(4, "Java Go MySQL \ue001Kafka\ue002\n负责交易系统后端服务的设计与开发\n参与高并发分布式系…")],
                  id="search-snippet"),
     pytest.param("search?q=", ("id",), [], id="search-nothing"),
     pytest.param("new_postings", ("id", "posted"), [
@@ -691,7 +691,7 @@ def test_a_searched_listing_shows_the_matched_text(ds):
     page = get(ds, "/jobs/jobs?_search=kafka").text
     assert '<th class="col-matched" scope="col">matched</th>' in page
     assert _row(page, 4).endswith('<td class="col-source type-str">textdump</td><td class="col-matched"><span class="matched">'
-                                  'Java Go MySQL <mark>Kafka</mark> · 负责交易系统后端服务的设计与开发 · 参…</span></td></tr>')
+                                  'Java Go MySQL <mark>Kafka</mark> · 负责交易系统后端服务的设计与开发 · 参与高并发分布式系…</span></td></tr>')
     hostile = get(ds, "/jobs/postings?_search=pwned").text
     assert ('<td class="col-matched"><span class="matched">&lt;script&gt;window.__jobcrawl_<mark>pwned</mark>=1;'
             'alert(&#39;title&#39;)&lt;/script&gt;模型工程师</span></td>') in hostile
