@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from browse.queries import PERCENTILES_SQL, SEARCH_SQL
+from browse.queries import PERCENTILES_SQL, SEARCH_SQL, limited
 from crawler.db.schema import BROWSE_COLUMN_DOCS, column_descriptions
 
 DATABASE = "jobs"
@@ -81,5 +81,5 @@ def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[s
             limit = chart.pop("limit", None)
             if source:
                 sql = queries[source]["sql"]
-                chart["query"] = f"select * from ({sql}) limit {int(limit)}" if limit else sql
+                chart["query"] = limited(sql, limit) if limit else sql
     return meta

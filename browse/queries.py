@@ -139,3 +139,8 @@ order by rank, p.id
 limit 100"""
 """The ``search`` canned query: the postings ``:q`` finds, best match first (FTS5's bm25 rank),
 with the matched text (rendered highlighted by the plugin)."""
+
+
+def limited(sql: str, limit: int) -> str:
+    """The first ``limit`` rows of a query (a chart of a canned query's rankings)."""
+    return f"select * from ({sql}) limit {int(limit)}"

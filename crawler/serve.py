@@ -155,12 +155,8 @@ class ServeState:
     def load_index(self) -> bool:
         """Load the facet index from one snapshot of the file; keep it unless a commit came meanwhile."""
         generation = self.generation()
-        conn = db_serve.connect_readonly(self.path)
-        try:
-            conn.execute("BEGIN")
+        with db_serve.snapshot(self.path) as conn:
             index = FacetIndex.load(conn)
-        finally:
-            conn.close()
         if self.generation() != generation:
             return False
         self.index, self.index_generation = index, generation
@@ -382,7 +378,6 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError:
         sock.close()
         raise
-    sock.set_inheritable(True)
     return sock
 
 

@@ -348,9 +348,10 @@ def _facets(ds, path: str) -> dict:
 
 @pytest.mark.parametrize("path", FACET_PAGES)
 def test_indexed_facets_equal_datasettes_own(ds, browse_db, path):
-    """The served (immutable) instance counts facets from its FacetIndex; one without the index runs
-    Datasette's facet queries. Same facets, values, counts, order, truncation and links (the skills
-    values link to _skill instead of skills__arraycontains)."""
+    """The served instance counts facets from its FacetIndex; one without the index (as while the
+    file changes) runs Datasette's facet queries, and one query over posting_skills for the skills.
+    Same facets, values, counts, order, truncation and links (the skills values link to _skill
+    instead of skills__arraycontains)."""
     assert ds.get_database("jobs").facet_index is not None
     assert _facets(ds, path) == _facets(make_datasette(browse_db, indexed=False), path)
 

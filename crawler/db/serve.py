@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,17 @@ from . import readonly_uri
 def connect_readonly(path: str | Path) -> sqlite3.Connection:
     """A read-only connection to the database file (usable from any thread: callers serialize it)."""
     return sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
+
+
+@contextmanager
+def snapshot(path: str | Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection holding one read transaction: every query sees the file as of its start."""
+    conn = connect_readonly(path)
+    try:
+        conn.execute("BEGIN")
+        yield conn
+    finally:
+        conn.close()
 
 
 def prepare(path: str | Path, *, checkpoint: bool) -> bool:
