@@ -7,8 +7,8 @@ again and read every matching posting. At 500,000 postings a search that matches
 took seconds, and the skills facet ran out of time.
 
 For the served file, while it is unchanged (crawler/serve.py), :class:`FacetIndex` holds the facet
-columns of every posting once, as integer codes (one per posting and column; for ``skills``, the codes of each posting's skills,
-and a bitset per frequent skill). A page's ids come from :func:`browse.filters.own_ids` when only
+columns of every posting once, as integer codes (one per posting and column; for ``skills``, the
+codes of each posting's skills, and a bitset per frequent skill). A page's ids come from :func:`browse.filters.own_ids` when only
 ``_search`` and ``_skill`` select its rows, else from one query (``select group_concat(id) from
 (<the page's SQL>)``, under ``facet_time_limit_ms``), and every facet is counted from the arrays.
 The counts, their order (count descending, then value), truncation and toggle links are
@@ -40,6 +40,7 @@ from datasette.facets import ArrayFacet, ColumnFacet
 from datasette.utils import path_with_removed_args, sqlite_timelimit
 
 from browse import queries
+from browse.charts import Market
 from browse.filters import SKILL_PARAM, TABLES, id_array, own_ids
 from browse.lru import Lru
 
@@ -140,9 +141,11 @@ class FacetIndex:
     parameters, column, size → rows), ``searches`` the ids a search matched, for the pages that
     narrow it, and ``search_masks`` the same as bytes by id (:func:`browse.filters.search_function`)."""
 
-    def __init__(self, columns: dict[str, Coded], array: CodedArray, present: np.ndarray, seconds: float = 0.0):
-        """``present[id]``: whether posting ``id`` exists."""
-        self.columns, self.array, self.present, self.seconds = columns, array, present, seconds
+    def __init__(self, columns: dict[str, Coded], array: CodedArray, present: np.ndarray, seconds: float = 0.0,
+                 market: Market | None = None):
+        """``present[id]``: whether posting ``id`` exists; ``market``: what the charts count besides
+        (:mod:`browse.charts`)."""
+        self.columns, self.array, self.present, self.seconds, self.market = columns, array, present, seconds, market
         self.size, self.postings = len(present), int(present.sum())
         self.facets, self.searches, self.search_masks = Lru(2000), Lru(16), Lru(16)
 
@@ -171,7 +174,8 @@ class FacetIndex:
             holders.append(found[(found >= 0) & (found < size)])
             faceted.append(kind == FACET_KIND)
         array = CodedArray(values, holders, size, faceted)
-        return cls(columns, array, present, time.perf_counter() - start)
+        market = Market.load(conn, size)
+        return cls(columns, array, present, time.perf_counter() - start, market)
 
     def ids(self, conn: sqlite3.Connection, sql: str, params: Any) -> np.ndarray:
         """The ids of the rows ``sql`` selects (it must have an ``id`` column)."""

@@ -6,7 +6,8 @@
   stay free for the pages; at most :data:`SQL_WAITING` wait for their turn, more are answered
   503 with ``Retry-After``. A chart's own query (the SQL of a datasette-dashboards chart) is not
   arbitrary: it runs as the pages do, and is allowed when arbitrary SQL is turned off
-  (``allow_sql: false``, ``jobcrawl serve --no-sql``).
+  (``allow_sql: false``, ``jobcrawl serve --no-sql``); while the facet index is current, its rows
+  come from memory (:mod:`browse.charts`).
 - Every method but GET, HEAD and OPTIONS is answered 405 (Datasette answers a POST to a canned
   query or a table with a 500): nothing here accepts a write.
 """
@@ -17,6 +18,8 @@ import asyncio
 import contextvars
 from urllib.parse import parse_qsl, urlencode
 
+from browse.charts import chart_rows, response_body
+
 SQL_TIME_LIMIT_MS = 1000
 SQL_AT_ONCE = 1
 SQL_WAITING = 8
@@ -26,10 +29,10 @@ BUILT_IN = contextvars.ContextVar("jobcrawl_built_in_sql", default=False)
 """True while a request runs a chart's own query or the charts page (:func:`allows_sql`)."""
 
 
-def chart_queries(datasette) -> set[str]:
-    """The SQL of every datasette-dashboards chart (as the charts page sends it)."""
+def chart_queries(datasette) -> dict[str, dict]:
+    """The SQL of every datasette-dashboards chart (as the charts page sends it) → its configuration."""
     dashboards = datasette.plugin_config("datasette-dashboards") or {}
-    return {chart["query"] for dashboard in dashboards.values()
+    return {chart["query"]: chart for dashboard in dashboards.values()
             for chart in (dashboard.get("charts") or {}).values() if chart.get("query")}
 
 
@@ -39,10 +42,11 @@ def allows_sql(action: str) -> bool | None:
     return True if action == "execute-sql" and BUILT_IN.get() else None
 
 
-def _respond(send, status: int, text: str, headers: list[tuple[bytes, bytes]] = ()):
-    body = text.encode()
+def _respond(send, status: int, body: str | bytes, headers: list[tuple[bytes, bytes]] = (),
+             content_type: bytes = b"text/plain"):
+    body = body.encode() if isinstance(body, str) else body
     start = {"type": "http.response.start", "status": status,
-             "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+             "headers": [(b"content-type", content_type + b"; charset=utf-8"), (b"content-length", str(len(body)).encode()),
                          *headers]}
 
     async def respond():
@@ -72,6 +76,12 @@ def wrap(app, datasette):
         path = scope["path"]
         pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         sql = next((value for key, value in pairs if key == "sql"), None)
+        if sql is not None and sql in charts and path.rsplit(".", 1)[0] in database_paths:
+            database = path.rsplit(".", 1)[0].rsplit("/", 1)[-1]
+            params = {k: v for k, v in pairs if k not in ("sql", "_shape")}
+            rows = chart_rows(getattr(datasette.get_database(database), "facet_index", None), charts[sql], params)
+            if rows is not None:
+                return await _respond(send, 200, response_body(database, sql, params, rows), content_type=b"application/json")
         if path.startswith("/-/dashboards") or (sql is not None and sql in charts):
             token = BUILT_IN.set(True)
             try:

@@ -6,7 +6,7 @@ descriptions (``crawler.db.schema.column_descriptions``, so they are written onc
 ``default_columns`` and ``listing_columns`` of a table page (:mod:`browse.columns`) the table has,
 writes the SQL of the salary percentile queries (``percentiles: {group, within}``) and of the search
 (``search_sql``) from :mod:`browse.queries`, fills chart queries from the canned queries they name
-(``query_from``), and keeps only tables that exist.
+(``query_from``, ``limit``: kept, :mod:`browse.charts` answers from memory), and keeps only tables that exist.
 """
 
 from __future__ import annotations
@@ -77,8 +77,7 @@ def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[s
             query["sql"] = SEARCH_SQL
     for dashboard in meta.get("plugins", {}).get("datasette-dashboards", {}).values():
         for chart in dashboard.get("charts", {}).values():
-            source = chart.pop("query_from", None)
-            limit = chart.pop("limit", None)
+            source, limit = chart.get("query_from"), chart.get("limit")  # kept: browse/charts.py reads them
             if source:
                 sql = queries[source]["sql"]
                 chart["query"] = limited(sql, limit) if limit else sql
