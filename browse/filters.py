@@ -129,7 +129,8 @@ def _in_score_order(request) -> bool:
 
 async def listing_filters(request, database: str, table: str, datasette) -> FilterArguments | None:
     """``?_search=`` and ``?_skill=`` (repeatable: every skill) on ``jobs`` and ``postings``. Without
-    a FacetIndex (a writable database) the matches are not counted: always the seeking form.
+    a current FacetIndex (the file changed since it was loaded) the matches are not counted: always the
+    seeking form.
 
     When nothing else selects the page's rows, their count is known (:func:`own_ids`): it is kept as
     the result of the count query Datasette runs next (``ServedDatabase.remember_value``), which is

@@ -484,8 +484,8 @@ CHILD_TABLE_DOCS["input_parses"] = {
 @migrations()
 def m130_serve_one_search_index(db: sqlite_utils.Database) -> None:
     """One full-text index (crawler/db/fts.py) replaces the trigram ``postings_fts`` and the
-    segmented ``postings_seg``: title, company, city, skill names, JD text and the parts of compound
-    names, CJK characters as tokens. Rebuilt from the stored postings."""
+    segmented ``postings_seg``: title, company, city, skill names, JD text and the parts of the
+    compound names of title and skills, CJK characters as tokens. Rebuilt from the stored postings."""
     from . import fts
 
     db.execute("DROP TABLE IF EXISTS postings_seg")
