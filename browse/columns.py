@@ -10,6 +10,9 @@ some of them. The table's JSON and CSV (``/jobs/postings.json``) keep every colu
 
 :func:`cells_html` writes a row's ``<td>`` cells as Datasette's ``_table.html`` does, without a
 Jinja expression per cell (``browse/templates/_table.html``).
+
+A view (the ``jobs`` listing) has no ``_col`` of its own to spare: its ``listing_columns`` are the
+columns its HTML page shows, while its query keeps every column (:func:`shown_columns`).
 """
 
 from __future__ import annotations
@@ -61,15 +64,27 @@ def wrap(app, datasette):
     return wrapped
 
 
-def cells_html(row) -> Markup:
+def cells_html(row, shown: list[str] | None = None) -> Markup:
     """A row of ``display_rows`` as the ``<td>`` cells Datasette's ``_table.html`` writes (the same
-    classes, values escaped unless they are Markup)."""
+    classes, values escaped unless they are Markup); only the columns ``shown`` when given."""
     return Markup("".join(
         f'<td class="col-{escape(to_css_class(cell["column"]))} type-{escape(cell["value_type"])}">{escape(cell["value"])}</td>'
-        for cell in row
+        for cell in row if shown is None or cell["column"] in shown
     ))
 
 
+def shown_columns(metadata: dict, request) -> list[str] | None:
+    """The columns a view's HTML page shows (its metadata's ``listing_columns``, unless
+    ``?_columns=all`` or ``?_col=``), the others staying in its query for the cells that use them
+    (the salary label, the title's link); None for all."""
+    wanted = metadata.get("listing_columns")
+    args = request.args
+    if not wanted or args.get(ALL_PARAM) == ALL_VALUE or "_col" in args:
+        return None
+    return list(wanted)
+
+
 def register(env: Any) -> None:
-    """The Jinja filter ``browse/templates/_table.html`` uses."""
+    """The Jinja filters and functions ``browse/templates/_table.html`` uses."""
     env.filters["jobcrawl_cells"] = cells_html
+    env.globals["jobcrawl_shown_columns"] = shown_columns

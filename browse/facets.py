@@ -6,17 +6,22 @@ and a ``distinct`` over all its columns): six queries that each evaluate the pag
 again and read every matching posting. At 500,000 postings a search that matches 120,000 of them
 took seconds, and the skills facet ran out of time.
 
-For a database served immutable, :class:`FacetIndex` holds the facet columns of every posting once,
-as integer codes (one per posting and column; for ``skills``, the codes of each posting's skills,
-and a bitset per frequent skill). A page's ids come from :func:`browse.filters.own_ids` when only
+For the served file, while it is unchanged (crawler/serve.py), :class:`FacetIndex` holds the facet
+columns of every posting once, as integer codes (one per posting and column; for ``skills``, the
+codes of each posting's skills, and a bitset per frequent skill). A page's ids come from :func:`browse.filters.own_ids` when only
 ``_search`` and ``_skill`` select its rows, else from one query (``select group_concat(id) from
 (<the page's SQL>)``, under ``facet_time_limit_ms``), and every facet is counted from the arrays.
 The counts, their order (count descending, then value), truncation and toggle links are
 Datasette's; the skills facet links to the ``_skill`` filter (:mod:`browse.filters`), which an index
 answers, instead of ``skills__arraycontains``, which reads every posting's JSON.
 
-Other tables and columns, writable databases and the rows of a page whose SQL has no ``id`` get
-Datasette's own facet queries.
+The skills facet counts the technical skills (:data:`FACET_KIND`; the ``kind`` of ``skills``, from
+the taxonomy's ``[kinds]``) and any skill the page is filtered by: soft skills (沟通能力, 团队合作) are
+in most postings and would fill it. Without a current index it is one query over ``posting_skills``
+(:func:`browse.queries.skill_facet_sql`) that counts the same.
+
+Other tables and columns, a file changed since the index was loaded and the rows of a page whose
+SQL has no ``id`` get Datasette's own facet queries.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import math
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
@@ -34,11 +39,14 @@ from datasette.database import QueryInterrupted
 from datasette.facets import ArrayFacet, ColumnFacet
 from datasette.utils import path_with_removed_args, sqlite_timelimit
 
+from browse import queries
+from browse.charts import Market
 from browse.filters import SKILL_PARAM, TABLES, id_array, own_ids
 from browse.lru import Lru
 
 COLUMNS = ("city", "company", "category", "work_mode", "score_level")
 ARRAY = "skills"
+FACET_KIND = "technical"  # the kind of skill the skills facet counts
 _IDS_KEY = "jobcrawl.facet_ids"
 
 
@@ -63,9 +71,11 @@ class CodedArray:
 
     GATHER_LIMIT = 500_000  # up to this many items a page's values are counted one by one
 
-    def __init__(self, values: list[Any], holders: list[np.ndarray], size: int):
-        """``holders[code]``: the ids (unique, below ``size``) of the postings holding ``values[code]``."""
+    def __init__(self, values: list[Any], holders: list[np.ndarray], size: int, faceted: list[bool] | None = None):
+        """``holders[code]``: the ids (unique, below ``size``) of the postings holding ``values[code]``;
+        ``faceted[code]``: whether a facet counts the value (all by default)."""
         self.values = values
+        self.faceted = np.ones(len(values), dtype=bool) if faceted is None else np.array(faceted, dtype=bool)
         self.code = {value: code for code, value in enumerate(values)}
         owners = np.concatenate(holders) if holders else np.zeros(0, dtype=np.int64)
         codes = np.repeat(np.arange(len(holders), dtype=np.int32), [len(h) for h in holders])
@@ -131,9 +141,11 @@ class FacetIndex:
     parameters, column, size → rows), ``searches`` the ids a search matched, for the pages that
     narrow it, and ``search_masks`` the same as bytes by id (:func:`browse.filters.search_function`)."""
 
-    def __init__(self, columns: dict[str, Coded], array: CodedArray, present: np.ndarray, seconds: float = 0.0):
-        """``present[id]``: whether posting ``id`` exists."""
-        self.columns, self.array, self.present, self.seconds = columns, array, present, seconds
+    def __init__(self, columns: dict[str, Coded], array: CodedArray, present: np.ndarray, seconds: float = 0.0,
+                 market: Market | None = None):
+        """``present[id]``: whether posting ``id`` exists; ``market``: what the charts count besides
+        (:mod:`browse.charts`)."""
+        self.columns, self.array, self.present, self.seconds, self.market = columns, array, present, seconds, market
         self.size, self.postings = len(present), int(present.sum())
         self.facets, self.searches, self.search_masks = Lru(2000), Lru(16), Lru(16)
 
@@ -144,41 +156,45 @@ class FacetIndex:
         skills are read from ``posting_skills``, which holds the skills of its ``skills`` column
         (one tagging writes both), as the ``_skill`` filter does."""
         start = time.perf_counter()
-        size = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM postings").fetchone()[0]
+        size, every = queries.postings_size(conn)
         present = np.zeros(size, dtype=bool)
-        present[id_array(conn.execute("SELECT group_concat(id) FROM postings").fetchone()[0])] = True
+        present[id_array(every)] = True
         columns = {}
         for column in COLUMNS:
             codes = np.full(size, -1, dtype=np.int32)
             values = []
-            groups = conn.execute(f"SELECT [{column}], group_concat(id) FROM postings WHERE [{column}] IS NOT NULL GROUP BY [{column}]")
-            for value, ids in groups:
+            for value, ids in queries.ids_by_value(conn, column):
                 codes[id_array(ids)] = len(values)
                 values.append(value)
             columns[column] = Coded(values, codes)
-        values, holders = [], []
-        for value, ids in conn.execute("SELECT skill, group_concat(posting_id) FROM posting_skills GROUP BY skill"):
+        values, holders, faceted = [], [], []
+        for value, kind, ids in queries.ids_by_skill(conn):
             found = np.unique(id_array(ids))  # once per posting, whatever the sections it was found in
             values.append(value)
             holders.append(found[(found >= 0) & (found < size)])
-        array = CodedArray(values, holders, size)
-        return cls(columns, array, present, time.perf_counter() - start)
+            faceted.append(kind == FACET_KIND)
+        array = CodedArray(values, holders, size, faceted)
+        market = Market.load(conn, size)
+        return cls(columns, array, present, time.perf_counter() - start, market)
 
     def ids(self, conn: sqlite3.Connection, sql: str, params: Any) -> np.ndarray:
         """The ids of the rows ``sql`` selects (it must have an ``id`` column)."""
-        found = conn.execute(f"SELECT group_concat(id) FROM ({sql})", params or {}).fetchone()[0]
-        ids = id_array(found)
+        ids = id_array(queries.page_ids(conn, sql, params))
         return ids[(ids >= 0) & (ids < self.size)]
 
     def holders(self, skill: str) -> np.ndarray:
         """The ids of the postings with ``skill``."""
         return self.array.holders(skill)
 
-    def counts(self, column: str, ids: np.ndarray, limit: int) -> list[tuple[Any, int]]:
+    def counts(self, column: str, ids: np.ndarray, limit: int, also: Iterable[Any] = ()) -> list[tuple[Any, int]]:
         """``(value, count)`` of ``column`` over the postings ``ids``: the first ``limit`` by count
-        descending, then value (Datasette's facet order)."""
+        descending, then value (Datasette's facet order). For :data:`ARRAY`, the values a facet
+        counts (:data:`FACET_KIND`) and those of ``also``."""
         if column == ARRAY:
             tally, values = self.array.tally(ids), self.array.values
+            shown = self.array.faceted.copy()
+            shown[[self.array.code[v] for v in also if v in self.array.code]] = True
+            tally[~shown] = 0
         else:
             coded, values = self.columns[column].codes[ids], self.columns[column].values
             tally = np.bincount(coded[coded >= 0], minlength=len(values))
@@ -270,28 +286,44 @@ class _IndexedFacet:
         finally:
             self._only = None
 
+    def _selected(self) -> list[str]:
+        """Values the page is filtered by that a facet shows whatever their kind (none by default)."""
+        return []
+
+    async def _unindexed(self, column: str, limit: int) -> list[tuple[Any, int]] | None:
+        """Counts without a current index (None: Datasette's own facet query)."""
+        return None
+
+    async def _counts(self, index: FacetIndex | None, column: str, limit: int) -> list[tuple[Any, int]] | None:
+        """``(value, count)`` rows of ``column`` over the page, from the index when it is current;
+        None for Datasette's own query. Raises QueryInterrupted when the page's ids ran out of time."""
+        if index is None:
+            return await self._unindexed(column, limit)
+        key = (*self._page_key(), column, limit)
+        rows = index.facets.get(key)
+        if rows is None:
+            try:
+                rows = index.counts(column, await self._page_ids(index), limit, also=self._selected())
+            except sqlite3.OperationalError:  # e.g. a page whose SQL has no id column
+                return None
+            index.facets.put(key, rows)
+        return rows
+
     async def facet_results(self):
-        index = self._index()
         configs = self.get_configs()
-        if index is None or not any(self._indexed(self._column(c)) for c in configs):
+        if self.table not in TABLES or not any(self._indexed(self._column(c)) for c in configs):
             return await super().facet_results()
+        index = self._index()
         size = self.get_facet_size()
         results, timed_out = [], []
         for config in configs:  # one result per config, in order, as Datasette gives them
             column = self._column(config)
             if self._indexed(column):
-                key = (*self._page_key(), column, size + 1)
-                rows = index.facets.get(key)
-                if rows is None:
-                    try:
-                        rows = index.counts(column, await self._page_ids(index), size + 1)
-                    except QueryInterrupted:
-                        timed_out.append(column)
-                        continue
-                    except sqlite3.OperationalError:  # e.g. a page whose SQL has no id column
-                        pass
-                    else:
-                        index.facets.put(key, rows)
+                try:
+                    rows = await self._counts(index, column, size + 1)
+                except QueryInterrupted:
+                    timed_out.append(column)
+                    continue
                 if rows is not None:
                     results.append(await self._facet(column, config["source"], rows, size))
                     continue
@@ -324,6 +356,20 @@ class IndexedArrayFacet(_IndexedFacet, ArrayFacet):
 
     async def _facet(self, column, source, rows, size):
         return self._result(column, source, rows, size, SKILL_PARAM, also=f"{column}__arraycontains")
+
+    def _selected(self) -> list[str]:
+        return [v for name in (SKILL_PARAM, f"{ARRAY}__arraycontains") for v in self.request.args.getlist(name) if v]
+
+    async def _unindexed(self, column: str, limit: int) -> list[tuple[Any, int]] | None:
+        selected = self._selected()
+        params = {**(self.params or {}), **{f"jobcrawl_skill{i}": v for i, v in enumerate(selected)}}
+        sql = queries.skill_facet_sql(self.sql, FACET_KIND, [f":jobcrawl_skill{i}" for i in range(len(selected))], limit)
+        limit_ms = min(self.ds.setting("facet_time_limit_ms") or math.inf, self.ds.setting("sql_time_limit_ms"))
+        try:
+            results = await self.ds.execute(self.database, sql, params, custom_time_limit=limit_ms)
+        except sqlite3.OperationalError:  # e.g. a page whose SQL has no id column
+            return None
+        return [(value, count) for value, count in results.rows]
 
 
 def replace_facet_classes(classes: list[type]) -> list[type]:

@@ -1,6 +1,6 @@
-"""The listings' own filters: ``?_search=`` (the segmented full-text index) and ``?_skill=``.
+"""The listings' own filters: ``?_search=`` (the full-text index, crawler/db/fts.py) and ``?_skill=``.
 
-Both select postings through a subquery of ids (``postings_seg`` rowids, ``posting_skills``), and
+Both select postings through a subquery of ids (``postings_fts`` rowids, ``posting_skills``), and
 how SQLite runs it decides the page's cost. Written ``id in (subquery)``, SQLite seeks every match
 in ``postings``: cheap for the count (the narrow ``postings(id)`` index), but the listing's page
 (``order by score desc limit 50``) then reads and sorts every matching row, and a ``postings`` row is
@@ -33,6 +33,9 @@ from datasette.database import QueryInterrupted
 from datasette.filters import FilterArguments
 from datasette.utils import escape_sqlite, sqlite3, sqlite_timelimit
 
+from browse import queries
+from browse.lru import Lru
+
 TABLES = ("jobs", "postings")  # the listing view and its table: the same rows, the same ids
 SEARCH_PARAM, SKILL_PARAM = "_search", "_skill"
 SCAN_RATIO = 25  # more matches than postings / SCAN_RATIO: check every posting instead of seeking the matches
@@ -44,8 +47,6 @@ PRESENTATION = {"_facet", "_facet_array", "_facet_date", "_facet_size", "_size",
                 "_timelimit", "_extra", "_stream", "_dl", "_context", "_header", "_searchmode", "_columns"}
 _OWN_IDS = "jobcrawl.own_ids"
 
-
-MATCHES_SQL = "SELECT group_concat(rowid) FROM postings_seg WHERE postings_seg MATCH escape_fts(?)"
 SEARCH_FUNCTION = "jobcrawl_search"  # (search, id): the page of a search read alone (search_function)
 # Arguments that make Datasette run the page's clauses in another query than the page's: a facet
 # of its own (the metadata's facets are counted from the indexes), every row of the result.
@@ -58,8 +59,8 @@ def id_array(text: str | None) -> np.ndarray:
 
 
 async def search_ids(datasette, database: str, request, index) -> np.ndarray:
-    """The rowids (posting ids) ``?_search=`` matches in ``postings_seg``; ``index`` (a FacetIndex)
-    keeps them for the next pages of the same search (narrowed by a facet, the next page)."""
+    """The posting ids ``?_search=`` matches; ``index`` (a FacetIndex) keeps them for the next pages
+    of the same search (narrowed by a facet, the next page)."""
     search = request.args.get(SEARCH_PARAM, "")
     ids = index.searches.get(search)
     if ids is None:
@@ -67,38 +68,45 @@ async def search_ids(datasette, database: str, request, index) -> np.ndarray:
 
         def read(conn):
             with sqlite_timelimit(conn, limit):
-                return conn.execute(MATCHES_SQL, (search,)).fetchone()[0]
+                return queries.search_matches(conn, search)
 
         try:
             ids = id_array(await datasette.get_database(database).execute_fn(read))
         except sqlite3.OperationalError as error:
             if "interrupted" in str(error):
-                raise QueryInterrupted(error, "postings_seg MATCH", {"search": search}) from error
+                raise QueryInterrupted(error, queries.SEARCH_IDS, {"search": search}) from error
             raise
         index.searches.put(search, ids)
     return ids
 
 
-def search_function(conn: sqlite3.Connection, index):
-    """``jobcrawl_search(search, id)`` on ``conn``: 1 when posting ``id`` matches ``search`` in
-    ``postings_seg``, else 0, from the matches ``index`` (a FacetIndex) holds in memory, or those
-    read on ``conn`` when it does not hold them (the SQL of a page run again, in the SQL editor).
+def search_function(conn: sqlite3.Connection, database):
+    """``jobcrawl_search(search, id)`` on ``conn``: 1 when posting ``id`` matches ``search``, else 0,
+    from the matches the served ``database``'s facet index holds in memory, or those read on
+    ``conn`` when it holds none (the SQL of a page run again in the SQL editor).
 
     Read along the score index and checked against matches in memory, a search's page costs well
     under 1 ms, where ``+id in (subquery)`` has SQLite collect every match again (20 to 50 ms for
-    100,000 to 150,000 matches at 500,000 postings). Only for an immutable file: the matches of a
-    search do not change while it is served."""
+    100,000 to 150,000 matches at 500,000 postings). A page's SQL uses it only while the index is
+    of the file as it is (:func:`listing_filters`)."""
+    own = Lru(4)  # search → matches as bytes by id, without an index
 
     def matches(search, posting_id):
-        found = index.search_masks.get(search)
+        index = database.loaded_facet_index
+        masks = own if index is None else index.search_masks
+        found = masks.get(search)
         if found is None:
-            ids = index.searches.get(search)
+            ids = None if index is None else index.searches.get(search)
             if ids is None:
-                ids = id_array(conn.execute(MATCHES_SQL, (search,)).fetchone()[0])
-            mask = np.zeros(index.size, dtype=bool)
-            mask[ids[(ids >= 0) & (ids < index.size)]] = True
+                ids = id_array(queries.search_matches(conn, search))
+            if index is not None:
+                size = index.size
+            else:
+                size = int(ids.max()) + 1 if len(ids) else 0
+            mask = np.zeros(size, dtype=bool)
+            mask[ids[(ids >= 0) & (ids < size)]] = True
             found = mask.tobytes()
-            index.search_masks.put(search, found)
+            masks.put(search, found)
         return 1 if isinstance(posting_id, int) and 0 <= posting_id < len(found) and found[posting_id] else 0
 
     return matches
@@ -121,10 +129,11 @@ def _in_score_order(request) -> bool:
 
 async def listing_filters(request, database: str, table: str, datasette) -> FilterArguments | None:
     """``?_search=`` and ``?_skill=`` (repeatable: every skill) on ``jobs`` and ``postings``. Without
-    a FacetIndex (a writable database) the matches are not counted: always the seeking form.
+    a current FacetIndex (the file changed since it was loaded) the matches are not counted: always the
+    seeking form.
 
     When nothing else selects the page's rows, their count is known (:func:`own_ids`): it is kept as
-    the result of the count query Datasette runs next (``CachedDatabase.remember_value``), which is
+    the result of the count query Datasette runs next (``ServedDatabase.remember_value``), which is
     then not run, and unless Datasette runs a facet of its own or streams every row, the clauses are
     written for the page's query alone (:data:`PAGE_SCAN_RATIO`, :func:`search_function`)."""
     if table not in TABLES:
@@ -134,12 +143,12 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
     search = request.args.get(SEARCH_PARAM, "")
     if search:
         matches = len(await search_ids(datasette, database, request, index)) if index is not None else 0
-        selects.append(("select rowid from postings_seg where postings_seg match escape_fts(:search)", matches))
+        selects.append((queries.SEARCH_SUBQUERY, matches))
         params["search"] = search
         described.append(f'search matches "{search}"')
     for i, skill in enumerate(s for s in request.args.getlist(SKILL_PARAM) if s):
         matches = len(index.holders(skill)) if index is not None else 0
-        selects.append((f"select posting_id from posting_skills where skill = :skill{i}", matches))
+        selects.append((queries.SKILL_SUBQUERY.format(param=f"skill{i}"), matches))
         params[f"skill{i}"] = skill
         described.append(f'skill is "{skill}"')
     db = datasette.get_database(database)
@@ -150,7 +159,7 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
     if alone and search and clauses[0].startswith("+"):  # the page reads along the score index
         clauses[0] = f"{SEARCH_FUNCTION}(:search, id)"
     if ids is not None:  # Datasette's count query of this page (views/table.py: count_sql)
-        db.remember_value(f"select count(*) from {escape_sqlite(table)} where {' and '.join(clauses)} ", params, len(ids))
+        db.remember_value(queries.count_sql(escape_sqlite(table), " and ".join(clauses)), params, len(ids))
     return FilterArguments(clauses, params, described, {"supports_search": True, "search": search})
 
 

@@ -3,9 +3,10 @@
 ``metadata.yaml`` holds what is written by hand (titles, descriptions, facets, sort, canned queries,
 charts). :func:`build_metadata` adds each column's description from the pydantic field
 descriptions (``crawler.db.schema.column_descriptions``, so they are written once), keeps the
-``default_columns`` of a table page (:mod:`browse.columns`) the table has, writes the SQL
-of the salary percentile queries (``percentiles: {group, within}``), fills chart queries from the
-canned queries they name (``query_from``), and keeps only tables that exist.
+``default_columns`` and ``listing_columns`` of a table page (:mod:`browse.columns`) the table has,
+writes the SQL of the salary percentile queries (``percentiles: {group, within}``) and of the search
+(``search_sql``) from :mod:`browse.queries`, fills chart queries from the canned queries they name
+(``query_from``, ``limit``: kept, :mod:`browse.charts` answers from memory), and keeps only tables that exist.
 """
 
 from __future__ import annotations
@@ -17,44 +18,12 @@ from typing import Any, Iterable
 
 import yaml
 
+from browse.queries import PERCENTILES_SQL, SEARCH_SQL, limited
 from crawler.db.schema import BROWSE_COLUMN_DOCS, column_descriptions
 
 DATABASE = "jobs"
 STATIC_MOUNT = "jobcrawl-static"  # browse/static is served at /jobcrawl-static/
 HERE = Path(__file__).resolve().parent
-
-
-# Monthly base pay (midpoint of each posting's range) per group and currency: 25th percentile,
-# median, 75th percentile with linear interpolation between the two nearest ranks (as numpy's
-# default), from window functions: SQLite has no percentile function.
-PERCENTILES_SQL = """with pay as (
-  select {group} as grp, salary_currency as currency, (salary_monthly_min + salary_monthly_max) / 2.0 as monthly
-  from postings
-  where salary_status = 'parsed' and salary_monthly_min is not null and salary_monthly_max is not null
-    and not salary_estimated and not salary_implausible and {group} is not null
-    and (:{within} = '' or {within} = :{within})
-),
-ranked as (
-  select grp, currency, monthly,
-         row_number() over (partition by grp, currency order by monthly) - 1 as i,
-         count(*) over (partition by grp, currency) as n
-  from pay
-),
-q(name, p) as (values ('p25', 0.25), ('median', 0.5), ('p75', 0.75)),
-part as (
-  select grp, currency, n, q.name, monthly
-         * (case when i = cast((n - 1) * q.p as int) then 1 - ((n - 1) * q.p - cast((n - 1) * q.p as int))
-                 else (n - 1) * q.p - cast((n - 1) * q.p as int) end) as weighted
-  from ranked join q
-  where i in (cast((n - 1) * q.p as int), cast((n - 1) * q.p as int) + 1)
-)
-select grp as {group}, currency, n as postings,
-       round(sum(case when name = 'p25' then weighted end)) as p25,
-       round(sum(case when name = 'median' then weighted end)) as median,
-       round(sum(case when name = 'p75' then weighted end)) as p75
-from part
-group by grp, currency
-order by postings desc, median desc, {group}"""
 
 
 @lru_cache(maxsize=1)
@@ -70,14 +39,18 @@ def column_docs() -> dict[str, dict[str, str]]:
     return docs
 
 
-def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[str] = ("jobs",)) -> dict[str, Any]:
+def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[str] = ("jobs",), *,
+                   allow_sql: bool = True) -> dict[str, Any]:
     """The metadata dict for ``Datasette(metadata=...)``.
 
     ``schema``: table or view name → its columns, as the database has them (default: the tables the
     YAML describes, with no column list). Tables the database lacks are left out; a view's column
     is described as the postings column of the same name unless the view has a description of its own.
+    ``allow_sql=False`` denies arbitrary SQL to everyone (Datasette's ``allow_sql: false``).
     """
     meta = copy.deepcopy(_hand_written())
+    if not allow_sql:
+        meta["allow_sql"] = False
     db_meta = meta["databases"][DATABASE]
     described = db_meta["tables"]
     docs = column_docs()
@@ -92,18 +65,20 @@ def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[s
         described.setdefault(table, {})["columns"] = {
             c: own.get(c) or fallback.get(c) for c in columns if own.get(c) or fallback.get(c)
         }
-        if "default_columns" in described[table]:  # of the columns the table has (?_col= of another is an error)
-            described[table]["default_columns"] = [c for c in described[table]["default_columns"] if c in columns]
+        for key in ("default_columns", "listing_columns"):  # of the columns the table has (?_col= of another is an error)
+            if key in described[table]:
+                described[table][key] = [c for c in described[table][key] if c in columns]
     queries = db_meta.get("queries", {})
     for query in queries.values():
         spec = query.pop("percentiles", None)
         if spec:
             query["sql"] = PERCENTILES_SQL.format(**spec)
+        if query.pop("search_sql", False):
+            query["sql"] = SEARCH_SQL
     for dashboard in meta.get("plugins", {}).get("datasette-dashboards", {}).values():
         for chart in dashboard.get("charts", {}).values():
-            source = chart.pop("query_from", None)
-            limit = chart.pop("limit", None)
+            source, limit = chart.get("query_from"), chart.get("limit")  # kept: browse/charts.py reads them
             if source:
                 sql = queries[source]["sql"]
-                chart["query"] = f"select * from ({sql}) limit {int(limit)}" if limit else sql
+                chart["query"] = limited(sql, limit) if limit else sql
     return meta

@@ -1,7 +1,8 @@
 """What the browse plugin shows, as plain data: salary labels, safe links, the posting page's model.
 
-No HTML here: the template and the plugin escape everything they output (Jinja autoescape,
-``markupsafe``); these functions only decide what text and which links to show.
+Hardly any HTML here: the template and the plugin escape everything they output (Jinja autoescape,
+``markupsafe``); these functions decide what text and which links to show (:func:`highlighted`
+escapes the text of a snippet and marks its matches).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from urllib.parse import quote, urlsplit
 
 import sqlite_utils
 from datasette.utils import tilde_encode
+from markupsafe import Markup, escape
 
+from browse import queries
+from crawler.db.fts import HIGHLIGHT, plain
 from crawler.db.read import export_record
 from normalize.models import DIMENSION_LABELS, DIMENSIONS, INSIGHT_KEYS, SECTION_KEYS
 
@@ -53,6 +57,14 @@ def salary_label(row: dict[str, Any]) -> str | None:
     if row.get("salary_estimated"):
         text += " (est.)"
     return text
+
+
+def highlighted(snippet: str) -> Markup:
+    """A snippet of the search index (:func:`crawler.db.fts.snippet_sql`) as HTML: the text
+    escaped, each match in ``<mark>``."""
+    start, end = HIGHLIGHT
+    text = str(escape(plain(snippet))).replace(start, "<mark>").replace(end, "</mark>").replace("\n", " · ")
+    return Markup(f'<span class="matched">{text}</span>')
 
 
 def safe_url(url: str | None) -> str | None:
@@ -128,15 +140,12 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
     salary = rec["salary"]
     cluster = None
     if rec.get("cluster_id") is not None:
-        members = conn.execute(
-            "SELECT p.id, p.title, p.company, p.city, m.reason, m.similarity FROM cluster_members m"
-            " JOIN postings p ON p.id = m.posting_id WHERE m.cluster_id = ? ORDER BY p.id", (rec["cluster_id"],)
-        ).fetchall()
+        members = queries.cluster_members(conn, rec["cluster_id"])
         cluster = {"id": rec["cluster_id"], "duplicate_of": rec.get("duplicate_of"),
                    "members": [dict(zip(("id", "title", "company", "city", "reason", "similarity"), m))
                                for m in members if m[0] != posting_id]}
-    versions = conn.execute("SELECT count(*) FROM posting_versions WHERE posting_id = ?", (posting_id,)).fetchone()[0]
-    score = conn.execute("SELECT score, score_level, score_by FROM postings WHERE id = ?", (posting_id,)).fetchone()
+    versions = queries.version_count(conn, posting_id)
+    score = queries.listing_score(conn, posting_id)
     return {
         "id": posting_id, "title": rec.get("title"), "company": rec.get("company"), "city": rec.get("city"),
         "district": rec.get("district"), "category": rec.get("category"), "work_mode": rec.get("work_mode"),

@@ -64,6 +64,8 @@ CATEGORIES = (
     "technique", "infra", "data", "domain", "soft",
 )
 """Allowed categories; the file header maps them to the issue's names."""
+KINDS = ("technical", "domain", "soft")
+"""What a category is a kind of (the file's ``[kinds]`` table): what browse groups skills by."""
 
 TAGS_SECTION = "tags"
 SNIPPET_RADIUS = 20
@@ -88,6 +90,7 @@ class Skill:
     parent: str | None
     aliases: tuple[str, ...]  # as written in the file (English, Chinese, guarded), without the name
     frontier: bool
+    kind: str = "technical"  # of its category: technical, domain or soft ([kinds] of the file)
 
 
 class SkillHit(NamedTuple):
@@ -343,6 +346,28 @@ def _match_text(text: str) -> tuple[str, list[int] | None]:
     return "".join(pieces), offsets
 
 
+def _kinds(doc: Mapping) -> dict[str, str]:
+    """Category → kind from the file's ``[kinds]`` table: each category in exactly one kind. A file
+    without one: ``soft`` and ``domain`` are kinds of their own, every other category technical."""
+    if not doc:
+        return {c: c if c in KINDS else "technical" for c in CATEGORIES}
+    unknown = set(doc) - set(KINDS)
+    if unknown:
+        raise TaxonomyError(f"[kinds]: unknown kinds {sorted(unknown)}; allowed: {', '.join(KINDS)}")
+    kinds: dict[str, str] = {}
+    for kind, categories in doc.items():
+        for category in categories:
+            if category not in CATEGORIES:
+                raise TaxonomyError(f"[kinds] {kind}: unknown category {category!r}")
+            if category in kinds:
+                raise TaxonomyError(f"[kinds]: category {category!r} is in {kinds[category]} and {kind}")
+            kinds[category] = kind
+    missing = [c for c in CATEGORIES if c not in kinds]
+    if missing:
+        raise TaxonomyError(f"[kinds]: no kind for the categories {missing}")
+    return kinds
+
+
 class Taxonomy:
     """The parsed taxonomy: ``skills`` in file order, ``version`` (content hash), and the matcher."""
 
@@ -361,6 +386,7 @@ class Taxonomy:
         unknown_cats = set(skills_doc) - set(CATEGORIES)
         if unknown_cats:
             raise TaxonomyError(f"unknown categories {sorted(unknown_cats)}; allowed: {', '.join(CATEGORIES)}")
+        self.kinds = _kinds(doc.get("kinds", {}))
         variants: list[tuple[str, _Alias]] = []
         for category in CATEGORIES:
             for entry in skills_doc.get(category, ()):
@@ -436,7 +462,8 @@ class Taxonomy:
         plain = list(entry.get("en", ())) + list(entry.get("zh", ()))
         idx = len(self.skills)
         self.skills.append(Skill(name=name, category=category, parent=entry.get("parent"),
-                                 aliases=tuple(plain + guarded), frontier=bool(entry.get("frontier", False))))
+                                 aliases=tuple(plain + guarded), frontier=bool(entry.get("frontier", False)),
+                                 kind=self.kinds[category]))
         self._index[name] = idx
         folded_guarded = {fold(a).strip() for a in guarded}
         name_matches = entry.get("match_name", True) and fold(name).strip() not in folded_guarded
@@ -518,10 +545,10 @@ class Taxonomy:
         return out
 
     def rows(self) -> list[dict]:
-        """One dict per skill for storage: name, category, parent, aliases (list), frontier."""
+        """One dict per skill for storage: name, category, parent, aliases (list), frontier, kind."""
         return [
             {"name": s.name, "category": s.category, "parent": s.parent,
-             "aliases": list(s.aliases), "frontier": s.frontier}
+             "aliases": list(s.aliases), "frontier": s.frontier, "kind": s.kind}
             for s in self.skills
         ]
 

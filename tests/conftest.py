@@ -30,14 +30,19 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: f
     return proc
 
 
-def start_serve(db: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """`jobcrawl serve` over ``db`` on a free port of 127.0.0.1, once it answers: (process, base URL).
-
-    The caller terminates the process; its stderr is a pipe (the `serving …` line)."""
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "serve", "--db", str(db), "--port", str(port)],
+        return s.getsockname()[1]
+
+
+def start_serve(db: Path, *options: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`jobcrawl serve` over ``db`` (with ``options``) on a free port, once it answers on 127.0.0.1:
+    (process, base URL).
+
+    The caller terminates the process; its stderr is a pipe (the `serving …` line)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "serve", "--db", str(db), "--port", str(port), *options],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=None if env is None else dict(os.environ, **env))
     base = f"http://127.0.0.1:{port}"
@@ -70,6 +75,22 @@ def seeded_db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("seeded") / "jobs.db"
     run_cli("ingest", str(SEEDS), "--db", str(path), "--as-of", AS_OF, check=True)
     return path
+
+
+@pytest.fixture
+def sqlite_runs(monkeypatch):
+    """Counts the queries that reach SQLite (Datasette's own Database.execute) through the cache."""
+    from datasette.database import Database
+
+    runs: list[str] = []
+    real = Database.execute
+
+    async def counted(self, sql, *args, **kwargs):
+        runs.append(sql)
+        return await real(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(Database, "execute", counted)
+    return runs
 
 
 def pytest_collection_modifyitems(config, items):

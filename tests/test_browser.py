@@ -1,9 +1,11 @@
 """The explorer in a real browser: ``jobcrawl serve`` in a subprocess, headless Chromium via Selenium.
 
-Opens the listing, searches it, opens a posting, the hostile posting and the market charts;
-asserts the text a reader sees, that no script from the data ran (no alert, no global set by the
-payloads) and that every resource came from the server itself (no network here). Screenshots go
-to ``test-output/screenshots/``.
+Opens the compact listing, searches it (the matched text highlighted), the postings table (the
+column documentation folded away), a posting, the hostile posting, the search canned query and the
+market charts (on a generated database of 3,000 postings: one screen, n on every label); asserts
+the text a reader sees, that no script from the data ran (no alert, no global set by the
+payloads) and that every resource came from the server itself (no network here). Screenshots of
+each page go to ``test-output/screenshots/``.
 
 Uses Debian's ``chromium`` and ``chromedriver`` (``Service('/usr/bin/chromedriver')``, so Selenium
 Manager never downloads a driver). Skips when they are absent, unless ``JOBCRAWL_REQUIRE_BROWSER=1``
@@ -32,16 +34,30 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``jobcrawl serve`` on a free port of 127.0.0.1 over the browse test database; yields its base URL."""
-    db = build_browse_db(tmp_path_factory.mktemp("browser"))
+def _serving(db):
+    """``jobcrawl serve`` on a free port of 127.0.0.1 over ``db``: yields its base URL."""
     proc, base = start_serve(db)
     try:
         yield base
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The browse test database, served."""
+    yield from _serving(build_browse_db(tmp_path_factory.mktemp("browser")))
+
+
+@pytest.fixture(scope="module")
+def market_server(tmp_path_factory):
+    """3,000 generated postings (bench/browse.py), enough for the charts' minimum samples, served."""
+    from bench.browse import generate
+
+    db = tmp_path_factory.mktemp("market") / "jobs.db"
+    generate(db, 3000)
+    yield from _serving(db)
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +127,10 @@ def test_listing_search_and_facets(browser, server):
     assert "Jobs listing" in body
     assert "5 rows sorted by score descending" in body
     assert HOSTILE_TITLE in body  # the payload shows as text
+    headers = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".rows-and-columns th")]
+    assert headers == ["title", "company", "city", "salary", "score ▲", "posted_at", "source"]
+    first = browser.find_elements(By.CSS_SELECTOR, ".rows-and-columns tbody tr")[0]
+    assert [td.text for td in first.find_elements(By.TAG_NAME, "td")][3:] == ["35K", "75 中等", "2026-11-29", "textdump"]
     headers = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".facet-info h2, .facet-info-name")]
     assert any(h.startswith("city") for h in headers) and any(h.startswith("skills") for h in headers)
     _checked_page(browser, server, "listing.png")
@@ -121,12 +141,20 @@ def test_listing_search_and_facets(browser, server):
     body = browser.find_element(By.TAG_NAME, "body").text
     assert '4 rows where search matches "算子" sorted by score descending' in body
     assert "地平线" not in body.split("rows where search matches")[1]
+    marks = browser.find_elements(By.CSS_SELECTOR, "td.col-matched mark")
+    assert marks and {m.text for m in marks} == {"算子"}
     _checked_page(browser, server, "search.png")
+
+    link = browser.find_element(By.LINK_TEXT, "AI算子开发工程师")
+    link.click()
+    _wait_for(browser, lambda d: "/jobs/postings/" in d.current_url)
+    assert browser.find_element(By.CSS_SELECTOR, "h1.posting-title").text == "AI算子开发工程师"
 
 
 def test_postings_table_columns(browser, server):
-    """The postings table shows its default columns; the column menu hides one, and its "Show all
-    columns" shows all of them (not the default columns again)."""
+    """The postings table shows its default columns, the column documentation folded under
+    "columns" above the rows; the column menu hides one, and its "Show all columns" shows all of
+    them (not the default columns again)."""
     from selenium.webdriver.common.by import By
 
     def header():
@@ -143,7 +171,16 @@ def test_postings_table_columns(browser, server):
     _open(browser, server + "/jobs/postings?city=苏州")
     _wait_for(browser, lambda d: len(header()) == 19)
     assert header()[:4] == ["id", "title", "company", "city"]
+    docs = browser.find_element(By.CSS_SELECTOR, "details.column-docs")
+    assert docs.get_attribute("open") is None and not browser.find_element(By.CSS_SELECTOR, "dl.column-descriptions").is_displayed()
+    folded = browser.execute_script("return document.querySelector('details.column-docs').getBoundingClientRect().height")
+    assert folded < 40  # before: about 1,000 px of documentation above the rows
     _checked_page(browser, server, "postings-table.png")
+    docs.find_element(By.TAG_NAME, "summary").click()
+    _wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "dl.column-descriptions").is_displayed())
+    unfolded = browser.execute_script("return document.querySelector('details.column-docs').getBoundingClientRect().height")
+    assert unfolded > 10 * folded
+    assert "salary_monthly_max" in browser.find_element(By.CSS_SELECTOR, "dl.column-descriptions").text
     menu("company", "dropdown-hide-column")
     _wait_for(browser, lambda d: "_nocol=company" in d.current_url and len(header()) == 18)
     assert header()[:4] == ["id", "title", "city", "category"]
@@ -151,6 +188,18 @@ def test_postings_table_columns(browser, server):
     _wait_for(browser, lambda d: "_columns=all" in d.current_url and len(header()) == 88)
     assert "description" in header() and "company" in header()
     _checked_page(browser, server, "postings-table-all.png")
+
+
+def test_search_canned_query(browser, server):
+    from selenium.webdriver.common.by import By
+
+    _open(browser, server + "/jobs/search?q=Kafka")
+    assert browser.find_elements(By.CSS_SELECTOR, "textarea") == []  # hide_sql
+    assert browser.title == "Search · jobs"
+    assert [m.text for m in browser.find_elements(By.CSS_SELECTOR, "td.col-matched mark")] == ["Kafka"]
+    link = browser.find_element(By.LINK_TEXT, "后端开发工程师")
+    assert link.get_attribute("href") == server + "/jobs/postings/4"
+    _checked_page(browser, server, "search-query.png")
 
 
 def test_posting_page(browser, server):
@@ -186,18 +235,27 @@ def test_hostile_posting_runs_no_script(browser, server):
     _checked_page(browser, server, "hostile-posting.png")
 
 
-def test_market_charts(browser, server):
+def test_market_charts(browser, market_server):
+    """The dashboard fits one screen (a 1400 × 1000 window), each salary label carries its n, every group
+    has at least the minimum sample, and the skills chart shows technical skills."""
     from selenium.webdriver.common.by import By
 
-    _open(browser, server + "/-/dashboards/market")
-    # vega-embed draws each chart as SVG (usermeta.embedOptions.renderer) once its query returned.
-    _wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#chart-salary-by-city svg text")
-              and d.find_elements(By.CSS_SELECTOR, "#chart-top-skills svg text"))
-    city_labels = {t.text for t in browser.find_elements(By.CSS_SELECTOR, "#chart-salary-by-city svg text")}
-    assert {"苏州", "杭州", "上海", "北京", "CNY per month"} <= city_labels
-    skill_labels = {t.text for t in browser.find_elements(By.CSS_SELECTOR, "#chart-top-skills svg text")}
-    assert {"CUDA", "PyTorch", "Open postings"} <= skill_labels
-    bars = browser.find_elements(By.CSS_SELECTOR, "#chart-top-skills svg .mark-rect path")
-    assert len(bars) == 25
-    assert "Monthly pay by city" in browser.find_element(By.TAG_NAME, "body").text
-    _checked_page(browser, server, "market-charts.png")
+    browser.set_window_size(1400, 1000)
+    try:
+        _open(browser, market_server + "/-/dashboards/market")
+        assert "min_postings=10" in browser.current_url  # the filter's default
+        # vega-embed draws each chart as SVG (usermeta.embedOptions.renderer) once its query returned.
+        _wait_for(browser, lambda d: all(d.find_elements(By.CSS_SELECTOR, f"#chart-{c} svg text")
+                                         for c in ("salary-by-city", "salary-by-category", "top-skills")))
+        texts = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#chart-salary-by-city svg .role-axis-label text")]
+        labels = [text for text in texts if " · n=" in text]
+        assert len(labels) == 10 and all(int(label.split("n=")[1]) >= 10 for label in labels), texts
+        skill_labels = {t.text for t in browser.find_elements(By.CSS_SELECTOR, "#chart-top-skills svg .role-axis-label text")}
+        assert {"CUDA", "PyTorch"} <= skill_labels and not skill_labels & {"teamwork", "communication", "self-motivation"}
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#chart-top-skills svg .mark-rect path")) == 25
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        inner = browser.execute_script("return window.innerHeight")
+        assert height <= inner, (height, inner)
+        _checked_page(browser, market_server, "market-charts.png")
+    finally:
+        browser.set_window_size(1400, 1600)

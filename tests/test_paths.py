@@ -52,10 +52,10 @@ def test_scoring_workers_read_the_database(odd_db):
     assert result["scored"] == 2
 
 
-@pytest.mark.parametrize("writable", [False, True], ids=["immutable", "writable"])
-def test_datasette_serves_the_file_through_a_plain_link(odd_db, writable, tmp_path, monkeypatch):
+@pytest.mark.parametrize("immutable", [True, False], ids=["immutable", "read-only"])
+def test_datasette_serves_the_file_through_a_plain_link(odd_db, immutable, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    ds = make_datasette(odd_db, writable=writable)
+    ds = make_datasette(odd_db, immutable=immutable)
     served = Path(ds.get_database("jobs").path)
     assert served.is_symlink() and served.resolve() == odd_db.resolve()
     assert served.parent.parent == tmp_path / "cache" / "jobcrawl" / "serve"

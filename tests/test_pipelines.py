@@ -9,7 +9,8 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from conftest import AS_OF, SEEDS
-from crawler.db.rows import POSTING_COLS, Batch, posting_row
+from crawler.db import fts
+from crawler.db.rows import POSTING_COLS, Batch, posting_row, search_body
 from crawler.pages.appexport import parse_dump
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.skills import SkillsPipeline
@@ -191,7 +192,7 @@ def test_posting_rows_are_plain_values():
     assert (values["title"], values["salary_max"], values["posted_approx"]) == ("AI算子开发工程师", 43000.0, 1)
     assert row.sections[0][:4] == (0, "about", "关于这个职位", 0)
     assert row.evaluation[:3] == ("source", 72, 70)
-    assert row.search[:2] == ("AI算子开发工程师", "吉利汽车")
+    assert row.search == fts.index_values("AI算子开发工程师", "吉利汽车", "杭州", posting.skills, search_body(posting))
 
 
 def test_raw_input_rows_and_quarantine_rows():

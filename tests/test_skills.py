@@ -457,8 +457,20 @@ def test_taxonomy_size_categories_and_rows():
         "name": "FlashAttention", "category": "technique", "parent": "attention optimization",
         "aliases": ["flash attention", "flash-attn", "flashattention2", "flashattention-2", "flashattention-3",
                     "flashinfer"],
-        "frontier": True,
+        "frontier": True, "kind": "technical",
     }
+
+
+def test_each_skill_has_the_kind_of_its_category():
+    taxonomy = load_taxonomy()
+    kinds = {s.category: s.kind for s in taxonomy.skills}
+    assert kinds == {"language": "technical", "framework": "technical", "gpu": "technical", "compiler": "technical",
+                     "tool": "technical", "model": "technical", "technique": "technical", "infra": "technical",
+                     "data": "technical", "domain": "domain", "soft": "soft"}
+    by_name = {s.name: s.kind for s in taxonomy.skills}
+    assert (by_name["CUDA"], by_name["autonomous driving"], by_name["teamwork"]) == ("technical", "domain", "soft")
+    custom = Taxonomy('[skills]\nsoft = [{ name = "Patience" }]\ndomain = [{ name = "Banking" }]\n'.encode())
+    assert [(s.name, s.kind) for s in custom.skills] == [("Banking", "domain"), ("Patience", "soft")]
 
 
 @pytest.mark.parametrize(
@@ -516,6 +528,10 @@ def test_custom_taxonomy_is_used_for_tagging():
                      id="bad-regex"),
         pytest.param('[skills]\nlanguage = [{ name = "X", colour = "red" }]', "unknown keys", id="unknown-key"),
         pytest.param('[skills\n', "<bytes>", id="not-toml"),
+        pytest.param('[kinds]\nfun = ["soft"]', "unknown kinds", id="unknown-kind"),
+        pytest.param('[kinds]\nsoft = ["chat"]', "unknown category", id="kind-of-an-unknown-category"),
+        pytest.param('[kinds]\nsoft = ["soft"]\ndomain = ["soft"]', "is in soft and domain", id="category-of-two-kinds"),
+        pytest.param('[kinds]\nsoft = ["soft"]', "no kind for the categories", id="category-without-a-kind"),
     ],
 )
 def test_malformed_taxonomy_is_rejected(toml, message):

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, SEEDS, export_records, run_cli
+from crawler.db.fts import PLAIN_SQL, search_ids
 from normalize.skills import load_taxonomy
 
 pytestmark = pytest.mark.slow
@@ -83,3 +84,8 @@ def test_retag_is_idempotent_and_follows_taxonomy_changes(tmp_path, db_path):
     assert "VTune" not in r000["skills"] and "Nsight Compute" in r000["skills"]
     assert conn.execute("SELECT count(*) FROM skills WHERE name = 'VTune'").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM posting_versions").fetchone()[0] == 0  # no new versions
+    # the search index follows: VTune is still in the JD text, no longer a skill name
+    skills_indexed = conn.execute(f"SELECT {PLAIN_SQL.format('skills')} FROM postings_fts WHERE rowid = ?",
+                                  (r000["id"],)).fetchone()[0]
+    assert "Nsight Compute" in skills_indexed and "VTune" not in skills_indexed
+    assert search_ids(conn, "VTune") == [r000["id"]]

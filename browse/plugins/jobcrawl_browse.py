@@ -1,17 +1,22 @@
-"""Datasette plugin of the jobs database: Chinese-aware search, readable cells, the posting page.
+"""Datasette plugin of the jobs database: Chinese-aware search, readable cells, the posting page, limits.
 
 - Facets of ``jobs`` and ``postings`` are counted from the in-memory :class:`browse.facets.FacetIndex`
-  of an immutable file (the column and array facet classes are replaced by its subclasses).
+  while it is current (the column and array facet classes are replaced by its subclasses); the
+  skills facet counts technical skills.
 - ``?_search=`` and ``?_skill=`` on ``jobs`` and ``postings`` are :mod:`browse.filters`.
 - ``escape_fts`` is replaced by :func:`crawler.db.fts.fts_query` on every connection, so the search
-  box of ``jobs`` and ``postings`` (``postings_seg``) segments the query the way the index was
-  segmented: ``算子`` and ``CUDA`` both match.
-- Cells: ``salary`` as ``30–50K ×14``, the listing's ``id`` as a link to the posting page,
-  ``skills`` as links to the listing filtered by each skill.
-- Table pages: the default columns of ``postings`` (``?_columns=all`` for every one) and the rows'
+  box and canned queries write the query the way the index was written: ``算子`` and ``CUDA`` both match.
+- Cells: ``title`` as a link to the posting page, ``salary`` as ``30–50K ×14``, ``score`` with its
+  level, ``posted_at`` as a date, ``source`` as a link to the posting's page at its source, ``skills``
+  as links to the listing filtered by each skill; in canned queries the postings' titles and ids
+  link to their page, skills, cities and companies to the listing.
+- Table pages: the column documentation under a "columns" disclosure; the default columns of
+  ``postings`` (``?_columns=all`` for every one) and of the ``jobs`` listing (the other columns stay
+  in its JSON and CSV); a searched listing's rows with the matched text highlighted; the rows'
   cells written in one pass (``_table.html``), :mod:`browse.columns`.
 - The posting page (``row-jobs-postings.html``) gets its sections, insights, evaluations with
   evidence, skills, cluster and versions from :func:`browse.render.posting_page`.
+- Limits: arbitrary SQL under a short time limit, one at a time; only reads (:mod:`browse.limits`).
 
 Everything shown is escaped: values go through ``markupsafe.escape`` here and Jinja autoescape
 in the templates.
@@ -25,25 +30,24 @@ from functools import lru_cache
 from datasette import hookimpl
 from markupsafe import Markup, escape
 
-from browse import columns
+from browse import columns, limits, queries
 from browse.facets import replace_facet_classes
-from browse.filters import SEARCH_FUNCTION, listing_filters, search_function
+from browse.filters import SEARCH_FUNCTION, SEARCH_PARAM, TABLES, listing_filters, search_function
 from browse.metadata import DATABASE, STATIC_MOUNT
-from browse.render import listing_url, posting_page, salary_label
+from browse.render import highlighted, listing_url, posting_page, safe_url, salary_label
 from crawler.db.fts import fts_query
 
-LISTINGS = {"jobs", "postings"}
 SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
-RENDERED = {"salary", "id", "skills"}  # the columns render_cell shows in its own way
+RENDERED = {"salary", "id", "posting_id", "title", "skills", "skill", "score", "posted_at", "source", "city", "company"}
 
 
 @hookimpl(trylast=True)
 def prepare_connection(conn, database, datasette):
     # trylast: runs after Datasette's own hook, which registers the stock escape_fts.
     conn.create_function("escape_fts", 1, fts_query, deterministic=True)
-    index = getattr(datasette.get_database(database), "facet_index", None) if database == DATABASE else None
-    if index is not None:
-        conn.create_function(SEARCH_FUNCTION, 2, search_function(conn, index), deterministic=True)
+    db = datasette.get_database(database) if database == DATABASE else None
+    if db is not None and hasattr(db, "loaded_facet_index"):
+        conn.create_function(SEARCH_FUNCTION, 2, search_function(conn, db), deterministic=True)
 
 
 @hookimpl(hookwrapper=True)
@@ -56,6 +60,12 @@ def register_facet_classes():
 def filters_from_request(request, database, table, datasette):
     # trylast: its search box context replaces Datasette's (which finds no fts_table for these tables)
     return listing_filters(request, database, table, datasette) if database == DATABASE else None
+
+
+@hookimpl(trylast=True)
+def permission_allowed(datasette, actor, action, resource):
+    # trylast: called after Datasette's own rules (allow_sql), so the charts' queries stay allowed
+    return limits.allows_sql(action)
 
 
 @lru_cache(maxsize=8192)  # the taxonomy's few hundred skills, and what old rows hold
@@ -77,24 +87,93 @@ def _skill_links(value: str) -> Markup | None:
     return Markup(f'<span class="skills">{links}{more}</span>')
 
 
+def _posting_link(datasette, posting_id, text) -> Markup:
+    return Markup('<a href="{}">{}</a>').format(datasette.urls.row(DATABASE, "postings", str(posting_id)), text)
+
+
+def _listing_cell(row: dict, value, column: str, datasette) -> Markup | None:
+    """A cell of the jobs listing or the postings table."""
+    if column == "title" and isinstance(row.get("id"), int):
+        return Markup('<a class="posting-link" href="{}">{}</a>').format(
+            datasette.urls.row(DATABASE, "postings", str(row["id"])), value if value else "(no title)")
+    if column == "score" and value is not None:
+        level = row.get("score_level")
+        return Markup('<span class="score">{}</span>{}').format(
+            value, Markup(' <span class="level">{}</span>').format(level) if level else "")
+    if column == "posted_at" and isinstance(value, str) and len(value) > 10:
+        return Markup('<span title="{}">{}</span>').format(value, value[:10])
+    if column == "source" and value:
+        url = safe_url(row.get("url"))
+        return Markup('<a class="source-url" href="{}" rel="noopener noreferrer nofollow">{}</a>').format(url, value) if url else None
+    return None
+
+
+def _query_cell(row: dict, value, column: str, datasette) -> Markup | None:
+    """A cell of a canned (or arbitrary) query: postings link to their page, the rest to the listing."""
+    posting_id = row.get("posting_id", row.get("id")) if "title" in row else None
+    if column in ("title", "id", "posting_id") and isinstance(posting_id, int) and value not in (None, ""):
+        if column == "title" or value == posting_id:
+            return _posting_link(datasette, posting_id, value)
+    if column == "skill" and isinstance(value, str) and value:
+        return Markup(_skill_link(value))
+    if column in ("city", "company") and isinstance(value, str) and value:
+        return Markup('<a href="{}">{}</a>').format(listing_url(**{column: value}), value)
+    return None
+
+
 @hookimpl
 def render_cell(row, value, column, table, database, datasette):
-    if database != DATABASE or column not in RENDERED:
+    if database != DATABASE:
+        return None
+    if column == "matched" and isinstance(value, str):
+        return highlighted(value)
+    if column not in RENDERED:
         return None  # most cells: return before anything costs (a listing page has 1,200)
     keys = row.keys()
     if column == "salary" and "salary_monthly_min" in keys:
         label = salary_label(dict(zip(keys, row)))
         return Markup('<span class="salary">{}</span>').format(label) if label else None
-    if table == "jobs" and column == "id" and isinstance(value, int):
-        return Markup('<a href="{}">{}</a>').format(datasette.urls.row(DATABASE, "postings", str(value)), value)
-    if table in LISTINGS and column == "skills":
+    if column == "skills" and table in TABLES:
         return _skill_links(value)
+    if column == "id" and table == "jobs" and isinstance(value, int):  # a view: Datasette links no row
+        return _posting_link(datasette, value, value)
+    if table in TABLES:
+        return _listing_cell(dict(zip(keys, row)), value, column, datasette)
+    if table is None:
+        return _query_cell(dict(zip(keys, row)), value, column, datasette)
     return None
+
+
+def _column_docs(datasette, database, table) -> dict:
+    """Table pages: the column documentation (shown under a "columns" disclosure by
+    ``browse/templates/table.html``) instead of Datasette's list of it above the rows."""
+    meta = datasette.table_metadata(database, table)
+    if not meta.get("columns"):
+        return {}
+    return {"metadata": {**meta, "columns": {}}, "column_docs": meta["columns"]}
+
+
+def _snippets(datasette, request, table):
+    """Searched listings: ``search_snippets(rows)`` gives posting id → the highlighted matched text."""
+    search = request.args.get(SEARCH_PARAM, "") if table in TABLES else ""
+    if not search:
+        return {}
+
+    async def search_snippets(rows):
+        ids = [row["id"] for row in rows if isinstance(row["id"], int)]
+        found = await datasette.get_database(DATABASE).execute_fn(lambda conn: queries.snippets(conn, search, ids))
+        return {pid: highlighted(text) for pid, text in found.items()}
+
+    return {"search_snippets": search_snippets}
 
 
 @hookimpl
 def extra_template_vars(template, database, table, view_name, request, datasette):
-    if view_name != "row" or database != DATABASE or table != "postings" or request is None:
+    if database != DATABASE or request is None:
+        return {}
+    if view_name == "table":
+        return {**_column_docs(datasette, database, table), **_snippets(datasette, request, table)}
+    if view_name != "row" or table != "postings":
         return {}
 
     async def posting():
@@ -115,7 +194,7 @@ def prepare_jinja2_environment(env):
 
 @hookimpl
 def asgi_wrapper(datasette):
-    return lambda app: columns.wrap(app, datasette)
+    return lambda app: limits.wrap(columns.wrap(app, datasette), datasette)
 
 
 @hookimpl

@@ -7,7 +7,6 @@ insights, source evaluation) plus ``evaluation`` (ours) once the scoring step ha
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from typing import Any, Iterator
 
@@ -107,31 +106,15 @@ def iter_export(db: sqlite_utils.Database, *, where: str | None = None, params: 
         last = rows[-1]["id"]
 
 
-_TERM = re.compile(r'"([^"]+)"|(\S+)')
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-
-
 def search(db: sqlite_utils.Database, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
-    """Postings matching every term of ``query`` in title, company or section text.
+    """Postings matching every term of ``query`` in title, company, city, skill names or JD text
+    (:func:`crawler.db.fts.search_ids`: a Chinese term of any length matches as a substring, a Latin
+    term whole words or a part of a compound name, ``term*`` a prefix): id, company, title, city,
+    by id, at most ``limit``."""
+    from .fts import search_ids
 
-    A term with Chinese (or other CJK) characters, or shorter than three characters, is looked up
-    in the segmented index ``postings_seg`` (CJK bigrams: ``算子`` matches wherever it occurs; short
-    Latin terms match whole words, so ``Go`` is not found inside ``Google``). Longer Latin terms use
-    the trigram index ``postings_fts`` and match anywhere, inside words too (``Attention`` finds
-    ``FlashAttention``).
-    """
-    from .fts import SEG_TABLE, fts_query
-
-    terms = [a or b for a, b in _TERM.findall(query)]
-    clauses, params = [], []
-    for term in terms:
-        if _CJK.search(term) or len(term) < 3:
-            clauses.append(f"p.id IN (SELECT rowid FROM {SEG_TABLE} WHERE {SEG_TABLE} MATCH ?)")
-            params.append(fts_query('"' + term.replace('"', "") + '"'))
-        else:
-            clauses.append("p.id IN (SELECT rowid FROM postings_fts WHERE postings_fts MATCH ?)")
-            params.append('"' + term.replace('"', '""') + '"')
-    if not clauses:
+    ids = search_ids(db.conn, query, limit=limit)
+    if not ids:
         return []
-    sql = f"SELECT p.id, p.company, p.title, p.city FROM postings p WHERE {' AND '.join(clauses)} ORDER BY p.id LIMIT ?"
-    return list(db.query(sql, [*params, limit]))
+    return list(db.query(f"SELECT id, company, title, city FROM postings WHERE id IN ({','.join('?' * len(ids))})"
+                         " ORDER BY id", ids))

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
 
+from . import fts
 from .schema import POSTING_COLUMNS, flatten_posting
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
@@ -48,7 +49,7 @@ class PostingRow(NamedTuple):
     signals: list[tuple]
     """``(scorer, dimension, position, key, value)`` of that evaluation."""
     search: tuple
-    """``(title, company, body)``: the text the full-text index holds."""
+    """The posting's full-text index columns, prepared (crawler.db.fts.index_values)."""
 
 
 def search_body(posting: Posting) -> str:
@@ -97,7 +98,7 @@ def posting_row(p: Posting) -> PostingRow:
     evaluation, signals = (evaluation_values(p.source_evaluation, p.as_of) if p.source_evaluation else (None, []))
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
                       p.complete_listing, tuple(flat[c] for c in POSTING_COLS), sections, skills, evaluation, signals,
-                      (p.title or "", p.company or "", search_body(p)))
+                      fts.index_values(p.title, p.company, p.city, p.skills, search_body(p)))
 
 
 def input_row(item: RawInput) -> tuple:

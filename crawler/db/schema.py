@@ -562,9 +562,7 @@ FROM postings"""
 
 @migrations()
 def m006_browse(db: sqlite_utils.Database) -> None:
-    """Score columns on postings kept by triggers, the ``jobs`` view, listing indexes, segmented FTS (crawler.db.fts)."""
-    from . import fts
-
+    """Score columns on postings kept by triggers, the ``jobs`` view, listing indexes."""
     for column, typ in (("score", int), ("score_level", str), ("score_by", str)):
         if column not in db["postings"].columns_dict:
             db["postings"].add_column(column, typ)
@@ -577,8 +575,7 @@ def m006_browse(db: sqlite_utils.Database) -> None:
     for cols in (["score"], ["score_level"], ["work_mode"]):
         db["postings"].create_index(cols)
     db.execute(JOBS_VIEW)
-    fts.create_segmented(db.conn)
-    fts.rebuild(db.conn)
+    # It also created and filled a segmented index, postings_seg: m130 replaces both indexes by one.
 
 
 @migrations()
@@ -876,3 +873,58 @@ def m103_distributed_source_health(db: sqlite_utils.Database) -> None:
     """The ``source_health`` view: each crawled source's last run, last success, counts and state."""
     db.execute(SOURCE_HEALTH_VIEW)
     db.execute("CREATE INDEX IF NOT EXISTS idx_runs_source ON runs (source, kind)")
+
+
+# --------------------------------------------------------------------------- serve branch (issues #24.5, #28.5)
+
+
+@migrations()
+def m130_serve_one_search_index(db: sqlite_utils.Database) -> None:
+    """One full-text index (crawler/db/fts.py) replaces the trigram ``postings_fts`` and the
+    segmented ``postings_seg``: title, company, city, skill names, JD text and the parts of the
+    compound names of title and skills, CJK characters as tokens. Rebuilt from the stored postings."""
+    from . import fts
+
+    db.execute("DROP TABLE IF EXISTS postings_seg")
+    db.execute("DROP TABLE IF EXISTS postings_fts")
+    db.execute("DELETE FROM meta WHERE key = 'search_index_versions'")
+    db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5("
+               "title, company, city, skills, body, parts, tokenize=\"unicode61 tokenchars '+#'\")")
+    fts.rebuild(db.conn)
+
+
+@migrations()
+def m131_serve_skill_kinds(db: sqlite_utils.Database) -> None:
+    """Each skill's kind (technical, domain or soft), of its category: the ``[kinds]`` table of
+    normalize/data/skills.toml, which every run's taxonomy sync keeps it equal to."""
+    db.execute("ALTER TABLE skills ADD COLUMN kind TEXT")
+    db.execute("UPDATE skills SET kind = CASE category WHEN 'soft' THEN 'soft' WHEN 'domain' THEN 'domain'"
+               " ELSE 'technical' END")
+    db.execute("CREATE INDEX idx_skills_kind ON skills (kind)")
+
+
+CHILD_TABLE_DOCS["skills"]["kind"] = "technical, domain or soft: the kind of its category (the skills facet shows technical skills)."
+
+
+@migrations()
+def m132_serve_jobs_view(db: sqlite_utils.Database) -> None:
+    """The ``jobs`` listing view with the columns its page shows first (title, company, city,
+    salary, score, posted, source) and the posting's source."""
+    db.execute("DROP VIEW IF EXISTS jobs")
+    db.execute("""CREATE VIEW jobs AS SELECT
+    id, title, company, city, salary_monthly_max AS salary, score, score_level, posted_at, source,
+    category, work_mode, seniority, score_by, skills, first_seen, last_seen, closed_at, url,
+    salary_monthly_min, salary_months, salary_currency, salary_period, salary_status, salary_estimated, salary_raw
+FROM postings""")
+
+
+CHILD_TABLE_DOCS["source_health"] = {
+    "source": "Source name from the sources file.", "last_run": "Its last finished crawl (runs.id).",
+    "last_run_at": "When that crawl started (UTC).", "last_status": "Its status: ok, partial, failed, interrupted.",
+    "last_success": "Start of its last crawl that was ok, or partial with postings found (UTC).",
+    "requests": "Requests the last crawl sent.", "responses": "Its responses by status (JSON).",
+    "found": "Postings it found.", "new": "New postings.", "updated": "Postings with a new version.",
+    "closed": "Postings it marked closed.", "errors": "Requests that failed for good, and spider errors.",
+    "robots_forbidden": "Requests robots.txt forbade.",
+    "state": "ok · failing since <first failed run> · robots-blocked (nothing found, robots.txt forbade) · empty.",
+}

@@ -11,6 +11,8 @@ import sqlite_utils
 from normalize.models import Posting, SkillEvidence
 from normalize.skills import Taxonomy, skills_in_order
 
+from . import fts
+
 PS_COLS = ("posting_id", "skill", "section", "seq", "category", "count", "first_offset", "matched", "snippet")
 
 
@@ -54,8 +56,8 @@ def sync_taxonomy(db: sqlite_utils.Database, taxonomy: Taxonomy) -> bool:
     with db.conn:
         db.execute("DELETE FROM skills")
         db.conn.executemany(
-            "INSERT INTO skills (name, category, parent, aliases, frontier) VALUES (?, ?, ?, ?, ?)",
-            [(r["name"], r["category"], r["parent"], r["aliases"], r["frontier"]) for r in wanted.values()],
+            "INSERT INTO skills (name, category, parent, aliases, frontier, kind) VALUES (?, ?, ?, ?, ?, ?)",
+            [(r["name"], r["category"], r["parent"], r["aliases"], r["frontier"], r["kind"]) for r in wanted.values()],
         )
     return True
 
@@ -82,16 +84,18 @@ def retag(db: sqlite_utils.Database, taxonomy: Taxonomy, *, batch: int = 1000) -
             f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", ids
         ):
             sections[pid].setdefault(key, []).append(text)
-        updates, rows = [], []
+        updates, rows, changed = [], [], []
         for pid, tags, old in postings:
             hits = taxonomy.tag(sections[pid], json.loads(tags or "[]"))
             names = json.dumps(skills_in_order(hits), ensure_ascii=False)
             if names != old:
                 counts["changed"] += 1
+                changed.append((pid, skills_in_order(hits)))
             updates.append((names, pid))
             rows.extend(skill_rows(pid, evidence(hits)))
         with conn:
             conn.executemany("UPDATE postings SET skills = ? WHERE id = ?", updates)
+            fts.set_skills(conn, changed)
             conn.execute(f"DELETE FROM posting_skills WHERE posting_id IN ({q})", ids)
             insert_skill_rows(conn, rows)
         counts["postings"] += len(ids)

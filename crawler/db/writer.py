@@ -197,7 +197,7 @@ class Writer:
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             fts.delete_rows(c, updated_ids)
         self._write_children(children)
-        fts.insert_rows(c, search)
+        fts.insert_prepared(c, search)
 
     def _write_children(self, children: Iterable[tuple[int, PostingRow]]) -> None:
         sections, skills, evals, signals = [], [], [], []
