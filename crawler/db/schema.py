@@ -151,7 +151,7 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
     },
     "clusters": {
         "id": "Cluster id.", "canonical_posting_id": "The member shown for the cluster: most complete, then earliest.",
-        "size": "Members (postings) in the cluster.", "companies": "Distinct companies among members.",
+        "size": "Members (postings) in the cluster.", "companies": "Distinct companies among members (names normalized for matching).",
         "cities": "Distinct cities among members (different openings of one job).",
         "reasons": "How members joined (JSON counts: new, b = same fingerprint, c = near-duplicate).",
         "cross_company": "1 when a member is a copy under another company (staffing agency).",
@@ -479,3 +479,48 @@ CHILD_TABLE_DOCS["input_parses"] = {
     "postings": "Postings the parse produced; all of them were stored before this row was written.",
     "run_id": "Run that parsed it.", "parsed_at": "When its last posting was stored (UTC).",
 }
+
+
+# --------------------------------------------------------------------------- issue #27: results people can trust
+
+
+@migrations()
+def m101_trust_dedupe_keys(db: sqlite_utils.Database) -> None:
+    """Dedupe keys per posting (identity, canonical URL, JD text or not, completeness), the corpus's boilerplate
+    shingles, and member reasons as words (b → same_content, c → near_duplicate or cross_company_copy). The
+    dedupe step recomputes every key and cluster with the current rules on its next run (the key version
+    changed); until then the old clusters read with the new words."""
+    conn = db.conn
+    for column, typ in (("identity", "TEXT"), ("url", "TEXT"), ("has_jd", "INTEGER"), ("completeness", "INTEGER")):
+        conn.execute(f"ALTER TABLE dedupe_signatures ADD COLUMN [{column}] {typ}")
+    conn.execute("CREATE TABLE dedupe_common_shingles (hash INTEGER PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("UPDATE cluster_members SET reason = CASE reason WHEN 'b' THEN 'same_content' WHEN 'c' THEN"
+                 " CASE WHEN cross_company THEN 'cross_company_copy' ELSE 'near_duplicate' END ELSE reason END")
+    conn.execute("""UPDATE clusters SET reasons = replace(replace(reasons, '"b":', '"same_content":'),"""
+                 """ '"c":', '"near_duplicate":')""")
+
+
+CHILD_TABLE_DOCS["dedupe_signatures"].update({
+    "signature": "MinHash signature (datasketch LeanMinHash bytes) of the JD text (requirement, responsibility and "
+                 "preferred bullets); null without JD text or company.",
+    "fingerprint": "Exact content fingerprint (company, title, city, JD lines); empty without JD text or company.",
+    "identity": "Company, title, city and salary, hashed: how a list card without JD text joins a cluster.",
+    "url": "Canonical URL (tracking parameters dropped).",
+    "has_jd": "1 when the posting has JD text (at least 30 characters): only then is it compared by content.",
+    "completeness": "Non-empty company, title, city, text plus JD bullets: the canonical member is the most complete.",
+})
+CHILD_TABLE_DOCS["dedupe_common_shingles"] = {
+    "hash": "A boilerplate shingle (32-bit hash): in the JD text of more than 1 % (at least 10) of the companies; "
+            "left out when JDs are compared.",
+}
+CHILD_TABLE_DOCS["clusters"]["reasons"] = (
+    "How members joined (JSON counts: new, same_url, same_content, same_identity, near_duplicate, cross_company_copy).")
+CHILD_TABLE_DOCS["cluster_members"].update({
+    "reason": "new (first of its cluster), same_url, same_content (same fingerprint), same_identity (same company, "
+              "title, city and salary; list cards), near_duplicate (similar JD text), cross_company_copy (near-identical "
+              "JD under another company).",
+    "similarity": "Estimated Jaccard similarity of the JD text with the matched posting, boilerplate left out "
+                  "(1.0 for the other reasons).",
+    "matched_posting_id": "The posting it matched when it joined: the canonical member, or the most similar one "
+                          "when a majority of the members matched.",
+})
