@@ -478,11 +478,43 @@ def print_report(report: Report) -> None:
             print(f"    {category:26s} {report.by_category[category]:4d}/{report.totals[category]:<4d} correct")
 
 
+def shared_clusters(workdir: Path, top: int = 5) -> None:
+    """Per file of ../shared/data/zh: postings, clusters, the ``top`` largest with their company and city
+    counts, and the clusters spanning more than two companies with the lowest similarity of a cross-company
+    member (a copy must be near-identical)."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from shared import ingested
+
+    for name, db in ingested(workdir).items():
+        conn = sqlite3.connect(db)
+        postings, clusters, duplicates = conn.execute(
+            "SELECT (SELECT count(*) FROM postings), (SELECT count(*) FROM clusters),"
+            " (SELECT count(*) FROM cluster_members WHERE reason != 'new')").fetchone()
+        print(f"{name}: {postings} postings, {clusters} clusters, {duplicates} duplicates")
+        for size, companies, cities, reasons in conn.execute(
+                "SELECT size, companies, cities, reasons FROM clusters ORDER BY size DESC, companies DESC, id LIMIT ?",
+                (top,)):
+            print(f"    size {size:4d}  companies {companies:3d}  cities {cities:2d}  {reasons}")
+        wide, lowest = conn.execute(
+            "SELECT count(*), min((SELECT min(similarity) FROM cluster_members m WHERE m.cluster_id = c.id"
+            " AND m.cross_company)) FROM clusters c WHERE c.companies > 2").fetchone()
+        print(f"    clusters spanning more than 2 companies: {wide}"
+              + (f" (lowest similarity of a cross-company member: {lowest})" if wide else ""))
+        conn.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--refresh-bases", action="store_true", help="rebuild fixtures/dedupe/bases.jsonl from ../shared/data")
     parser.add_argument("--misses", type=int, default=0, help="print up to N misclassified pairs")
+    parser.add_argument("--shared", action="store_true", help="also print the largest clusters of each ../shared/data/zh file")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/jobcrawl-bench-shared"),
+                        help="where --shared keeps its databases (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.shared:
+        shared_clusters(args.workdir)
     if args.refresh_bases:
         print(f"wrote {refresh_bases()} bases to {BASES.relative_to(ROOT)}")
     data = build_labeled_set(load_bases())

@@ -14,7 +14,7 @@ import sqlite_utils
 from datasette.utils import tilde_encode
 
 from crawler.db.read import export_record
-from normalize.models import DIMENSION_LABELS, DIMENSIONS, INSIGHT_KEYS, SECTION_KEYS
+from normalize.models import DIMENSION_LABELS, DIMENSIONS, HIDDEN_COMPANY, INSIGHT_KEYS, SECTION_KEYS
 
 SYMBOLS = {"CNY": "", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "HKD": "HK$", "SGD": "S$"}
 SALARY_STATUS_LABELS = {"negotiable": "面议", "undisclosed": "未披露"}
@@ -129,8 +129,8 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
     cluster = None
     if rec.get("cluster_id") is not None:
         members = conn.execute(
-            "SELECT p.id, p.title, p.company, p.city, m.reason, m.similarity FROM cluster_members m"
-            " JOIN postings p ON p.id = m.posting_id WHERE m.cluster_id = ? ORDER BY p.id", (rec["cluster_id"],)
+            "SELECT p.id, p.title, coalesce(p.company, ?), p.city, m.reason, m.similarity FROM cluster_members m"
+            " JOIN postings p ON p.id = m.posting_id WHERE m.cluster_id = ? ORDER BY p.id", (HIDDEN_COMPANY, rec["cluster_id"])
         ).fetchall()
         cluster = {"id": rec["cluster_id"], "duplicate_of": rec.get("duplicate_of"),
                    "members": [dict(zip(("id", "title", "company", "city", "reason", "similarity"), m))
@@ -138,11 +138,12 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
     versions = conn.execute("SELECT count(*) FROM posting_versions WHERE posting_id = ?", (posting_id,)).fetchone()[0]
     score = conn.execute("SELECT score, score_level, score_by FROM postings WHERE id = ?", (posting_id,)).fetchone()
     return {
-        "id": posting_id, "title": rec.get("title"), "company": rec.get("company"), "city": rec.get("city"),
+        "id": posting_id, "title": rec.get("title"), "company": rec.get("company") or HIDDEN_COMPANY, "city": rec.get("city"),
         "district": rec.get("district"), "category": rec.get("category"), "work_mode": rec.get("work_mode"),
         "seniority": rec.get("seniority"), "employment_type": rec.get("employment_type"),
         "experience": rec.get("experience"), "education": rec.get("education"),
-        "posted_raw": rec.get("posted_raw"), "posted_at": rec.get("posted_at"), "first_seen": rec.get("first_seen"),
+        "posted_raw": rec.get("posted_raw"), "posted_at": rec.get("posted_local") or rec.get("posted_at"),
+        "first_seen": rec.get("first_seen"),
         "last_seen": rec.get("last_seen"), "closed_at": rec.get("closed_at"), "tags": rec.get("tags") or [],
         "salary": salary_label({"salary": salary.get("monthly_max"), "salary_monthly_min": salary.get("monthly_min"),
                                 "salary_months": salary.get("months"), "salary_currency": salary.get("currency"),

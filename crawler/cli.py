@@ -70,6 +70,20 @@ def main() -> None:
     fixed_mmap_threshold()
 
 
+def _zone(value: str | None) -> str | None:
+    """``--tz``: an IANA time zone name, checked."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if value is None:
+        return None
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise click.BadParameter(f"{value!r} is not a time zone name (e.g. Asia/Shanghai, Europe/Berlin)",
+                                 param_hint="--tz") from None
+    return value
+
+
 def _parse_as_of(value: str | None) -> datetime | None:
     from normalize.dates import parse_as_of
 
@@ -99,6 +113,9 @@ def _parse_as_of(value: str | None) -> datetime | None:
                    "(city+district); an empty COLUMN unmaps the field.")
 @click.option("--set", "constants", multiple=True, metavar="FIELD=VALUE",
               help="Give every row this value, e.g. --set company=… when the file has no company (repeatable).")
+@click.option("--tz", metavar="ZONE", callback=lambda ctx, param, value: _zone(value),
+              help="Time zone of the files' sources (IANA, e.g. Europe/Berlin): their dates are read and their "
+                   "times shown in it (stored times stay UTC). Default: Asia/Shanghai for Chinese postings, else UTC.")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
               help="Postings written per transaction.")
 @click.option("--reparse", is_flag=True,
@@ -108,7 +125,8 @@ def _parse_as_of(value: str | None) -> datetime | None:
                    "rows of a streamed one) read with the same --format, --preset, --map and --set.")
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool, verbose: int) -> None:
+           mapping: tuple[str, ...], constants: tuple[str, ...], tz: str | None, batch_size: int, reparse: bool,
+           verbose: int) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
     PATHS are files, folders (read recursively) or quoted globs. In folders only .txt .text .dump
@@ -116,9 +134,9 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     files or use a glob. Every file is stored verbatim before it is parsed; bad input is
     quarantined with its reason and the run goes on.
 
-    Tables (csv, jsonl, lines): one posting per row. Title and company are required (a row
-    without them is quarantined as `row 17: no title`); blank rows and repeated header rows
-    are skipped and counted; columns no field uses are kept in the posting's extra. One line
+    Tables (csv, jsonl, lines): one posting per row. A row needs a title or a description (without
+    both it is quarantined as `row 17: no title`); without company it is kept (the employer is
+    hidden: shown as （企业未公开）); blank rows and repeated header rows are skipped and counted; columns no field uses are kept in the posting's extra. One line
     per table file says how it was read (encoding, delimiter, preset) and what became of its rows.
 
     \b
@@ -189,7 +207,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
             result = run_into_db(
                 spidercls, db, kind="ingest", args=run_args, spider_kwargs=spider_kwargs,
                 settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
-                          "JOBCRAWL_REPARSE": reparse},
+                          "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_TZ": tz,
+                          "JOBCRAWL_AS_OF_SOURCE": "as_of" if as_of else "file_mtime"},
                 on_response=lambda: bar.update(1),
             )
     except LockHeld as err:

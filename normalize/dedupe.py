@@ -773,6 +773,11 @@ class CommonShingles:
         permuted = _PERM_A[:, None] * _fmix32(self.hashes)[None, :] + _PERM_B[:, None]  # uint32, wraps
         slots = np.arange(NUM_PERM, dtype=np.uint64)[:, None] << np.uint64(32)
         self._keys = np.sort((slots | permuted.astype(np.uint64)).ravel())
+        # A flag per (position, high bits of the value), at most 16 MB and about 1 in 8 set: most values are
+        # ruled out by one lookup, and only the others are searched among the sorted keys.
+        self._shift = np.uint32(32 - max(8, min(17, (8 * len(self.hashes)).bit_length())))
+        self._seen = np.zeros((NUM_PERM, 1 << (32 - int(self._shift))), dtype=bool)
+        self._seen[np.arange(NUM_PERM)[:, None], permuted >> self._shift] = True
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -780,11 +785,14 @@ class CommonShingles:
     def contains(self, values: np.ndarray) -> np.ndarray:
         """For signature values (shape ``(…, NUM_PERM)``, position last), whether each is a boilerplate
         shingle's value at its position."""
+        out = np.zeros(values.shape, dtype=bool)
         if not len(self._keys):
-            return np.zeros(values.shape, dtype=bool)
-        keys = (np.arange(NUM_PERM, dtype=np.uint64) << np.uint64(32)) | values.astype(np.uint64)
+            return out
+        where = np.nonzero(self._seen[np.arange(NUM_PERM), values.astype(np.uint32) >> self._shift])
+        keys = (where[-1].astype(np.uint64) << np.uint64(32)) | values[where].astype(np.uint64)
         found = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        return self._keys[found] == keys
+        out[where] = self._keys[found] == keys
+        return out
 
 
 def common_shingles(records: Iterable[Any], *, share: float = COMMON_SHARE, minimum: int = COMMON_MIN_COMPANIES,
@@ -1285,13 +1293,19 @@ class Clusterer:
         :data:`NEAR_IDENTICAL`, else 0."""
         other = self._sigs[rows]
         equal = other == sig
-        if self.common is None or not len(self.common):
-            return np.count_nonzero(equal, axis=1) / NUM_PERM
-        informative = ~self.common.contains(np.minimum(other, sig))
-        n = np.count_nonzero(informative, axis=1)
-        hits = np.count_nonzero(equal & informative, axis=1)
         whole = np.count_nonzero(equal, axis=1) / NUM_PERM
-        return np.where(n >= MIN_INFORMATIVE, hits / np.maximum(n, 1), np.where(whole >= NEAR_IDENTICAL, whole, 0.0))
+        if self.common is None or not len(self.common):
+            return whole
+        out = np.where(whole >= NEAR_IDENTICAL, whole, 0.0)
+        # Below MIN_INFORMATIVE × (lowest threshold) equal values no estimate can reach a threshold: most LSH
+        # candidates share a band or two by chance, and the boilerplate lookup is the costly part.
+        worth = np.flatnonzero(whole * NUM_PERM >= MIN_INFORMATIVE * min(self.threshold, self.cross_company_threshold))
+        if len(worth):
+            informative = ~self.common.contains(np.minimum(other[worth], sig))
+            n = np.count_nonzero(informative, axis=1)
+            hits = np.count_nonzero(equal[worth] & informative, axis=1)
+            out[worth] = np.where(n >= MIN_INFORMATIVE, hits / np.maximum(n, 1), out[worth])
+        return out
 
     def _verified(self, sig: np.ndarray, dk: DedupeKey, rows: np.ndarray) -> tuple[np.ndarray, ...]:
         """For ``rows``: (matches, similarity, same company, same city); a match has an agreeing title and a

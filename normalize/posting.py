@@ -11,7 +11,9 @@ from datetime import datetime
 
 from .counts import parse_company_activity, parse_market
 from .dedupe import canonical_url
-from .dates import parse_posted, parse_published
+from zoneinfo import ZoneInfo
+
+from .dates import local_time, parse_posted, parse_published, posted_source, source_zone
 from .models import (
     DIMENSION_LABELS,
     CompanyInfo,
@@ -187,17 +189,24 @@ def remote_flag(work_mode: str | None) -> bool | None:
     return None
 
 
-def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting:
-    """Normalize one raw item. ``seen_at`` (default: ``raw.as_of``) sets first_seen/last_seen."""
+def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_source: str = "as_of",
+                      tz: str | None = None) -> Posting:
+    """Normalize one raw item. ``seen_at`` (default: ``raw.as_of``) sets first_seen/last_seen; ``as_of_source``
+    says what ``raw.as_of`` is (``as_of``, ``fetched``, ``file_mtime``: see :mod:`normalize.dates`); ``tz`` is the
+    source's time zone (default: :func:`normalize.dates.source_zone`), in which its dates are read."""
     as_of = datetime.fromisoformat(raw.as_of)
     seen = seen_at or raw.as_of
     problems: list[str] = []
+    zone = source_zone(tz, raw.title, raw.company, raw.location)
 
-    posted = parse_posted(raw.posted, as_of) if raw.posted else None
+    posted = parse_posted(raw.posted, as_of, tz=ZoneInfo(zone)) if raw.posted else None
     published = parse_published(raw.published) if raw.published else None
-    valid = parse_posted(raw.valid_through, as_of) if raw.valid_through else None
+    valid = parse_posted(raw.valid_through, as_of, tz=ZoneInfo(zone)) if raw.valid_through else None
+    posted_on = posted_source(posted, as_of_source)
 
     salary = parse_salary(raw.salary)
+    if salary.status != "missing":
+        salary.source = "field"
     if raw.salary_compare:
         salary.compare_raw = clean_line(raw.salary_compare)
         salary.vs_median, salary.compare_scope = parse_salary_compare(raw.salary_compare)
@@ -208,6 +217,10 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
             salary.signal = parse_salary_estimate(signal)
     if raw.salary and salary.status == "unparseable":
         problems.append(f"salary not understood: {raw.salary!r}")
+    if not (raw.company or "").strip():
+        problems.append("company hidden")
+    if not (raw.title or "").strip():
+        problems.append("no title")
 
     company_activity = parse_company_activity(raw.company_activity)
     market = parse_market(raw.market)
@@ -244,7 +257,10 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
         company_info=normalize_company_info(raw.company_info),
         posted_raw=raw.posted,
         posted_at=posted.at if posted else None,
-        posted_approx=bool(posted and posted.approx),
+        posted_approx=bool(posted and (posted.approx or posted_on == "file_mtime")),
+        posted_source=posted_on,
+        tz=zone,
+        posted_local=local_time(posted.at if posted else None, zone),
         is_new=published.is_new if published else None,
         published_label=published.label if published else None,
         valid_through=valid.at if valid else None,

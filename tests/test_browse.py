@@ -671,9 +671,11 @@ def pick(rows: list[dict], *keys: str) -> list[tuple]:
         ("Docker", 1, 100.0), ("Go", 1, 100.0), ("Java", 1, 100.0), ("Kubernetes", 1, 100.0), ("MySQL", 1, 100.0),
         ("Redis", 1, 100.0), ("back end", 1, 100.0), ("distributed systems", 1, 100.0), ("high concurrency", 1, 100.0),
         ("microservices", 1, 100.0), ("middleware", 1, 100.0)], id="co-occurring"),
-    pytest.param("new_postings", ("id", "posted"), [
-        (2, "2026-11-29T02:00:00+00:00"), (5, "2026-11-29T02:00:00+00:00"),
-        (1, "2026-11-29T00:00:00+00:00"), (3, "2026-11-29T00:00:00+00:00")], id="new-7-days"),
+    # posted times in the source's zone (Chinese postings: Asia/Shanghai), judged by their post time
+    pytest.param("new_postings", ("id", "posted", "new_by", "posted_source"), [
+        (2, "2026-11-29T10:00:00+08:00", "posted", "as_of"), (5, "2026-11-29T10:00:00+08:00", "posted", "as_of"),
+        (1, "2026-11-29T08:00:00+08:00", "posted", "as_of"), (3, "2026-11-29T08:00:00+08:00", "posted", "as_of")],
+        id="new-7-days"),
     pytest.param("new_postings?days=11", ("id",), [(2,), (5,), (1,), (3,), (4,)], id="new-11-days"),
     pytest.param("duplicate_clusters", ("cluster", "size", "companies", "cities", "cross_company", "title", "company", "members"),
                  [(1, 2, 2, 2, 1, "AI算子开发工程师", "吉利汽车", "1, 3")], id="clusters"),

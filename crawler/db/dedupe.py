@@ -56,6 +56,16 @@ def reset(conn: sqlite3.Connection, version: str) -> None:
     set_meta(conn, "signature_version", version)
 
 
+# --------------------------------------------------------------------------- first run
+
+
+def stamp_first_runs(conn: sqlite3.Connection) -> int:
+    """Give postings that no run is recorded as having first seen the latest ingest or crawl run (the one that
+    stored them: the dedupe step runs at the end of each). Returns how many."""
+    return conn.execute("UPDATE postings SET first_run_id = (SELECT max(id) FROM runs WHERE kind IN ('ingest', 'crawl'))"
+                        " WHERE first_run_id IS NULL").rowcount
+
+
 # --------------------------------------------------------------------------- keys
 
 

@@ -128,7 +128,12 @@ def column_descriptions() -> dict[str, dict[str, str]]:
     """Table → column → description, from the pydantic models (for Datasette metadata)."""
     posting = {column: desc for column, _, _, desc in POSTING_COLUMNS}
     posting.update({"raw_input_id": "Raw input this version was parsed from (or that last gave it unchanged).", "version": "Version number, 1 for the first."})
+    posting.update(POSTING_EXTRA_DOCS)
     return {"postings": posting, **CHILD_TABLE_DOCS}
+
+
+POSTING_EXTRA_DOCS: dict[str, str] = {}
+"""Postings columns that are not fields of the model, added by later migrations."""
 
 
 CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
@@ -524,3 +529,39 @@ CHILD_TABLE_DOCS["cluster_members"].update({
     "matched_posting_id": "The posting it matched when it joined: the canonical member, or the most similar one "
                           "when a majority of the members matched.",
 })
+
+
+JOBS_VIEW_V2 = """CREATE VIEW jobs AS SELECT
+    id, title, coalesce(company, '（企业未公开）') AS company, city, category, work_mode, seniority,
+    salary_monthly_max AS salary, score, score_level, score_by, skills, posted_at, posted_local, posted_source,
+    first_seen, last_seen, closed_at, url, salary_monthly_min, salary_months, salary_currency, salary_period,
+    salary_status, salary_estimated, salary_raw, salary_source
+FROM postings"""
+
+
+@migrations()
+def m102_trust_time_and_pay_source(db: sqlite_utils.Database) -> None:
+    """Where a salary was read (salary_source), what a post time rests on (posted_source), the source's time
+    zone and the post time in it (tz, posted_local), the run that first saw a posting (first_run_id, for
+    "new" without a post time); the jobs view shows a hidden employer as （企业未公开） and the local time.
+
+    Old rows: salary_source 'field' where a salary was stored (the old code read no other), first_run_id the
+    run that first stored the posting's raw input; posted_source and tz stay null until the posting is parsed
+    again (``--reparse``)."""
+    conn = db.conn
+    have = {row[1] for row in conn.execute("PRAGMA table_info(postings)")}
+    for column, typ in (("salary_source", "TEXT"), ("posted_source", "TEXT"), ("tz", "TEXT"), ("posted_local", "TEXT"),
+                        ("first_run_id", "INTEGER")):
+        if column not in have:  # m001 of a new database made the model's columns already
+            conn.execute(f"ALTER TABLE postings ADD COLUMN [{column}] {typ}")
+    conn.execute("UPDATE postings SET salary_source = 'field' WHERE salary_source IS NULL AND salary_status != 'missing'")
+    conn.execute("UPDATE postings SET first_run_id = (SELECT run_id FROM raw_inputs WHERE raw_inputs.id = postings.raw_input_id)"
+                 " WHERE first_run_id IS NULL")
+    conn.execute("CREATE INDEX idx_postings_source_first_run_id ON postings (source, first_run_id)")
+    conn.execute("DROP VIEW jobs")
+    conn.execute(JOBS_VIEW_V2)
+
+
+POSTING_EXTRA_DOCS["first_run_id"] = ("The ingest or crawl run that first saw the posting: without a post time, a "
+                                      "posting is new only when a run after the first of its source saw it first.")
+BROWSE_COLUMN_DOCS["jobs"]["company"] = "Company; （企业未公开） when the employer is hidden (postings.company is null)."

@@ -1,7 +1,8 @@
 """Dedupe step: cluster reposts, cross-site copies and list cards of one job, incrementally, keeping every record.
 
 The rules are :mod:`normalize.dedupe`'s (reasons ``same_url``, ``same_content``, ``near_duplicate``,
-``cross_company_copy``, ``same_identity``; no chaining). The SQL is :mod:`crawler.db.dedupe`'s. A run:
+``cross_company_copy``, ``same_identity``; no chaining). The SQL is :mod:`crawler.db.dedupe`'s. The step is the
+first to meet each new posting after its run: it records the run that first saw it (``first_run_id``). A run:
 
 1. keys: every posting's :class:`~normalize.dedupe.DedupeKey` is stored in ``dedupe_signatures`` (by the
    item pipeline, or here for postings that lack one or whose content changed since);
@@ -42,6 +43,7 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
     conn = db.conn
     counts: Counter[str] = Counter()
     with conn:
+        store.stamp_first_runs(conn)
         if rebuild or store.meta_value(conn, "signature_version") != SIGNATURE_VERSION:
             store.reset(conn, SIGNATURE_VERSION)
         refreshed = _refresh_keys(conn, counts)
