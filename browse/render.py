@@ -20,7 +20,7 @@ SYMBOLS = {"CNY": "", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "HKD":
 SALARY_STATUS_LABELS = {"negotiable": "面议", "undisclosed": "未披露"}
 SECTION_LABELS = {"about": "关于这个职位 · About", "requirements": "最低要求 · Requirements",
                   "responsibilities": "工作职责 · Responsibilities", "preferred": "优先资格 · Preferred",
-                  "benefits": "福利 · Benefits"}
+                  "compensation": "薪资待遇 · Compensation", "benefits": "福利 · Benefits"}
 INSIGHT_LABELS = {"pros": "优点 · Pros", "cons": "缺点 / 挑战 · Cons", "role": "角色解读 · The role",
                   "strategy": "申请策略 · How to apply", "interview": "面试指南 · Interview"}
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from .skills import SkillHit
 
-SECTION_KEYS = ("about", "requirements", "responsibilities", "preferred", "benefits")
+SECTION_KEYS = ("about", "requirements", "responsibilities", "preferred", "compensation", "benefits")
 """Canonical section keys, in display order. Unknown headings are kept under their own text."""
 
 INSIGHT_KEYS = ("pros", "cons", "role", "strategy", "interview")
@@ -283,7 +283,7 @@ class Posting(_Model):
     company_activity: Activity = Field(default_factory=Activity, description="Company hiring activity as the source states it.")
     market: Activity = Field(default_factory=Activity, description="Market for this city and category as the source states it.")
     description: str | None = Field(None, description="Free JD text when the source gives no sections.")
-    sections: dict[str, list[str]] = Field(default_factory=dict, description="JD bullets by canonical key (about, requirements, responsibilities, preferred, benefits) or unknown heading.")
+    sections: dict[str, list[str]] = Field(default_factory=dict, description="JD bullets by canonical key (about, requirements, responsibilities, preferred, compensation, benefits) or unknown heading.")
     section_headings: dict[str, str] = Field(default_factory=dict, description="Heading as written for each section key.")
     insights: dict[str, list[str]] = Field(default_factory=dict, description="The app's AI-insight lists: pros, cons, role, strategy, interview.")
     source_evaluation: Evaluation | None = Field(None, description="The source's own evaluation, parsed.")

@@ -24,7 +24,7 @@ from .models import (
     RawSection,
     Signal,
 )
-from .salary import parse_salary, parse_salary_compare, parse_salary_estimate
+from .salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_text
 from .fields import parse_company_info, parse_experience_education, parse_location
 from .sections import clean_bullet, section_key, split_sections
 from .text import clean_line, clean_text, sha256_hex
@@ -178,6 +178,17 @@ def normalize_evaluation(raw: RawEvaluation | None) -> Evaluation | None:
     return ev
 
 
+def _pay_texts(sections: dict[str, list[str]], description: str | None) -> list[tuple[str, str]]:
+    """Where a posting may state its pay, in the order read: its compensation section, then its description (or,
+    without one, its other sections)."""
+    out = [("compensation", "\n".join(sections.get("compensation", ())))]
+    if description:
+        out.append(("description", clean_text(description)))
+    else:
+        out.extend((key, "\n".join(lines)) for key, lines in sections.items() if key != "compensation")
+    return out
+
+
 def remote_flag(work_mode: str | None) -> bool | None:
     """True for remote or hybrid work, False for on-site only, None when the text does not say."""
     if not work_mode:
@@ -233,6 +244,11 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_sour
     category = clean_line(raw.category) if raw.category else market.category
 
     sections, headings = normalize_sections(raw.sections, raw.description)
+    if salary.status == "missing" and not raw.salary:  # no salary field: the pay the text states, if any
+        found = salary_from_text(_pay_texts(sections, raw.description))
+        if found is not None:
+            salary = found.model_copy(update={"compare_raw": salary.compare_raw, "vs_median": salary.vs_median,
+                                              "compare_scope": salary.compare_scope, "signal": salary.signal})
     work_mode = clean_line(raw.work_mode) if raw.work_mode else None
     requirements = normalize_requirements(raw.experience, raw.education)
 
