@@ -235,7 +235,8 @@ def _report(result, db: str) -> None:
     if "dedupe" in result.steps:
         click.echo(_dedupe_line(result.steps["dedupe"]))
     if "score" in result.steps:
-        click.echo(f"score: {result.steps['score'].get('scored', 0)} postings scored (jobcrawl-v1)")
+        scored = result.steps["score"]
+        click.echo(f"score: {scored.get('scored', 0)} postings scored, {scored.get('unchanged', 0)} unchanged (jobcrawl-v1)")
     click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
         raise SystemExit(3)
@@ -439,15 +440,19 @@ def dedupe(db: str, rebuild: bool) -> None:
 @click.option("--profile", "profile_file", type=click.Path(exists=True, dir_okay=False),
               help="Also score personal fit for this profile (TOML: skills I have and want, cities, minimum "
                    "monthly salary, work modes; see seeds/profile.toml), stored as scorer fit:<name>.")
-def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
+@click.option("--all", "--rebuild", "force", is_flag=True,
+              help="Score every active posting again, also those whose inputs have not changed since.")
+def score(db: str, report: bool, top: int, profile_file: str | None, force: bool) -> None:
     """Score every active posting: 综合评分 and 薪资福利, 成长发展, 工作生活, 使命价值 with evidence.
 
     Recomputes the market statistics of the corpus (table market_stats: salary quartiles per
-    category and city + category where at least 5 salaries exist, open postings per company and
+    category and city + category where at least 20 salaries exist, open postings per company and
     city + category), then stores our evaluation of every active posting as scorer jobcrawl-v1:
-    scores, levels, explanations, signals and the evidence of every rule that fired (rules:
-    normalize/score.py). Re-scoring replaces only our own rows; the app's own evaluation (scorer
-    source) is never touched. Each run is one row of kind score in the runs table.
+    scores, levels (信息不足 where the evidence is too little), explanations, signals and the
+    evidence of every rule that fired (rules: normalize/score.py). A posting whose inputs (its
+    facts, the market figures it uses, the rules' version) have not changed since it was scored is
+    not scored again, unless --all. Re-scoring replaces only our own rows; the app's own evaluation
+    (scorer source) is never touched. Each run is one row of kind score in the runs table.
 
     Exit status: 0 done; 2 usage error (no database, bad profile).
 
@@ -456,6 +461,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
       jobcrawl score --db jobs.db
       jobcrawl score --report --top 10
       jobcrawl score --profile seeds/profile.toml
+      jobcrawl score --all
     """
     import time
 
@@ -463,6 +469,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
     from crawler.db.writer import utcnow
     from crawler.steps import score as step
     from normalize.fit import ProfileError, load_profile
+    from normalize.score import MIN_SAMPLE
     from normalize.skills import load_taxonomy
 
     _require_db(db)
@@ -474,17 +481,17 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
             raise click.UsageError(f"{profile_file}: {err}") from None
     started, clock = utcnow(), time.perf_counter()
     database = open_db(db)
-    counts = step.score_corpus(database, now=started)
+    counts = step.score_corpus(database, now=started, force=force)
     stats: dict = {"counts": counts}
-    click.echo(f"scored {counts['scored']} postings ({counts['scorer']}) · market statistics: "
-               f"{counts['market_stats']} rows, {counts['salary_groups']} salary groups with at least 5 salaries · "
-               f"{time.perf_counter() - clock:.1f} s")
+    click.echo(f"scored {counts['scored']} postings, {counts['unchanged']} unchanged ({counts['scorer']}) · market "
+               f"statistics: {counts['market_stats']} rows, {counts['salary_groups']} salary groups with at least "
+               f"{MIN_SAMPLE} salaries · {time.perf_counter() - clock:.1f} s")
     if profile:
         for skill in profile.unknown_skills:
             click.echo(f"{profile_file}: skill not in the taxonomy, ignored: {skill}", err=True)
-        fit = step.score_profile(database, profile, now=started)
+        fit = step.score_profile(database, profile, now=started, force=force)
         stats["fit"] = fit
-        click.echo(f"{fit['scorer']}: scored {fit['scored']} postings; best fits:")
+        click.echo(f"{fit['scorer']}: scored {fit['scored']} postings, {fit['unchanged']} unchanged; best fits:")
         for row in step.best_fits(database, fit["scorer"], top=top):
             click.echo(f"  #{row['id']} {row['company']} · {row['title']} · {row['city'] or '城市未明确'}: {row['summary']}")
     if report:

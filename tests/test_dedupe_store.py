@@ -59,6 +59,18 @@ def test_cluster_rows_and_export(family_db):
     by_locator = {r["locator"]: r for r in export_records(family_db)}
     assert by_locator["000_7c4373297891d5ca.txt"]["duplicate_of"] is None
     assert by_locator["agency_copy.txt"]["duplicate_of"] == 1
+    evidence = ("cluster_id", "duplicate_of", "dedupe_reason", "dedupe_similarity", "dedupe_matched", "cross_company",
+                "different_city")
+    assert {loc: tuple(r[k] for k in evidence) for loc, r in by_locator.items()} == {
+        "000_7c4373297891d5ca.txt": (1, None, "new", 1.0, None, False, False),
+        "003_5eabc84b6ca487f0.txt": (2, None, "new", 1.0, None, False, False),
+        "agency_copy.txt": (1, 1, "cross_company_copy", 1.0, 1, True, False),
+        "other_city.txt": (1, 1, "near_duplicate", 1.0, 1, False, True),
+        "repost_new_time_and_salary.txt": (1, 1, "same_content", 1.0, 1, False, False),
+        "reworded.txt": (1, 1, "near_duplicate", by_locator["reworded.txt"]["dedupe_similarity"], 1, False, False),
+        "same_company_other_role.txt": (3, None, "new", 1.0, None, False, False),
+    }
+    assert 0.5 <= by_locator["reworded.txt"]["dedupe_similarity"] < 1.0
     assert by_locator["agency_copy.txt"]["cluster_id"] == by_locator["000_7c4373297891d5ca.txt"]["cluster_id"]
     assert by_locator["003_5eabc84b6ca487f0.txt"]["duplicate_of"] is None
     assert len(by_locator) == 7  # nothing is thrown away

@@ -11,15 +11,15 @@ from .writer import utcnow
 
 
 def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
-              mark_stale: bool = True) -> int:
-    """Record a run as running; runs left running by a killed process are marked interrupted
-    (``mark_stale=False`` when starting the second and later runs of one process)."""
+              mark_stale: bool = True, started: str | None = None) -> int:
+    """Record a run as running (since ``started``, default now); runs left running by a killed process are
+    marked interrupted (``mark_stale=False`` when starting the second and later runs of one process)."""
     with db.conn:
         if mark_stale:
             db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
         cur = db.execute(
             "INSERT INTO runs (kind, source, started, status, args) VALUES (?, ?, ?, 'running', ?)",
-            (kind, source, utcnow(), json.dumps(args, ensure_ascii=False, default=str)),
+            (kind, source, started or utcnow(), json.dumps(args, ensure_ascii=False, default=str)),
         )
     return cur.lastrowid
 
@@ -37,3 +37,12 @@ def finish_run(db: sqlite_utils.Database, run_id: int, counts: dict[str, int], *
             (utcnow(), status, json.dumps(stats or {}, ensure_ascii=False, default=str),
              json.dumps(responses or {}, sort_keys=True), *(counts.get(c, 0) for c in COUNT_COLUMNS), run_id),
         )
+
+
+def record_run(db: sqlite_utils.Database, kind: str, *, started: str, args: dict[str, Any], stats: dict[str, Any],
+               status: str = "ok") -> int:
+    """A finished run of a corpus step (``score``) as one row, written at its end: a concurrent ingest's running
+    row is left alone. Returns its id."""
+    run_id = start_run(db, kind, args, mark_stale=False, started=started)
+    finish_run(db, run_id, {}, status=status, stats=stats)
+    return run_id

@@ -565,3 +565,40 @@ def m102_trust_time_and_pay_source(db: sqlite_utils.Database) -> None:
 POSTING_EXTRA_DOCS["first_run_id"] = ("The ingest or crawl run that first saw the posting: without a post time, a "
                                       "posting is new only when a run after the first of its source saw it first.")
 BROWSE_COLUMN_DOCS["jobs"]["company"] = "Company; （企业未公开） when the employer is hidden (postings.company is null)."
+
+
+@migrations()
+def m103_trust_evaluation_state(db: sqlite_utils.Database) -> None:
+    """Evaluations say how complete they are and what they were computed from (completeness, inputs_digest:
+    the scoring step rescores a posting only when its digest changes, so every evaluation made before is
+    rescored once, with the current rules). The listing's score is ours when we have an overall, else the
+    app's, else our level alone (信息不足)."""
+    conn = db.conn
+    conn.execute("ALTER TABLE evaluations ADD COLUMN completeness REAL")
+    conn.execute("ALTER TABLE evaluations ADD COLUMN inputs_digest TEXT")
+    choose = ("UPDATE postings SET (score, score_level, score_by) = (SELECT overall, overall_level, scorer FROM evaluations"
+              f" WHERE posting_id = {{id}} AND scorer IN {_SCORERS} AND (overall IS NOT NULL OR overall_level IS NOT NULL)"
+              " ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)")
+    for event, ref in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")):
+        conn.execute(f"DROP TRIGGER evaluations_score_{event.lower()}")
+        when = f"{ref}.scorer IN {_SCORERS}" + (f" OR OLD.scorer IN {_SCORERS}" if event == "UPDATE" else "")
+        conn.execute(f"CREATE TRIGGER evaluations_score_{event.lower()} AFTER {event} ON evaluations WHEN {when} "
+                     f"BEGIN {choose.format(id=f'{ref}.posting_id')} WHERE id = {ref}.posting_id; END")
+    conn.execute(choose.format(id="postings.id"))
+
+
+CHILD_TABLE_DOCS["evaluations"].update({
+    "overall": "综合评分 0–100: the weighted mean of the known dimensions; null when fewer than two are known.",
+    "pay": "薪资福利 0–100; null when its evidence is too little (level 信息不足).",
+    "growth": "成长发展 0–100; null when its evidence is too little.",
+    "worklife": "工作生活 0–100; null when its evidence is too little.",
+    "mission": "使命价值 0–100; null when its evidence is too little.",
+    "overall_level": "Level of the overall score: 较低 (<60), 中等 (60–79), 较高 (≥80), 信息不足.",
+    "pay_level": "较低 (<60), 中等 (60–79), 较高 (≥80), or 信息不足 (insufficient evidence).",
+    "completeness": "Share of the overall's weight whose dimension is known (0–1); null for the app's own.",
+    "inputs_digest": "Digest of everything the evaluation was computed from (facts, market figures, rules version): "
+                     "an unchanged digest is not scored again.",
+})
+BROWSE_COLUMN_DOCS["postings"]["score_level"] = "Level of that score: 较低 (<60), 中等 (60–79), 较高 (≥80), 信息不足."
+BROWSE_COLUMN_DOCS["postings"]["score"] = ("Overall score 0–100 the listing sorts by: ours (jobcrawl-v1) when it has one, "
+                                           "else the app's own; null when neither has one.")
