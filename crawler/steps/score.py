@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import sqlite_utils
 
-from crawler.db import readonly_uri
+from crawler.db import file_of, readonly_uri
 from crawler.db import scores as store
 from crawler.db.runs import record_run as _record_run
 from crawler.db.writer import utcnow
@@ -124,12 +124,6 @@ def _worker_batch(first: int, last: int, now: str, force: bool) -> Scored:
     return _batch(_WORKER["conn"], _WORKER["rules"], first, last, now, force)
 
 
-def _db_path(db: sqlite_utils.Database) -> str | None:
-    """The file behind ``db``'s main schema; None in memory."""
-    path = next((row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-    return path or None
-
-
 def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: int, force: bool) -> Iterator[Scored]:
     """Scored batches in id order: in this process, or in ``workers`` spawned processes (the scoring is
     pure Python and CPU-bound; this process writes meanwhile). At most 2 × workers batches are in
@@ -139,7 +133,7 @@ def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: 
     id ranges: a worker that dies (killed, out of memory) then fails the step with BrokenProcessPool. A batch of
     rows larger than the pipe, blocked half-written when its reader died, hung the executor's shutdown for good.
     """
-    path = _db_path(db)
+    path = file_of(db)
     if workers <= 1 or path is None:
         for first, last in store.id_ranges(db.conn):
             yield _batch(db.conn, rules, first, last, now, force)
