@@ -674,8 +674,10 @@ def completeness(record: Any) -> int:
 
 def canonical_rank(completeness: int, first_seen: str | None, key: str) -> tuple:
     """Sort key of the canonical member of a cluster, best first: most complete, then earliest ``first_seen``
-    (missing counts as latest), then smallest key (keys of digits in numeric order)."""
-    return -completeness, first_seen is None, first_seen or "", len(key), key
+    (missing counts as latest), then smallest key (keys of digits in numeric order). The dedupe step gives as
+    key the posting's place in its input (locator, position, key), not its row id: ids follow the order in
+    which worker processes delivered the postings, which differs from run to run."""
+    return -completeness, first_seen is None, first_seen or "", f"{int(key):020d}" if key.isdigit() else key
 
 
 def choose_canonical(members: Iterable[Any]) -> Any:
@@ -1155,15 +1157,16 @@ class Clusterer:
                 _grown(a, rows) for a in (self._sigs, self._clusters, self._fields, self._matchable))
         self._index.reserve(rows * self.bands)
 
-    def _append(self, key: str, dk: DedupeKey, first_seen: str | None, cluster_id: int) -> int:
-        """Register a record in every index and its cluster; the caller stores its signature at the returned row."""
+    def _append(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], cluster_id: int) -> int:
+        """Register a record (``seen``: its first_seen and order) in every index and its cluster; the caller stores
+        its signature at the returned row."""
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
         row = len(self._keys)
         if row == len(self._sigs):
             self.reserve(2 * row)
         self._keys.append(key)
-        self._ranks.append(canonical_rank(dk.completeness, first_seen, key))
+        self._ranks.append(canonical_rank(dk.completeness, *seen))
         self._fields[row] = (self._name_id(dk.company), self._name_id(dk.title), self._name_id(dk.city))
         self._clusters[row] = cluster_id
         self._matchable[row] = dk.matchable and bool(dk.signature)
@@ -1195,24 +1198,26 @@ class Clusterer:
 
     _PREFETCH = 128  # records whose sorted-run lookups are done in one numpy pass (bounds its temporary arrays)
 
-    def add_keys(self, items: Iterable[tuple[str, DedupeKey, str | None]]) -> list[Assignment]:
-        """Match each ``(key, dedupe key, first_seen)`` against everything added before it and add it, in order."""
-        items = list(items)
+    def add_keys(self, items: Iterable[tuple]) -> list[Assignment]:
+        """Match each ``(key, dedupe key, first_seen)`` or ``(key, dedupe key, first_seen, order)`` against
+        everything added before it and add it, in order; ``order`` (default: the key) breaks the canonical
+        member's ties (:func:`canonical_rank`)."""
+        items = [(*item, item[0]) if len(item) == 3 else tuple(item) for item in items]
         sigs = np.empty((len(items), NUM_PERM), dtype=np.uint32)
-        _decode_into(sigs, [dk.signature for _, dk, _ in items])
+        _decode_into(sigs, [item[1].signature for item in items])
         band_keys = _band_keys(sigs, self.bands, self.rows)
         index = self._index
         out: list[Assignment] = []
         hits: list[tuple[np.ndarray, np.ndarray]] = []
         first, generation = 0, -1
-        for i, (key, dk, first_seen) in enumerate(items):
+        for i, (key, dk, first_seen, order) in enumerate(items):
             if index.generation != generation or i - first >= self._PREFETCH:
                 first, generation = i, index.generation
                 hits = index.run_hits(band_keys[i : i + self._PREFETCH])
-            out.append(self._add(key, dk, first_seen, sigs[i], band_keys[i], index.record_hits(hits, i - first)))
+            out.append(self._add(key, dk, (first_seen, order), sigs[i], band_keys[i], index.record_hits(hits, i - first)))
         return out
 
-    def _add(self, key: str, dk: DedupeKey, first_seen: str | None, sig: np.ndarray, band_keys: np.ndarray,
+    def _add(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], sig: np.ndarray, band_keys: np.ndarray,
              run_hits: list[np.ndarray]) -> Assignment:
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
@@ -1237,7 +1242,7 @@ class Clusterer:
         if dk.has_jd and dk.identity and (cards := self._card_cluster(dk.identity, result.cluster_id)) is not None:
             self._absorb(result.cluster_id, cards)
             result = replace(result, absorbed=(cards,))
-        row = self._append(key, dk, first_seen, result.cluster_id)
+        row = self._append(key, dk, seen, result.cluster_id)
         self._sigs[row] = sig
         if self._matchable[row]:
             self._index.add(row, band_keys)
@@ -1358,9 +1363,9 @@ class Clusterer:
     # ---- stored keys
 
     @classmethod
-    def from_stored(cls, items: Iterable[tuple[str, DedupeKey, int, str | None]], capacity: int = 0,
-                    **options: Any) -> Clusterer:
-        """Rebuild a clusterer from stored ``(key, dedupe key, cluster id, first_seen)`` without raw text.
+    def from_stored(cls, items: Iterable[tuple], capacity: int = 0, **options: Any) -> Clusterer:
+        """Rebuild a clusterer from stored ``(key, dedupe key, cluster id, first_seen)`` (or with a fifth element,
+        the order: see :meth:`add_keys`) without raw text.
 
         Records keep their stored clusters; later :meth:`add_keys` calls match against them. ``capacity``: the
         records expected in all, stored and to come (:meth:`reserve`). ``items`` are read a chunk at a time,
@@ -1369,8 +1374,8 @@ class Clusterer:
         self = cls(**options)
         self.reserve(capacity)
         blobs: list[bytes] = []
-        for key, dk, cluster_id, first_seen in items:
-            self._append(key, dk, first_seen, int(cluster_id))
+        for key, dk, cluster_id, first_seen, *order in items:
+            self._append(key, dk, (first_seen, order[0] if order else key), int(cluster_id))
             blobs.append(dk.signature)
             if len(blobs) == _DECODE_CHUNK:
                 self._put_signatures(blobs)

@@ -817,3 +817,14 @@ def test_common_shingles_contains_exactly_their_values():
     other = signature("熟悉C++与CUDA编程")
     assert not common.contains(other[None, :]).any()
     assert len(CommonShingles()) == 0 and not CommonShingles().contains(sig[None, :]).any()
+
+
+def test_canonical_ties_go_to_the_place_in_the_input_not_the_row_id():
+    full = {"company": "x", "title": "t", "city": "c", "requirements": ["1", "2"], "first_seen": "2026-11-02"}
+    assert choose_canonical([{**full, "key": "10"}, {**full, "key": "9"}])["key"] == "9"  # digits: numeric order
+    g = _seed_record(GEELY, "g")
+    twins = [(key, k, "2026-11-29", order) for key, k, order in
+             zip(("5", "4"), keys_of([g, g]), ("b.txt\x1f000000000000\x1fk1", "a.txt\x1f000000000000\x1fk2"))]
+    c = Clusterer()
+    c.add_keys(twins)
+    assert (c.clusters(), c.canonical(1)) == ({1: ["5", "4"]}, "4")  # a.txt comes first, whatever the ids

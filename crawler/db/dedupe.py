@@ -25,6 +25,9 @@ KEY_COLUMNS = ("posting_id", "content_hash", "signature", "company", "title", "c
 _INSERT_KEY = (f"INSERT OR REPLACE INTO dedupe_signatures ({', '.join(KEY_COLUMNS)}) "
                f"VALUES ({', '.join('?' * len(KEY_COLUMNS))})")
 _KEY_FIELDS = "s.signature, s.company, s.title, s.city, s.fingerprint, s.identity, s.url, s.has_jd, s.completeness"
+_ORDER = "p.locator || char(31) || printf('%012d', p.position) || char(31) || p.key"
+"""A posting's place in its input: the same from run to run, unlike its row id (worker processes deliver
+postings in an order of their own)."""
 
 
 def _chunks(ids: list[int], size: int = BATCH) -> Iterator[list[int]]:
@@ -124,14 +127,14 @@ def unclustered(conn: sqlite3.Connection) -> list[int]:
     """Postings with a key and no cluster yet, in first-seen order."""
     return [r[0] for r in conn.execute(
         "SELECT s.posting_id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
-        " WHERE s.posting_id NOT IN (SELECT posting_id FROM cluster_members) ORDER BY p.first_seen, p.id")]
+        f" WHERE s.posting_id NOT IN (SELECT posting_id FROM cluster_members) ORDER BY p.first_seen, {_ORDER}")]
 
 
-def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey, str | None]]:
-    """(posting id, stored key, first seen) of ``ids``, in the given order."""
+def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey, str | None, str]]:
+    """(posting id, stored key, first seen, place in its input) of ``ids``, in the given order."""
     q = _marks(ids)
-    found = {r[0]: (r[0], _key(r[2:]), r[1]) for r in conn.execute(
-        f"SELECT s.posting_id, p.first_seen, {_KEY_FIELDS} FROM dedupe_signatures s JOIN postings p"
+    found = {r[0]: (r[0], _key(r[3:]), r[1], r[2]) for r in conn.execute(
+        f"SELECT s.posting_id, p.first_seen, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s JOIN postings p"
         f" ON p.id = s.posting_id WHERE s.posting_id IN ({q})", ids)}
     return [found[i] for i in ids if i in found]
 
@@ -140,13 +143,13 @@ def clustered_count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM cluster_members").fetchone()[0]
 
 
-def clustered(conn: sqlite3.Connection) -> Iterator[tuple[str, DedupeKey, int, str | None]]:
-    """Every clustered posting as ``(id, key, cluster id, first seen)`` (what ``Clusterer.from_stored`` reads),
-    streamed in id order."""
+def clustered(conn: sqlite3.Connection) -> Iterator[tuple[str, DedupeKey, int, str | None, str]]:
+    """Every clustered posting as ``(id, key, cluster id, first seen, place in its input)`` (what
+    ``Clusterer.from_stored`` reads), streamed in id order."""
     for row in conn.execute(
-            f"SELECT s.posting_id, m.cluster_id, p.first_seen, {_KEY_FIELDS} FROM dedupe_signatures s"
+            f"SELECT s.posting_id, m.cluster_id, p.first_seen, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s"
             " JOIN cluster_members m USING (posting_id) JOIN postings p ON p.id = s.posting_id ORDER BY s.posting_id"):
-        yield str(row[0]), _key(row[3:]), row[1], row[2]
+        yield str(row[0]), _key(row[4:]), row[1], row[2], row[3]
 
 
 # --------------------------------------------------------------------------- members and clusters
@@ -185,7 +188,7 @@ def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
     for part in _chunks(cluster_ids):
         members = conn.execute(
             "SELECT m.cluster_id, m.posting_id, m.reason, m.cross_company, coalesce(s.company, p.company), p.city,"
-            " p.first_seen, p.last_seen, s.completeness FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
+            f" p.first_seen, p.last_seen, s.completeness, {_ORDER} FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
             " LEFT JOIN dedupe_signatures s ON s.posting_id = m.posting_id"
             f" WHERE m.cluster_id IN ({_marks(part)}) ORDER BY m.cluster_id", part)
         found: set[int] = set()
@@ -193,9 +196,10 @@ def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
         for cid, group in groupby(members, key=itemgetter(0)):
             found.add(cid)
             group = list(group)
-            canonical = choose_canonical({"key": str(m[1]), "completeness": m[8] or 0, "first_seen": m[6]} for m in group)
+            canonical = choose_canonical({"key": m[9], "completeness": m[8] or 0, "first_seen": m[6], "posting_id": m[1]}
+                                         for m in group)
             rows.append((
-                cid, int(canonical["key"]), len(group), len({m[4] for m in group if m[4]}),
+                cid, canonical["posting_id"], len(group), len({m[4] for m in group if m[4]}),
                 len({m[5] for m in group if m[5]}), json.dumps(dict(sorted(Counter(m[2] for m in group).items()))),
                 int(any(m[3] for m in group)), min(m[6] for m in group), max(m[7] for m in group),
             ))

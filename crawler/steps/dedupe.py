@@ -103,7 +103,7 @@ def _cluster(conn, pending: list[int], common: CommonShingles, counts: Counter[s
     rows: list[tuple] = []
     for part in store._chunks(pending, BATCH):
         items = store.keys(conn, part)
-        for (pid, _, _), a in zip(items, clusterer.add_keys((str(pid), key, seen) for pid, key, seen in items)):
+        for (pid, *_), a in zip(items, clusterer.add_keys((str(pid), *rest) for pid, *rest in items)):
             rows.append((pid, a.cluster_id, a.reason, round(a.similarity, 4),
                          int(a.matched_key) if a.matched_key else None, int(a.cross_company), int(a.different_city)))
             counts["added"] += 1
