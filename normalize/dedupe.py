@@ -775,11 +775,17 @@ class CommonShingles:
         permuted = _PERM_A[:, None] * _fmix32(self.hashes)[None, :] + _PERM_B[:, None]  # uint32, wraps
         slots = np.arange(NUM_PERM, dtype=np.uint64)[:, None] << np.uint64(32)
         self._keys = np.sort((slots | permuted.astype(np.uint64)).ravel())
-        # A flag per (position, high bits of the value), at most 16 MB and about 1 in 8 set: most values are
-        # ruled out by one lookup, and only the others are searched among the sorted keys.
-        self._shift = np.uint32(32 - max(8, min(17, (8 * len(self.hashes)).bit_length())))
-        self._seen = np.zeros((NUM_PERM, 1 << (32 - int(self._shift))), dtype=bool)
-        self._seen[np.arange(NUM_PERM)[:, None], permuted >> self._shift] = True
+        # A bit per (position, high bits of the value), at most 16 MB and about 1 in 32 set: most values are ruled
+        # out by one lookup, and only the others are searched among the sorted keys. Built from the sorted keys:
+        # the bits of one byte are neighbours, OR-ed together segment by segment.
+        bits = max(3, min(20, (32 * len(self.hashes)).bit_length()))
+        self._shift = np.uint64(32 - bits)
+        self._row = 1 << (bits - 3)  # bytes per position
+        flat = (self._keys >> np.uint64(32)) * np.uint64(1 << bits) + ((self._keys & np.uint64(0xFFFFFFFF)) >> self._shift)
+        byte, starts = np.unique(flat >> np.uint64(3), return_index=True)
+        self._bits = np.zeros(NUM_PERM * self._row, dtype=np.uint8)
+        if len(flat):
+            self._bits[byte] = np.bitwise_or.reduceat(np.uint8(1) << (flat & np.uint64(7)).astype(np.uint8), starts)
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -790,7 +796,9 @@ class CommonShingles:
         out = np.zeros(values.shape, dtype=bool)
         if not len(self._keys):
             return out
-        where = np.nonzero(self._seen[np.arange(NUM_PERM), values.astype(np.uint32) >> self._shift])
+        high = values.astype(np.uint64) >> self._shift
+        at = np.arange(NUM_PERM, dtype=np.uint64) * np.uint64(self._row) + (high >> np.uint64(3))
+        where = np.nonzero((self._bits[at] >> (high & np.uint64(7)).astype(np.uint8)) & 1)
         keys = (where[-1].astype(np.uint64) << np.uint64(32)) | values[where].astype(np.uint64)
         found = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
         out[where] = self._keys[found] == keys
@@ -1094,6 +1102,7 @@ class Clusterer:
     _clusters: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _fields: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _matchable: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
+    _boiler: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]  # value is boilerplate
     _names: list[str] = field(default_factory=lambda: [""], init=False, repr=False)
     _name_ids: dict[str, int] = field(default_factory=lambda: {"": 0}, init=False, repr=False)
     _name_flags: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), init=False, repr=False)  # scratch
@@ -1116,6 +1125,7 @@ class Clusterer:
         self._clusters = np.empty(0, dtype=np.int64)
         self._fields = np.empty((0, 3), dtype=np.int32)
         self._matchable = np.empty(0, dtype=bool)
+        self._boiler = np.empty((0, NUM_PERM), dtype=bool)
         self.reserve(1024)
         self._next_cluster = self.first_cluster_id
 
@@ -1153,8 +1163,8 @@ class Clusterer:
         """Make room for ``rows`` records in all: the per-row arrays are not grown (a copy) and the band
         index merges its runs in place."""
         if rows > len(self._sigs):
-            self._sigs, self._clusters, self._fields, self._matchable = (
-                _grown(a, rows) for a in (self._sigs, self._clusters, self._fields, self._matchable))
+            self._sigs, self._clusters, self._fields, self._matchable, self._boiler = (
+                _grown(a, rows) for a in (self._sigs, self._clusters, self._fields, self._matchable, self._boiler))
         self._index.reserve(rows * self.bands)
 
     def _append(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], cluster_id: int) -> int:
@@ -1205,6 +1215,7 @@ class Clusterer:
         items = [(*item, item[0]) if len(item) == 3 else tuple(item) for item in items]
         sigs = np.empty((len(items), NUM_PERM), dtype=np.uint32)
         _decode_into(sigs, [item[1].signature for item in items])
+        boiler = self._boilerplate(sigs)
         band_keys = _band_keys(sigs, self.bands, self.rows)
         index = self._index
         out: list[Assignment] = []
@@ -1214,11 +1225,19 @@ class Clusterer:
             if index.generation != generation or i - first >= self._PREFETCH:
                 first, generation = i, index.generation
                 hits = index.run_hits(band_keys[i : i + self._PREFETCH])
-            out.append(self._add(key, dk, (first_seen, order), sigs[i], band_keys[i], index.record_hits(hits, i - first)))
+            out.append(self._add(key, dk, (first_seen, order), sigs[i], boiler[i], band_keys[i],
+                                 index.record_hits(hits, i - first)))
         return out
 
-    def _add(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], sig: np.ndarray, band_keys: np.ndarray,
-             run_hits: list[np.ndarray]) -> Assignment:
+    def _boilerplate(self, sigs: np.ndarray) -> np.ndarray:
+        """Per signature value, whether it is a boilerplate shingle's (all False without ``common``): a comparison
+        leaves out the positions whose smaller value is, and that value is one of the two compared."""
+        if self.common is None or not len(self.common):
+            return np.zeros(sigs.shape, dtype=bool)
+        return self.common.contains(sigs)
+
+    def _add(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], sig: np.ndarray, boiler: np.ndarray,
+             band_keys: np.ndarray, run_hits: list[np.ndarray]) -> Assignment:
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
         matchable = dk.matchable and bool(dk.signature)
@@ -1228,7 +1247,7 @@ class Clusterer:
         elif dk.company:
             if dk.has_jd and dk.fingerprint and (row := self._by_fp.get(dk.fingerprint)) is not None:
                 match = row, 1.0, "same_content"
-            elif matchable and (near := self._near(sig, dk, band_keys, run_hits)) is not None:
+            elif matchable and (near := self._near(sig, boiler, dk, band_keys, run_hits)) is not None:
                 match = near.row, near.similarity, "near_duplicate" if near.same_company else "cross_company_copy"
             elif dk.identity and (row := self._identity_match(dk)) is not None:
                 match = row, 1.0, "same_identity"
@@ -1244,6 +1263,7 @@ class Clusterer:
             result = replace(result, absorbed=(cards,))
         row = self._append(key, dk, seen, result.cluster_id)
         self._sigs[row] = sig
+        self._boiler[row] = boiler
         if self._matchable[row]:
             self._index.add(row, band_keys)
         return result
@@ -1291,32 +1311,30 @@ class Clusterer:
         flags[agreeing] = False
         return out
 
-    def similarity(self, sig: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def similarity(self, sig: np.ndarray, rows: np.ndarray, boiler: np.ndarray | None = None) -> np.ndarray:
         """Estimated Jaccard of ``sig`` with the signatures of ``rows``, boilerplate (``common``) left out: the
         share of equal values among the positions whose smaller value is not a boilerplate shingle's. Where
         fewer than :data:`MIN_INFORMATIVE` positions are left, the whole texts' estimate when it reaches
-        :data:`NEAR_IDENTICAL`, else 0."""
+        :data:`NEAR_IDENTICAL`, else 0. ``boiler``: which of ``sig``'s values are boilerplate (looked up when
+        not given)."""
         other = self._sigs[rows]
         equal = other == sig
         whole = np.count_nonzero(equal, axis=1) / NUM_PERM
         if self.common is None or not len(self.common):
             return whole
-        out = np.where(whole >= NEAR_IDENTICAL, whole, 0.0)
-        # Below MIN_INFORMATIVE × (lowest threshold) equal values no estimate can reach a threshold: most LSH
-        # candidates share a band or two by chance, and the boilerplate lookup is the costly part.
-        worth = np.flatnonzero(whole * NUM_PERM >= MIN_INFORMATIVE * min(self.threshold, self.cross_company_threshold))
-        if len(worth):
-            informative = ~self.common.contains(np.minimum(other[worth], sig))
-            n = np.count_nonzero(informative, axis=1)
-            hits = np.count_nonzero(equal[worth] & informative, axis=1)
-            out[worth] = np.where(n >= MIN_INFORMATIVE, hits / np.maximum(n, 1), out[worth])
-        return out
+        if boiler is None:
+            boiler = self._boilerplate(sig[None, :])[0]
+        # the smaller of two values is one of them, and equal values are one shingle: its flag is known
+        informative = ~np.where(other <= sig, self._boiler[rows], boiler)
+        n = np.count_nonzero(informative, axis=1)
+        hits = np.count_nonzero(equal & informative, axis=1)
+        return np.where(n >= MIN_INFORMATIVE, hits / np.maximum(n, 1), np.where(whole >= NEAR_IDENTICAL, whole, 0.0))
 
-    def _verified(self, sig: np.ndarray, dk: DedupeKey, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    def _verified(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, rows: np.ndarray) -> tuple[np.ndarray, ...]:
         """For ``rows``: (matches, similarity, same company, same city); a match has an agreeing title and a
         similarity of at least the threshold (the cross-company one when the companies disagree)."""
         fields = self._fields[rows]
-        sims = self.similarity(sig, rows)
+        sims = self.similarity(sig, rows, boiler)
         same_company = self._agreeing(companies_agree, dk.company, fields[:, _COMPANY])
         city = self._name_ids.get(dk.city, -1) if dk.city else 0
         same_city = (fields[:, _CITY] == 0) | (fields[:, _CITY] == city) if city else np.ones(len(rows), dtype=bool)
@@ -1324,7 +1342,8 @@ class Clusterer:
         ok &= sims >= np.where(same_company, self.threshold, self.cross_company_threshold)
         return ok, sims, same_company, same_city
 
-    def _near(self, sig: np.ndarray, dk: DedupeKey, band_keys: np.ndarray, run_hits: list[np.ndarray]) -> _Match | None:
+    def _near(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, band_keys: np.ndarray,
+              run_hits: list[np.ndarray]) -> _Match | None:
         """The best cluster this record is a near-duplicate in, through its canonical member or a majority of
         its members with JD text; ``None`` when there is none.
 
@@ -1335,26 +1354,26 @@ class Clusterer:
         cand = self._index.query(band_keys, run_hits)
         if not len(cand):
             return None
-        ok = self._verified(sig, dk, cand)[0]
+        ok = self._verified(sig, boiler, dk, cand)[0]
         best = None
         for cid in sorted(set(self._clusters[cand[ok]].tolist())):
-            found = self._cluster_match(sig, dk, cid)
+            found = self._cluster_match(sig, boiler, dk, cid)
             if found is not None and (best is None or found.order() > best.order()):
                 best = found
         return best
 
-    def _cluster_match(self, sig: np.ndarray, dk: DedupeKey, cid: int) -> _Match | None:
+    def _cluster_match(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, cid: int) -> _Match | None:
         """The record's match in cluster ``cid``: its canonical member when that matches, else the most similar
         member when a majority of the members with JD text (at most :data:`MAJORITY_CAP`) match."""
         canonical = self._canonical[cid]
         if self._matchable[canonical]:
-            ok, sims, same_company, same_city = self._verified(sig, dk, np.array([canonical]))
+            ok, sims, same_company, same_city = self._verified(sig, boiler, dk, np.array([canonical]))
             if ok[0]:
                 return _Match(canonical, float(sims[0]), bool(same_company[0]), bool(same_city[0]), cid)
         rows = np.asarray(self._jd_members.get(cid, ()), dtype=np.int64)
         if not len(rows) or len(rows) > MAJORITY_CAP:
             return None
-        ok, sims, same_company, same_city = self._verified(sig, dk, rows)
+        ok, sims, same_company, same_city = self._verified(sig, boiler, dk, rows)
         if 2 * np.count_nonzero(ok) <= len(rows):
             return None
         best = max(np.flatnonzero(ok).tolist(), key=lambda i: (same_company[i], same_city[i], sims[i], -rows[i]))
@@ -1390,10 +1409,12 @@ class Clusterer:
         return live.astype(np.int64), _band_keys(self._sigs[live], self.bands, self.rows)
 
     def _put_signatures(self, blobs: list[bytes]) -> None:
-        """Decode the signatures of the last ``len(blobs)`` records appended, and empty ``blobs``."""
+        """Decode the signatures of the last ``len(blobs)`` records appended (and which values are boilerplate),
+        and empty ``blobs``."""
         stop = len(self)  # _append made room
         start = stop - len(blobs)
         _decode_into(self._sigs[start:stop], blobs)
+        self._boiler[start:stop] = self._boilerplate(self._sigs[start:stop])
         blobs.clear()
 
 
