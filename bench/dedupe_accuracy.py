@@ -18,9 +18,23 @@ built on the same company template (shared about paragraph and generic bullets),
 with the same title and the same generic bullets but its own duties, the same JD text with the stack
 swapped and retitled (Java → Python).
 
-Two evaluations: ``pairwise`` (a fresh Clusterer per pair) and ``corpus`` (every record in one Clusterer,
-in shuffled order, pairs read off the final clusters). Figures printed; tests/test_dedupe.py asserts the
-targets (precision ≥ 0.98, recall ≥ 0.95).
+list cards (title, company, city, salary and benefit tags, no JD text; written for this set):
+positive — the same card again under another id (same identity), a card and the JD posting it lists, a
+hidden-employer posting at the URL of another; negative — cards of other companies with the same title,
+city, salary and benefit tags, the same company's card with another salary, a hidden-employer card with the
+same title, city and salary.
+
+shared boilerplate (written for this set): postings of 40 companies with one title, six bullets of
+boilerplate that every one of them carries and two duties of their own. Negative — two of them of different
+companies; positive — a reworded repost of one of them by its own company.
+
+Two evaluations, both with the boilerplate of the whole set left out (``common_shingles``, as the dedupe step
+computes it over the database): ``pairwise`` (a fresh Clusterer per pair) and ``corpus`` (every record in one
+Clusterer, in shuffled order, pairs read off the final clusters). Figures printed; tests/test_dedupe.py
+asserts the targets (precision ≥ 0.99, recall ≥ 0.95).
+
+``--shared`` also ingests each file of ../shared/data/zh (read in place) into a database of its own with the
+real ``jobcrawl ingest`` and prints its largest clusters with their company and city counts.
 """
 
 from __future__ import annotations
@@ -39,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from normalize.dedupe import Clusterer, Record, shingles  # noqa: E402
+from normalize.dedupe import Clusterer, Record, common_shingles, record_from_posting, shingles  # noqa: E402
 
 BASES = ROOT / "fixtures" / "dedupe" / "bases.jsonl"
 SHARED_ZH = ROOT.parent / "shared" / "data" / "zh" / "zhilian51job_jd_text_program_362.txt"
@@ -48,10 +62,13 @@ SEEDS = ROOT / "seeds"
 POSITIVE = (
     "repost", "title_decorated", "reordered", "format_reworded", "synonyms", "bullet_added",
     "bullet_removed", "light_combined", "other_city", "agency_copy",
+    "list_card_again", "list_card_of_jd", "hidden_employer_same_url", "boilerplate_repost",
 )
 NEGATIVE = (
     "other_title_same_company", "same_title_same_company", "same_title_other_company", "template_sibling",
     "same_title_team_variant", "stack_swap",
+    "list_same_tags_other_company", "list_same_company_other_salary", "list_hidden_employer",
+    "shared_boilerplate_other_company",
 )
 
 # --------------------------------------------------------------------------- bases
@@ -233,9 +250,28 @@ def render(record: dict) -> str:
 
 
 def to_record(record: dict) -> Record:
-    return Record(key=record["key"], company=record["company"], title=record["title"], city=record["city"],
-                  text=render(record), requirements=record["requirements"], responsibilities=record["responsibilities"],
-                  first_seen=record["posted"])
+    """A generated record as the dedupe step sees the posting: its sections (about, responsibilities,
+    requirements, benefit tags) and salary through ``record_from_posting``."""
+    sections = {key: record.get(key) or [] for key in ("about", "responsibilities", "requirements", "benefits")}
+    return record_from_posting({
+        "key": record["key"], "company": record["company"], "title": record["title"], "city": record["city"],
+        "url": record.get("url"), "first_seen": record["posted"], "salary": {"raw": record["salary"]},
+        "sections": {key: lines for key, lines in sections.items() if lines}})
+
+
+_BENEFIT_TAGS = ("五险一金", "带薪年假", "定期体检", "节日福利", "员工旅游", "年终奖", "餐补", "弹性工作", "股票期权",
+                 "交通补助", "零食下午茶", "通讯补贴")
+_SALARIES = ("10-15K", "15-25K", "20-30K·13薪", "30-50K", "8-12K", "12-18K")  # none of the JD postings' salaries
+_OTHER_SALARIES = ("40-60K", "6-8K", "18-28K·15薪")  # none of the cards' either
+# Bullets that every posting of an outsourcing template carries, whatever the company (written for this set).
+_BOILERPLATE = (
+    "本科及以上学历，计算机、软件工程或相关专业毕业",
+    "具有良好的沟通表达能力和团队合作精神，工作积极主动，责任心强",
+    "能够承受一定的工作压力，服从项目安排，适应快节奏的工作环境",
+    "熟悉Linux常用命令，了解Git等版本管理工具的使用",
+    "具备较强的学习能力和问题分析解决能力，对技术有热情",
+    "有大型互联网项目或外包驻场项目经验者优先考虑",
+)
 
 
 def build_labeled_set(bases: list[dict], seed: int = 7) -> LabeledSet:
@@ -250,7 +286,7 @@ def build_labeled_set(bases: list[dict], seed: int = 7) -> LabeledSet:
         company = changes.pop("company", base["company"])
         rec = {
             "key": f"{base['id']}/{suffix}", "company": company, "title": base["title"], "city": base["city"],
-            "about": _about(base, company), "requirements": list(base["requirements"]),
+            "about": _about(base, company) if company else list(base["about"]), "requirements": list(base["requirements"]),
             "responsibilities": list(base["responsibilities"]), "posted": "2026-11-01", "salary": "20-30K",
         }
         rec.update(changes)
@@ -319,8 +355,47 @@ def build_labeled_set(bases: list[dict], seed: int = 7) -> LabeledSet:
 
             pair(b0, make(base, "stack_swap", title=title, requirements=swapped(req), responsibilities=swapped(resp)),
                  "stack_swap", False)
+    _list_cards(rng, bases, out, make, pair)
+    _shared_boilerplate(rng, bases, out, make, pair)
     # same_title_other_company may name a base whose record is made later: every base has one.
     return out
+
+
+def _list_cards(rng: random.Random, bases: list[dict], out: LabeledSet, make, pair) -> None:
+    """List-card pairs for every third base (see the module docstring)."""
+    for base in bases[::3]:
+        tags = rng.sample(_BENEFIT_TAGS, 6)
+        salary = rng.choice(_SALARIES)
+        card = {"requirements": [], "responsibilities": [], "about": [], "benefits": tags, "salary": salary}
+        first = make(base, "card", **card, url=f"https://jobs.example.com/{base['id']}/card")
+        pair(first, make(base, "card-again", **card, url=f"https://jobs.example.com/{base['id']}/card-2"),
+             "list_card_again", True)
+        pair(make(base, "jd-of-card", salary=salary), make(base, "card-of-jd", **card), "list_card_of_jd", True)
+        other = make(base, "card-other-company", **card, company=rng.choice([b["company"] for b in bases if b is not base]))
+        pair(first, other, "list_same_tags_other_company", False)
+        pair(first, make(base, "card-other-salary", **{**card, "salary": rng.choice(_OTHER_SALARIES)}),
+             "list_same_company_other_salary", False)
+        hidden = make(base, "card-hidden", **card, company=None, url=f"https://jobs.example.com/{base['id']}/hidden")
+        pair(first, hidden, "list_hidden_employer", False)
+        pair(hidden, make(base, "hidden-same-url", **card, company=None, url=f"http://JOBS.example.com/{base['id']}/hidden/?utm_source=x"),
+             "hidden_employer_same_url", True)
+
+
+def _shared_boilerplate(rng: random.Random, bases: list[dict], out: LabeledSet, make, pair, companies: int = 40) -> None:
+    """Postings of ``companies`` companies built on one outsourcing template (see the module docstring)."""
+    duties = [b for base in bases for b in base["responsibilities"] if 12 <= len(b) <= 60]
+    keys = []
+    for i, base in enumerate(rng.sample(bases, companies)):
+        own = rng.sample(duties, 2)
+        keys.append(make(base, "boilerplate", title="Java开发工程师", city="北京", requirements=list(_BOILERPLATE),
+                         responsibilities=own))
+        if i % 4 == 0:
+            pair(keys[-1], make(base, "boilerplate-repost", title="Java开发工程师", city="北京",
+                                requirements=_synonyms(rng, list(_BOILERPLATE), 2), responsibilities=_synonyms(rng, own, 1),
+                                posted="2026-11-20"), "boilerplate_repost", True)
+    for i, key in enumerate(keys):
+        for other in (keys[(i + 1) % len(keys)], keys[(i + 7) % len(keys)]):
+            pair(key, other, "shared_boilerplate_other_company", False)
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -364,11 +439,13 @@ class Report:
 
 
 def evaluate(data: LabeledSet, mode: str = "pairwise", seed: int = 11) -> Report:
-    """Score the clusterer on the labeled pairs; ``mode`` is ``pairwise`` or ``corpus``."""
+    """Score the clusterer on the labeled pairs; ``mode`` is ``pairwise`` or ``corpus``. Both leave out the
+    boilerplate of the whole set, as the dedupe step leaves out the database's."""
     report = Report(mode)
+    common = common_shingles(to_record(r) for r in data.records.values())
     if mode == "pairwise":
         for a, b, category, same in data.pairs:
-            c = Clusterer()
+            c = Clusterer(common=common)
             first = c.add(to_record(data.records[a]))
             second = c.add(to_record(data.records[b]))
             predicted = first.cluster_id == second.cluster_id
@@ -380,7 +457,7 @@ def evaluate(data: LabeledSet, mode: str = "pairwise", seed: int = 11) -> Report
         return report
     keys = list(data.records)
     random.Random(seed).shuffle(keys)
-    c = Clusterer()
+    c = Clusterer(common=common)
     assignments = {k: c.add(to_record(data.records[k])) for k in keys}
     for a, b, category, same in data.pairs:
         predicted = c.cluster_of(a) == c.cluster_of(b)
@@ -401,11 +478,43 @@ def print_report(report: Report) -> None:
             print(f"    {category:26s} {report.by_category[category]:4d}/{report.totals[category]:<4d} correct")
 
 
+def shared_clusters(workdir: Path, top: int = 5) -> None:
+    """Per file of ../shared/data/zh: postings, clusters, the ``top`` largest with their company and city
+    counts, and the clusters spanning more than two companies with the lowest similarity of a cross-company
+    member (a copy must be near-identical)."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from shared import ingested
+
+    for name, db in ingested(workdir).items():
+        conn = sqlite3.connect(db)
+        postings, clusters, duplicates = conn.execute(
+            "SELECT (SELECT count(*) FROM postings), (SELECT count(*) FROM clusters),"
+            " (SELECT count(*) FROM cluster_members WHERE reason != 'new')").fetchone()
+        print(f"{name}: {postings} postings, {clusters} clusters, {duplicates} duplicates")
+        for size, companies, cities, reasons in conn.execute(
+                "SELECT size, companies, cities, reasons FROM clusters ORDER BY size DESC, companies DESC, id LIMIT ?",
+                (top,)):
+            print(f"    size {size:4d}  companies {companies:3d}  cities {cities:2d}  {reasons}")
+        wide, lowest = conn.execute(
+            "SELECT count(*), min((SELECT min(similarity) FROM cluster_members m WHERE m.cluster_id = c.id"
+            " AND m.cross_company)) FROM clusters c WHERE c.companies > 2").fetchone()
+        print(f"    clusters spanning more than 2 companies: {wide}"
+              + (f" (lowest similarity of a cross-company member: {lowest})" if wide else ""))
+        conn.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--refresh-bases", action="store_true", help="rebuild fixtures/dedupe/bases.jsonl from ../shared/data")
     parser.add_argument("--misses", type=int, default=0, help="print up to N misclassified pairs")
+    parser.add_argument("--shared", action="store_true", help="also print the largest clusters of each ../shared/data/zh file")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/jobcrawl-bench-shared"),
+                        help="where --shared keeps its databases (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.shared:
+        shared_clusters(args.workdir)
     if args.refresh_bases:
         print(f"wrote {refresh_bases()} bases to {BASES.relative_to(ROOT)}")
     data = build_labeled_set(load_bases())

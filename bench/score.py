@@ -9,8 +9,13 @@ shared: compare CPU seconds across runs, wall time only at a low load).
 
     python bench/score.py                 # N = 10,000 and 100,000
     python bench/score.py --n 2000        # a quick run
+    python bench/score.py --levels        # level distribution per file of ../shared/data/zh, nothing else
 
 Target (issue 6 brief): 100k postings scored in well under a minute.
+
+``--levels`` ingests each file of ../shared/data/zh into a database of its own (bench/shared.py, read in place)
+and prints the share of each level of the overall and of each dimension (信息不足 where the evidence is too
+little); #27: on list-only data no single level but 信息不足 above 80 %.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ def one(n: int, workdir: Path) -> dict:
     stats_s = time.perf_counter() - start
     cpu = _cpu()
     start = time.perf_counter()
-    counts = score_corpus(db, now="2026-11-29T12:00:00+00:00")
+    counts = score_corpus(db, now="2026-11-29T12:00:00+00:00", force=True)  # every posting, not only changed ones
     elapsed = time.perf_counter() - start
     main_cpu, workers_cpu = (after - before for after, before in zip(_cpu(), cpu))
     db.close()
@@ -93,12 +98,41 @@ def _cpu() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
+LEVELS = ("较高", "中等", "较低", "信息不足")
+
+
+def levels(workdir: Path) -> None:
+    """The level distribution of our evaluations per file of ../shared/data/zh."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from shared import ingested
+
+    print(f"{'file':34s} {'postings':>8s}  {'what':9s} " + " ".join(f"{lv:>8s}" for lv in LEVELS) + "  JD text")
+    for name, db in ingested(workdir).items():
+        conn = sqlite3.connect(db)
+        total, with_jd = conn.execute("SELECT count(*), sum(has_jd) FROM postings p LEFT JOIN dedupe_signatures s"
+                                      " ON s.posting_id = p.id").fetchone()
+        for what in ("overall", "pay", "growth", "worklife", "mission"):
+            counts = dict(conn.execute(f"SELECT {what}_level, count(*) FROM evaluations WHERE scorer = 'jobcrawl-v1'"
+                                       " GROUP BY 1"))
+            shares = [100 * counts.get(lv, 0) / total if total else 0 for lv in LEVELS]
+            print(f"{name if what == 'overall' else '':34s} {total if what == 'overall' else '':>8}  {what:9s} "
+                  + " ".join(f"{x:7.1f}%" for x in shares) + (f"  {with_jd or 0}" if what == "overall" else ""))
+        conn.close()
+
+
 def main() -> None:
+    if "--levels" in sys.argv:
+        workdir = Path(sys.argv[sys.argv.index("--workdir") + 1]) if "--workdir" in sys.argv else \
+            Path("/tmp/jobcrawl-bench-shared")
+        levels(workdir)
+        return
     results = per_size(__file__, __doc__, one, lambda r: (
         f"N={r['n']:>7,}  score_corpus {r['seconds']:>6.1f} s  {r['postings_per_s']:>6,} postings/s  "
         f"(market statistics alone {r['stats_seconds']} s)  CPU: main {r['main_cpu']} s, workers "
         f"{r['workers_cpu']} s  peak RSS {r['peak_rss_mb']} MB  db {r['db_mb']} MB  "
-        f"salary groups ≥ 5: {r['salary_groups']}  load average {r['load']}"))
+        f"salary groups ≥ 20: {r['salary_groups']}  load average {r['load']}"))
     if len(results) > 1:
         a, b = results[0], results[-1]
         print(f"time ratio {b['n']:,} / {a['n']:,}: {b['seconds'] / a['seconds']:.2f} (linear: {b['n'] / a['n']:.0f}); "

@@ -83,10 +83,14 @@ def skill_facet_sql(page_sql: str, kind: str, also: list[str], limit: int) -> st
 
 
 def cluster_members(conn: sqlite3.Connection, cluster_id: int) -> list[tuple]:
-    """``(id, title, company, city, reason, similarity)`` of a cluster's members, by id."""
+    """``(id, title, company, city, reason, similarity)`` of a cluster's members, by id; a hidden employer as
+    （企业未公开）."""
+    from normalize.models import HIDDEN_COMPANY
+
     return conn.execute(
-        "SELECT p.id, p.title, p.company, p.city, m.reason, m.similarity FROM cluster_members m"
-        " JOIN postings p ON p.id = m.posting_id WHERE m.cluster_id = ? ORDER BY p.id", (cluster_id,)).fetchall()
+        "SELECT p.id, p.title, coalesce(p.company, ?), p.city, m.reason, m.similarity FROM cluster_members m"
+        " JOIN postings p ON p.id = m.posting_id WHERE m.cluster_id = ? ORDER BY p.id",
+        (HIDDEN_COMPANY, cluster_id)).fetchall()
 
 
 def version_count(conn: sqlite3.Connection, posting_id: int) -> int:

@@ -18,13 +18,13 @@ from markupsafe import Markup, escape
 from browse import queries
 from crawler.db.fts import HIGHLIGHT, plain
 from crawler.db.read import export_record
-from normalize.models import DIMENSION_LABELS, DIMENSIONS, INSIGHT_KEYS, SECTION_KEYS
+from normalize.models import DIMENSION_LABELS, DIMENSIONS, HIDDEN_COMPANY, INSIGHT_KEYS, SECTION_KEYS
 
 SYMBOLS = {"CNY": "", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "HKD": "HK$", "SGD": "S$"}
 SALARY_STATUS_LABELS = {"negotiable": "面议", "undisclosed": "未披露"}
 SECTION_LABELS = {"about": "关于这个职位 · About", "requirements": "最低要求 · Requirements",
                   "responsibilities": "工作职责 · Responsibilities", "preferred": "优先资格 · Preferred",
-                  "benefits": "福利 · Benefits"}
+                  "compensation": "薪资待遇 · Compensation", "benefits": "福利 · Benefits"}
 INSIGHT_LABELS = {"pros": "优点 · Pros", "cons": "缺点 / 挑战 · Cons", "role": "角色解读 · The role",
                   "strategy": "申请策略 · How to apply", "interview": "面试指南 · Interview"}
 
@@ -147,11 +147,12 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
     versions = queries.version_count(conn, posting_id)
     score = queries.listing_score(conn, posting_id)
     return {
-        "id": posting_id, "title": rec.get("title"), "company": rec.get("company"), "city": rec.get("city"),
+        "id": posting_id, "title": rec.get("title"), "company": rec.get("company") or HIDDEN_COMPANY, "city": rec.get("city"),
         "district": rec.get("district"), "category": rec.get("category"), "work_mode": rec.get("work_mode"),
         "seniority": rec.get("seniority"), "employment_type": rec.get("employment_type"),
         "experience": rec.get("experience"), "education": rec.get("education"),
-        "posted_raw": rec.get("posted_raw"), "posted_at": rec.get("posted_at"), "first_seen": rec.get("first_seen"),
+        "posted_raw": rec.get("posted_raw"), "posted_at": rec.get("posted_local") or rec.get("posted_at"),
+        "first_seen": rec.get("first_seen"),
         "last_seen": rec.get("last_seen"), "closed_at": rec.get("closed_at"), "tags": rec.get("tags") or [],
         "salary": salary_label({"salary": salary.get("monthly_max"), "salary_monthly_min": salary.get("monthly_min"),
                                 "salary_months": salary.get("months"), "salary_currency": salary.get("currency"),

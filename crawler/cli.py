@@ -112,6 +112,20 @@ def _parse_since(value: str | None, hint: str) -> str | None:
         raise click.BadParameter(err.message.replace("--as-of", hint), param_hint=hint) from None
 
 
+def _zone(value: str | None) -> str | None:
+    """``--tz``: an IANA time zone name, checked."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if value is None:
+        return None
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise click.BadParameter(f"{value!r} is not a time zone name (e.g. Asia/Shanghai, Europe/Berlin)",
+                                 param_hint="--tz") from None
+    return value
+
+
 def _parse_as_of(value: str | None) -> datetime | None:
     from normalize.dates import parse_as_of
 
@@ -141,6 +155,9 @@ def _parse_as_of(value: str | None) -> datetime | None:
                    "(city+district); an empty COLUMN unmaps the field.")
 @click.option("--set", "constants", multiple=True, metavar="FIELD=VALUE",
               help="Give every row this value, e.g. --set company=… when the file has no company (repeatable).")
+@click.option("--tz", metavar="ZONE", callback=lambda ctx, param, value: _zone(value),
+              help="Time zone of the files' sources (IANA, e.g. Europe/Berlin): their dates are read and their "
+                   "times shown in it (stored times stay UTC). Default: Asia/Shanghai for Chinese postings, else UTC.")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
               help="Postings written per transaction.")
 @click.option("--reparse", is_flag=True,
@@ -156,7 +173,7 @@ def _parse_as_of(value: str | None) -> datetime | None:
               help="A Scrapy or jobcrawl setting (repeatable), e.g. -s JOBCRAWL_MAX_TITLE_CHARS=120.")
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool,
+           mapping: tuple[str, ...], constants: tuple[str, ...], tz: str | None, batch_size: int, reparse: bool,
            max_file_size: int, workers: int | None, scrapy_settings: tuple[str, ...], verbose: int) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
@@ -167,9 +184,9 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     socket or device (or a symlink to one), a dangling symlink, a symlink loop, a folder
     that cannot be listed or a symlink to a folder (not followed) is one quarantine line naming it.
 
-    Tables (csv, jsonl, lines): one posting per row. Title and company are required (a row
-    without them is quarantined as `row 17: no title`); blank rows and repeated header rows
-    are skipped and counted; columns no field uses are kept in the posting's extra. One line
+    Tables (csv, jsonl, lines): one posting per row. A row needs a title or a description (without
+    both it is quarantined as `row 17: no title`); without company it is kept (the employer is
+    hidden: shown as （企业未公开）); blank rows and repeated header rows are skipped and counted; columns no field uses are kept in the posting's extra. One line
     per table file says how it was read (encoding, delimiter, preset) and what became of its rows.
 
     \b
@@ -240,7 +257,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
             result = run_job(
                 Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
                 settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
-                          "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_MAX_FILE_SIZE": max_file_size,
+                          "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_MAX_FILE_SIZE": max_file_size, "JOBCRAWL_TZ": tz,
+                          "JOBCRAWL_AS_OF_SOURCE": "as_of" if as_of else "file_mtime",
                           **_setting_pairs(scrapy_settings, "-s")},
                 on_progress=bar.update,
             )
@@ -289,7 +307,8 @@ def _report(result, db: str) -> None:
     if "dedupe" in result.steps:
         click.echo(_dedupe_line(result.steps["dedupe"]))
     if "score" in result.steps:
-        click.echo(f"score: {result.steps['score'].get('scored', 0)} postings scored (jobcrawl-v1)")
+        scored = result.steps["score"]
+        click.echo(f"score: {scored.get('scored', 0)} postings scored, {scored.get('unchanged', 0)} unchanged (jobcrawl-v1)")
     _alert_lines(result)
     click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
@@ -675,15 +694,19 @@ def dedupe(db: str, rebuild: bool) -> None:
 @click.option("--profile", "profile_file", type=click.Path(exists=True, dir_okay=False),
               help="Also score personal fit for this profile (TOML: skills I have and want, cities, minimum "
                    "monthly salary, work modes; see seeds/profile.toml), stored as scorer fit:<name>.")
-def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
+@click.option("--all", "--rebuild", "force", is_flag=True,
+              help="Score every active posting again, also those whose inputs have not changed since.")
+def score(db: str, report: bool, top: int, profile_file: str | None, force: bool) -> None:
     """Score every active posting: 综合评分 and 薪资福利, 成长发展, 工作生活, 使命价值 with evidence.
 
     Recomputes the market statistics of the corpus (table market_stats: salary quartiles per
-    category and city + category where at least 5 salaries exist, open postings per company and
+    category and city + category where at least 20 salaries exist, open postings per company and
     city + category), then stores our evaluation of every active posting as scorer jobcrawl-v1:
-    scores, levels, explanations, signals and the evidence of every rule that fired (rules:
-    normalize/score.py). Re-scoring replaces only our own rows; the app's own evaluation (scorer
-    source) is never touched. Each run is one row of kind score in the runs table.
+    scores, levels (信息不足 where the evidence is too little), explanations, signals and the
+    evidence of every rule that fired (rules: normalize/score.py). A posting whose inputs (its
+    facts, the market figures it uses, the rules' version) have not changed since it was scored is
+    not scored again, unless --all. Re-scoring replaces only our own rows; the app's own evaluation
+    (scorer source) is never touched. Each run is one row of kind score in the runs table.
 
     Exit status: 0 done; 2 usage error (no database, bad profile).
 
@@ -692,6 +715,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
       jobcrawl score --db jobs.db
       jobcrawl score --report --top 10
       jobcrawl score --profile seeds/profile.toml
+      jobcrawl score --all
     """
     import time
 
@@ -700,6 +724,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
     from crawler.steps import score as step
     from normalize.clock import now_iso
     from normalize.fit import ProfileError, load_profile
+    from normalize.score import MIN_SAMPLE
     from normalize.skills import load_taxonomy
 
     _require_db(db)
@@ -711,19 +736,20 @@ def score(db: str, report: bool, top: int, profile_file: str | None) -> None:
             raise click.UsageError(f"{profile_file}: {err}") from None
     started, clock = now_iso(), time.perf_counter()
     database = open_db(db)
-    counts = step.score_corpus(database, now=started)
+    counts = step.score_corpus(database, now=started, force=force)
     stats: dict = {"counts": counts}
-    click.echo(f"scored {counts['scored']} postings ({counts['scorer']}) · market statistics: "
-               f"{counts['market_stats']} rows, {counts['salary_groups']} salary groups with at least 5 salaries · "
-               f"{time.perf_counter() - clock:.1f} s")
+    click.echo(f"scored {counts['scored']} postings, {counts['unchanged']} unchanged ({counts['scorer']}) · market "
+               f"statistics: {counts['market_stats']} rows, {counts['salary_groups']} salary groups with at least "
+               f"{MIN_SAMPLE} salaries · {time.perf_counter() - clock:.1f} s")
     if profile:
         for skill in profile.unknown_skills:
             click.echo(f"{profile_file}: skill not in the taxonomy, ignored: {skill}", err=True)
         from crawler.steps.fit import score_fit_and_blocks
 
-        fit = score_fit_and_blocks(database, profile, now=started)
+        fit = score_fit_and_blocks(database, profile, now=started, incremental=not force)
         stats["fit"] = fit
-        click.echo(f"{fit['scorer']}: scored {fit['scored']} postings, {fit['blocked']} blocked; best fits:")
+        click.echo(f"{fit['scorer']}: scored {fit['scored']} postings, {fit['unchanged']} unchanged, "
+                   f"{fit['blocked']} blocked; best fits:")
         for row in step.best_fits(database, fit["scorer"], top=top):
             click.echo(f"  #{row['id']} {row['company']} · {row['title']} · {row['city'] or '城市未明确'}: {row['summary']}")
     if report:

@@ -35,6 +35,8 @@ JOBCRAWL_MAX_FILE_SIZE = _max_file_bytes  # bytes (256 MB); a larger input file 
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined
 JOBCRAWL_REPARSE = False           # parse inputs again even when unchanged since their last parse
 JOBCRAWL_TAXONOMY = None           # skill taxonomy file; None = the packaged normalize/data/skills.toml
+JOBCRAWL_AS_OF_SOURCE = "fetched"  # what relative post times count back from: fetched, as_of (--as-of), file_mtime
+JOBCRAWL_TZ = None                 # the sources' time zone (IANA); None = Asia/Shanghai for Chinese postings, else UTC
 
 # Politeness (web spiders). File spiders turn the throttling off for local files.
 # Who we are: the User-Agent names the project and a contact (a URL or mailto:) that site owners

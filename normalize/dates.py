@@ -16,6 +16,11 @@ Rules:
 - ``approx`` is True when the text says so: 大约, 约, about, approximately, around, ``~``, or ``30+``.
 - Results are ISO 8601 in UTC to the second (``2026-11-29T04:00:00+00:00``). Text that matches no form
   gives ``at=None``; nothing raises except a naive ``as_of`` (a caller bug).
+
+What a post time rests on (:func:`posted_source`): ``source`` for a date or time as written; for a relative
+form (``3 天前``, ``今天``) the anchor's kind — ``as_of`` (given to the ingest), ``fetched`` (the page's fetch
+time) or ``file_mtime`` (a file's modification time: approximate). Times are shown in the source's zone
+(:func:`source_zone`, :func:`local_time`); stored ones stay UTC.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from zoneinfo import ZoneInfo
 
 from .text import clean_line
 
-__all__ = ["PostedTime", "SHANGHAI", "parse_posted", "parse_published", "parse_as_of", "MAX_DATE_TEXT"]
+__all__ = ["PostedTime", "SHANGHAI", "AS_OF_SOURCES", "parse_posted", "parse_published", "parse_as_of", "posted_source",
+           "source_zone", "local_time", "MAX_DATE_TEXT"]
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 MAX_DATE_TEXT = 200
@@ -201,3 +207,33 @@ def parse_as_of(value: str | None, default: datetime, *, tz: tzinfo | None = Non
     if moment.tzinfo is None or moment.utcoffset() is None:
         moment = moment.replace(tzinfo=tz) if tz is not None else moment.astimezone()
     return moment.astimezone(UTC)
+
+
+AS_OF_SOURCES = ("as_of", "fetched", "file_mtime")
+"""What an input's ``as_of`` anchor is: given to the ingest (``--as-of``), the fetch time, a file's mtime."""
+
+
+def posted_source(posted: PostedTime | None, as_of_source: str) -> str | None:
+    """``source`` when the post time is a date or time as written, ``as_of_source`` (see :data:`AS_OF_SOURCES`)
+    when it is relative to the anchor, None when there is none."""
+    if posted is None or posted.at is None:
+        return None
+    return "source" if posted.unit == "date" else as_of_source
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def source_zone(tz: str | None, *texts: str | None) -> str:
+    """The time zone of a source: ``tz`` when given (an IANA name), else Asia/Shanghai when any of ``texts``
+    (title, company, location) is Chinese, else UTC."""
+    if tz:
+        return tz
+    return "Asia/Shanghai" if any(t and _CJK.search(t) for t in texts) else "UTC"
+
+
+def local_time(at: str | None, tz: str) -> str | None:
+    """An ISO 8601 UTC time in zone ``tz`` (``2026-11-29T12:00:00+08:00``); None for None."""
+    if at is None:
+        return None
+    return datetime.fromisoformat(at).astimezone(ZoneInfo(tz)).isoformat(timespec="seconds")

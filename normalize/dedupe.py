@@ -1,19 +1,36 @@
 """Duplicate postings: the same posting seen again, reposted, or copied to another site, kept as clusters.
 
-Identity levels, cheapest first:
+Per posting, :func:`posting_signature` computes a :class:`DedupeKey` (pure, no corpus needed: the item
+pipeline's "dedupe signature" stage can run it in the worker processes). The corpus step then clusters the
+keys with :class:`Clusterer`. A member joins a cluster for one of these reasons (stored as words):
 
-(a) same source record: ``(source, source_id)`` or :func:`canonical_url` equal → the same posting, updated in
-    place. Decided by the storage layer; :func:`same_record` states the rule.
-(b) exact content: :func:`fingerprint` equal (normalized company, title, city and the sorted set of
-    requirement + responsibility bullets) → the same posting seen from another source; similarity 1.0.
-(c) near-duplicate: MinHash over character 5-shingles of the folded JD text, candidates from LSH banding,
-    each verified on the full signature (estimated Jaccard ≥ :data:`THRESHOLD`) plus title agreement
-    (:func:`titles_agree`). Same JD under another company joins the cluster flagged ``cross_company``;
-    under another city it joins flagged ``different_city`` (another opening of the same job).
+``same_url``
+    The same canonical URL (:func:`canonical_url`) as a member, under another source record. (The same
+    ``(source, source_id)`` is one posting, updated in place by the storage layer; :func:`same_record`.)
+``same_content``
+    The same exact content fingerprint (:func:`fingerprint`: normalized company, title, city and the set of
+    JD lines); similarity 1.0.
+``near_duplicate`` / ``cross_company_copy``
+    MinHash/LSH over character 5-shingles of the JD lines, candidates verified on the full signature with
+    the **boilerplate shingles left out** (:class:`CommonShingles`: shingles found in the JD text of more
+    than a small share of companies, such as 五险一金 or 具有良好的沟通能力), with agreeing titles
+    (:func:`titles_agree`): estimated Jaccard ≥ :data:`THRESHOLD`, or ≥ :data:`CROSS_COMPANY_THRESHOLD`
+    (near-identical) when the companies disagree — a staffing agency's copy, ``cross_company_copy``.
+``same_identity``
+    The same company, title, city and salary (:func:`identity`) as a member, when one of the two has no JD
+    text: a list card (title, salary and benefit tags only) can join only this way, or by URL.
 
-:class:`Clusterer` is incremental: :meth:`Clusterer.add` matches one record against everything added before
-(a record matching members of several clusters merges them), and :meth:`Clusterer.from_signatures` rebuilds
-the index from stored signatures (no raw text).
+Only JD text counts as content: requirement, responsibility and preferred bullets (the free text of the
+other sections only when there are none) — never tags, benefits, pay or company paragraphs. A posting
+with less than :data:`MIN_JD_CHARS` of it has no JD text. A posting without company (the employer is
+hidden) is matched by URL only.
+
+No chaining: a candidate joins a cluster only when it matches the cluster's canonical member (the most
+complete, then earliest) or a majority of its members with JD text, never because it matches some one
+member; clusters are never merged. Each member records its similarity and the member it matched.
+
+:class:`Clusterer` is incremental: :meth:`Clusterer.add_keys` matches records against everything added
+before, and :meth:`Clusterer.from_stored` rebuilds the index from stored keys (no raw text).
 Pure: no Scrapy, no SQLite.
 """
 
@@ -43,7 +60,10 @@ __all__ = [
     "BANDS",
     "ROWS",
     "THRESHOLD",
+    "CROSS_COMPANY_THRESHOLD",
+    "MIN_JD_CHARS",
     "SIGNATURE_VERSION",
+    "REASONS",
     "canonical_url",
     "same_record",
     "normalize_company",
@@ -52,6 +72,8 @@ __all__ = [
     "companies_agree",
     "titles_agree",
     "fingerprint",
+    "identity",
+    "salary_identity",
     "jd_text",
     "shingles",
     "shingle_hashes",
@@ -61,8 +83,15 @@ __all__ = [
     "jaccard",
     "completeness",
     "choose_canonical",
+    "canonical_rank",
     "Record",
     "record_from_posting",
+    "DedupeKey",
+    "posting_signature",
+    "posting_signatures",
+    "keys_of",
+    "CommonShingles",
+    "common_shingles",
     "Assignment",
     "Clusterer",
 ]
@@ -317,6 +346,29 @@ def fingerprint(
     return _fingerprint_of(normalize_company(company), normalize_title(title), normalize_city(city), lines)
 
 
+def salary_identity(salary: Any) -> str:
+    """The salary as an identity part: ``CNY 15000-25000 x13`` from the monthly figures (a dict or object with
+    ``monthly_min``, ``monthly_max``, ``currency``, ``months``), else the folded text as written (``面议``),
+    else ``""``."""
+    if not salary:
+        return ""
+    low, high = _field(salary, "monthly_min"), _field(salary, "monthly_max")
+    if low is not None or high is not None:
+        low, high = (low if low is not None else high), (high if high is not None else low)
+        return f"{_field(salary, 'currency') or ''} {low:g}-{high:g} x{_field(salary, 'months') or 12}"
+    return _squash(_field(salary, "raw") or "")
+
+
+def identity(company: str | None, title: str | None, city: str | None, salary: str | None) -> str:
+    """``same_identity`` key (32 hex characters): normalized company, title and city and the salary identity
+    (:func:`salary_identity`); ``""`` without company or title. A missing city or salary is part of it."""
+    company, title = normalize_company(company), normalize_title(title)
+    if not company or not title:
+        return ""
+    parts = [company, title, normalize_city(city), salary or ""]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
 # --------------------------------------------------------------------------- (c) MinHash signatures
 
 SHINGLE_K = 5
@@ -336,17 +388,36 @@ BANDS, ROWS = 42, 3
 (32 × 4 would miss 13 % of the pairs at J = 0.5.)"""
 
 THRESHOLD = 0.5
-BUCKET_CAP = 64
-"""Rows an LSH bucket contributes to one query at most (its most recent): bounds the work per new record."""
-CLUSTER_CAP = 32
-"""Candidates verified per cluster at most (the most similar)."""
-"""Minimum estimated Jaccard (on the full signature) for a level (c) match. On the labeled set
-(bench/dedupe_accuracy.py) reworded reposts have exact Jaccard ≥ 0.65 (1st percentile ≥ 0.64; one short JD
+"""Minimum estimated Jaccard of the JD shingles, boilerplate left out, for a ``near_duplicate``. On the labeled
+set (bench/dedupe_accuracy.py) reworded reposts have exact Jaccard ≥ 0.65 (1st percentile ≥ 0.64; one short JD
 that lost a bullet has 0.44), JDs of other postings ≤ 0.25 unless built on a shared company template (up to
 0.61), which title agreement separates."""
+CROSS_COMPANY_THRESHOLD = 0.8
+"""Minimum for a ``cross_company_copy`` (companies disagree): the JD texts must be near-identical, so a
+cluster spans several companies only for a copied JD, never for two jobs that share a template."""
+MIN_INFORMATIVE = 24
+"""Signature values (of 128) whose shingle is not boilerplate that a comparison needs (below 24 the estimate's
+standard error passes 0.1). With fewer, the two JDs are mostly boilerplate: similar only when the whole texts
+are :data:`NEAR_IDENTICAL`."""
+NEAR_IDENTICAL = 0.9
+"""Estimated Jaccard of the whole JD texts, boilerplate included, at which two mostly-boilerplate JDs are the same."""
+MAJORITY_CAP = 64
+"""Members with JD text checked for the majority rule at most; a larger cluster is joined through its
+canonical member only."""
+BUCKET_CAP = 64
+"""Rows an LSH bucket contributes to one query at most (its most recent): bounds the work per new record."""
+MIN_JD_CHARS = 30
+"""JD characters (folded, punctuation and spaces removed) below which a posting has no JD text: a list card's
+one-line blurb or a bullet such as 五险一金 is not a job description."""
+COMMON_SHARE = 0.01
+COMMON_MIN_COMPANIES = 10
+"""A shingle is boilerplate when the JD text of more than ``max(COMMON_MIN_COMPANIES, COMMON_SHARE × companies)``
+companies holds it (document frequency counted over companies, so a family of reposts counts once)."""
+COMMON_MAX = 20_000
+"""Boilerplate shingles kept at most (the most frequent): bounds the lookup table (128 × 8 bytes each)."""
 
-SIGNATURE_VERSION = f"minhash-affine32-p{NUM_PERM}-s{SEED}-k{SHINGLE_K}-v1"
-"""Stored with signatures: a store whose version differs must recompute them."""
+SIGNATURE_VERSION = f"minhash-affine32-p{NUM_PERM}-s{SEED}-k{SHINGLE_K}-jd-v2"
+"""Stored with keys: a store whose version differs must recompute them (v2: JD text only, identity, URL)."""
 
 
 def _permutations() -> tuple[np.ndarray, np.ndarray]:
@@ -460,6 +531,17 @@ _BLOCK = 8192
 """Hashes per step of :func:`_minhashes` (a NUM_PERM × 8192 uint32 block: 4 MB)."""
 
 
+def _fmix32(hashes: np.ndarray) -> np.ndarray:
+    """MurmurHash3's fmix32 of each 32-bit shingle hash (a new array): what the permutations are applied to."""
+    h = hashes.astype(np.uint32)
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return h
+
+
 def _minhashes(hashes: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     """MinHash signatures (n × ``NUM_PERM``) of many records' hashes at once; ``owner`` (sorted) gives each hash's
     record; a record without hashes gets the empty signature (all ``2³² − 1``).
@@ -469,12 +551,7 @@ def _minhashes(hashes: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     Python. tests/test_dedupe.py checks the result is bit-identical to datasketch's.
     """
     out = np.full((n, NUM_PERM), _EMPTY, dtype=np.uint32)
-    h = hashes.astype(np.uint32)
-    h ^= h >> np.uint32(16)
-    h *= np.uint32(0x85EBCA6B)
-    h ^= h >> np.uint32(13)
-    h *= np.uint32(0xC2B2AE35)
-    h ^= h >> np.uint32(16)
+    h = _fmix32(hashes)
     block = np.empty((NUM_PERM, min(_BLOCK, len(h))), dtype=np.uint32)  # permutation-major: contiguous minima
     for s in range(0, len(h), _BLOCK):
         part, who = h[s : s + _BLOCK], owner[s : s + _BLOCK]
@@ -517,6 +594,10 @@ def signature_to_bytes(sig: np.ndarray) -> bytes:
     return _HEADER + np.asarray(sig, dtype="<u4").tobytes()
 
 
+_EMPTY_BYTES = _HEADER + np.full(NUM_PERM, _EMPTY, dtype="<u4").tobytes()
+"""The stored form of the empty signature (a key stores ``b""`` instead)."""
+
+
 def signature_from_bytes(data: bytes) -> np.ndarray:
     """Inverse of :func:`signature_to_bytes`; raises ValueError for another seed, scheme or size."""
     from datasketch import LeanMinHash  # only here: it loads scipy (see _permutations)
@@ -538,7 +619,12 @@ def _is_empty(sig: np.ndarray) -> bool:
     return bool((sig == _EMPTY).all())
 
 
-# --------------------------------------------------------------------------- records and canonical member
+# --------------------------------------------------------------------------- records, keys and canonical member
+
+JD_KEYS = ("responsibilities", "requirements", "preferred")
+"""Section keys whose bullets are JD text."""
+NOT_JD_KEYS = frozenset({"benefits", "compensation"})
+"""Section keys never read as JD text: pay and benefits, which every posting of a company shares."""
 
 
 @dataclass(slots=True)
@@ -550,21 +636,32 @@ class Record:
     title: str | None = None
     city: str | None = None
     text: str | None = None
-    """Free JD text; used for matching only when the record has no bullets."""
+    """Free JD text; used only when the record has no bullets. Never benefits, pay or tags."""
     requirements: Sequence[str] = ()
     responsibilities: Sequence[str] = ()
     first_seen: str | None = None
+    url: str | None = None
+    salary: str | None = None
+    """The salary identity (:func:`salary_identity`), part of :func:`identity`."""
 
 
 def record_from_posting(posting: Any) -> Record:
-    """The :class:`Record` of a normalized ``Posting`` (or a dict with its fields): bullets from its
-    ``requirements`` and ``responsibilities`` sections; text from ``description``, else all its sections."""
+    """The :class:`Record` of a normalized ``Posting`` (or a dict of its fields, ``salary`` nested).
+
+    Requirement and preferred bullets are ``requirements``; responsibility bullets ``responsibilities``;
+    ``text`` holds the bullets of its other sections but benefits and compensation (a JD without headings
+    is all ``about``), or its description when it has no sections at all. Tags are never read.
+    """
     sections: Mapping[str, Sequence[str]] = _field(posting, "sections") or {}
-    text = _field(posting, "description") or "\n".join(line for lines in sections.values() for line in lines)
+    other = [line for key, lines in sections.items() if key not in JD_KEYS and key not in NOT_JD_KEYS
+             for line in lines]
+    text = "\n".join(other) if sections else (_field(posting, "description") or "")
     return Record(
         key=str(_field(posting, "key")), company=_field(posting, "company"), title=_field(posting, "title"),
-        city=_field(posting, "city"), text=text or None, requirements=list(sections.get("requirements", ())),
+        city=_field(posting, "city"), text=text or None,
+        requirements=[*sections.get("requirements", ()), *sections.get("preferred", ())],
         responsibilities=list(sections.get("responsibilities", ())), first_seen=_field(posting, "first_seen"),
+        url=_field(posting, "url"), salary=salary_identity(_field(posting, "salary")) or None,
     )
 
 
@@ -575,41 +672,197 @@ def completeness(record: Any) -> int:
     return fields + bullets
 
 
+def canonical_rank(completeness: int, first_seen: str | None, key: str) -> tuple:
+    """Sort key of the canonical member of a cluster, best first: most complete, then earliest ``first_seen``
+    (missing counts as latest), then smallest key (keys of digits in numeric order). The dedupe step gives as
+    key the posting's place in its input (locator, position, key), not its row id: ids follow the order in
+    which worker processes delivered the postings, which differs from run to run."""
+    return -completeness, first_seen is None, first_seen or "", f"{int(key):020d}" if key.isdigit() else key
+
+
 def choose_canonical(members: Iterable[Any]) -> Any:
-    """The canonical member of a cluster: most complete (:func:`completeness`), then earliest ``first_seen``
-    (missing counts as latest), then smallest ``key``. Raises ValueError on an empty cluster."""
-    best = min(
-        members,
-        key=lambda r: (-completeness(r), _field(r, "first_seen") is None, _field(r, "first_seen") or "", str(_field(r, "key"))),
-        default=None,
-    )
+    """The canonical member of a cluster by :func:`canonical_rank` (``completeness`` read from each member
+    unless it has one). Raises ValueError on an empty cluster."""
+    def rank(r: Any) -> tuple:
+        given = _field(r, "completeness")
+        return canonical_rank(completeness(r) if given is None else given, _field(r, "first_seen"), str(_field(r, "key")))
+
+    best = min(members, key=rank, default=None)
     if best is None:
         raise ValueError("empty cluster")
     return best
 
 
+@dataclass(frozen=True, slots=True)
+class DedupeKey:
+    """What dedupe needs of one posting, computed from the posting alone (:func:`posting_signature`) and stored
+    with it (``dedupe_signatures``), so that clustering never reads its text again."""
+
+    company: str
+    """Company, normalized (:func:`normalize_company`); ``""`` when hidden."""
+    title: str
+    city: str
+    fingerprint: str
+    """Exact content (:func:`fingerprint`); ``""`` without JD text or without company."""
+    identity: str
+    """Company, title, city and salary (:func:`identity`); ``""`` without company or title."""
+    url: str
+    """Canonical URL (:func:`canonical_url`); ``""`` without one."""
+    has_jd: bool
+    """The posting has JD text (at least :data:`MIN_JD_CHARS`): only then can it be similar to another."""
+    completeness: int
+    """:func:`completeness`, for the canonical member."""
+    signature: bytes
+    """MinHash signature of the JD shingles (:func:`signature_to_bytes`); ``b""`` without JD text or company."""
+
+    @property
+    def matchable(self) -> bool:
+        """Compared by content (fingerprint, near-duplicate): JD text and a company."""
+        return self.has_jd and bool(self.company)
+
+
+def keys_of(records: Iterable[Any]) -> list[DedupeKey]:
+    """The :class:`DedupeKey` of each record (:class:`Record` or dict with its fields); the signatures of all
+    of them are computed at once, which costs much less per record than one at a time."""
+    parts: list[tuple] = []
+    contents: list[list[str]] = []
+    for record in records:
+        lines = _content_lines(_field(record, "requirements") or (), _field(record, "responsibilities") or (),
+                               _field(record, "text"))
+        raw = _field(record, "company"), _field(record, "title"), _field(record, "city")
+        company, title, city = normalize_company(raw[0]), normalize_title(raw[1]), normalize_city(raw[2])
+        matchable = bool(company) and sum(map(len, lines)) >= MIN_JD_CHARS
+        parts.append((company, title, city, _fingerprint_of(company, title, city, lines) if matchable else "",
+                      identity(*raw, _field(record, "salary")),
+                      canonical_url(_field(record, "url") or ""), sum(map(len, lines)) >= MIN_JD_CHARS,
+                      completeness(record)))
+        contents.append(lines if matchable else [])
+    sigs = _signatures(contents)
+    return [DedupeKey(*p, signature=signature_to_bytes(sig) if content else b"")
+            for p, sig, content in zip(parts, sigs, contents)]
+
+
+def posting_signatures(postings: Iterable[Any]) -> list[DedupeKey]:
+    """:func:`posting_signature` of many postings, computed together."""
+    return keys_of(record_from_posting(p) for p in postings)
+
+
+def posting_signature(posting: Any) -> DedupeKey:
+    """The :class:`DedupeKey` of one normalized posting (a ``Posting`` or a dict of its fields): pure, per
+    posting, for the item pipeline's dedupe-signature stage."""
+    return posting_signatures([posting])[0]
+
+
+# --------------------------------------------------------------------------- boilerplate
+
+
+class CommonShingles:
+    """Boilerplate shingles (their 32-bit hashes, as :func:`shingle_hashes` gives them), and for each signature
+    position the value each takes under that position's permutation, so that :meth:`contains` tells whether a
+    signature value is the minimum of a boilerplate shingle.
+
+    A comparison then counts only the positions whose smaller value (the minimum over both postings' shingles)
+    is not boilerplate: each such position matches with probability J(A − C, B − C), the Jaccard of the two
+    shingle sets with the boilerplate C left out (the minimum over A ∪ B, given that it is outside C, is
+    uniform over (A ∪ B) − C).
+    """
+
+    def __init__(self, hashes: Iterable[int] | np.ndarray = (), companies: int = 0) -> None:
+        self.hashes = np.unique(np.asarray(list(hashes) if not isinstance(hashes, np.ndarray) else hashes,
+                                           dtype=np.uint32))
+        self.companies = companies
+        """Companies whose JD text the document frequency was counted over."""
+        permuted = _PERM_A[:, None] * _fmix32(self.hashes)[None, :] + _PERM_B[:, None]  # uint32, wraps
+        slots = np.arange(NUM_PERM, dtype=np.uint64)[:, None] << np.uint64(32)
+        self._keys = np.sort((slots | permuted.astype(np.uint64)).ravel())
+        # A bit per (position, high bits of the value), at most 16 MB and about 1 in 32 set: most values are ruled
+        # out by one lookup, and only the others are searched among the sorted keys. Built from the sorted keys:
+        # the bits of one byte are neighbours, OR-ed together segment by segment.
+        bits = max(3, min(20, (32 * len(self.hashes)).bit_length()))
+        self._shift = np.uint64(32 - bits)
+        self._row = 1 << (bits - 3)  # bytes per position
+        flat = (self._keys >> np.uint64(32)) * np.uint64(1 << bits) + ((self._keys & np.uint64(0xFFFFFFFF)) >> self._shift)
+        byte, starts = np.unique(flat >> np.uint64(3), return_index=True)
+        self._bits = np.zeros(NUM_PERM * self._row, dtype=np.uint8)
+        if len(flat):
+            self._bits[byte] = np.bitwise_or.reduceat(np.uint8(1) << (flat & np.uint64(7)).astype(np.uint8), starts)
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        """For signature values (shape ``(…, NUM_PERM)``, position last), whether each is a boilerplate
+        shingle's value at its position."""
+        out = np.zeros(values.shape, dtype=bool)
+        if not len(self._keys):
+            return out
+        high = values.astype(np.uint64) >> self._shift
+        at = np.arange(NUM_PERM, dtype=np.uint64) * np.uint64(self._row) + (high >> np.uint64(3))
+        where = np.nonzero((self._bits[at] >> (high & np.uint64(7)).astype(np.uint8)) & 1)
+        keys = (where[-1].astype(np.uint64) << np.uint64(32)) | values[where].astype(np.uint64)
+        found = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        out[where] = self._keys[found] == keys
+        return out
+
+
+def common_shingles(records: Iterable[Any], *, share: float = COMMON_SHARE, minimum: int = COMMON_MIN_COMPANIES,
+                    cap: int = COMMON_MAX) -> CommonShingles:
+    """The boilerplate of a corpus: the shingles of JD text found under more than
+    ``max(minimum, share × companies)`` companies (normalized names). Records without company or JD text
+    are not counted; the ``cap`` most frequent are kept."""
+    groups: dict[str, int] = {}
+    contents: list[list[str]] = []
+    owners: list[int] = []
+    for record in records:
+        company = normalize_company(_field(record, "company"))
+        lines = _content_lines(_field(record, "requirements") or (), _field(record, "responsibilities") or (),
+                               _field(record, "text"))
+        if company and sum(map(len, lines)) >= MIN_JD_CHARS:
+            contents.append(lines)
+            owners.append(groups.setdefault(company, len(groups)))
+    if not contents:
+        return CommonShingles()
+    company_of = np.asarray(owners, dtype=np.uint64)
+    pairs = []  # (company << 32 | shingle), once per company
+    start, chars = 0, 0
+    for i, lines in enumerate(contents):
+        chars += sum(map(len, lines))
+        if chars >= _SIGNATURE_CHARS or i == len(contents) - 1:
+            hashes, owner = _record_hashes(contents[start : i + 1])
+            pairs.append(np.unique((company_of[owner + start] << np.uint64(32)) | hashes.astype(np.uint64)))
+            start, chars = i + 1, 0
+    shingle = (np.unique(np.concatenate(pairs)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    values, counts = np.unique(shingle, return_counts=True)
+    common = np.flatnonzero(counts > max(minimum, share * len(groups)))
+    common = common[np.argsort(-counts[common], kind="stable")[:cap]]
+    return CommonShingles(values[common], len(groups))
+
+
 # --------------------------------------------------------------------------- clustering
+
+REASONS = ("new", "same_url", "same_content", "same_identity", "near_duplicate", "cross_company_copy")
+"""Why a member is in its cluster (see the module docstring); ``new``: the first of its cluster."""
 
 
 @dataclass(frozen=True, slots=True)
 class Assignment:
-    """Where :meth:`Clusterer.add` put a record and why."""
+    """Where :meth:`Clusterer.add_keys` put a record and why."""
 
     key: str
     cluster_id: int
-    reason: Literal["new", "b", "c"]
-    """``new``: first of its cluster; ``b``: exact fingerprint; ``c``: near-duplicate."""
+    reason: Literal["new", "same_url", "same_content", "same_identity", "near_duplicate", "cross_company_copy"]
     similarity: float
-    """1.0 for ``b`` (and ``new``); the estimated Jaccard with ``matched_key`` for ``c``."""
+    """The estimated Jaccard (boilerplate left out) with ``matched_key`` for a near-duplicate; else 1.0."""
     matched_key: str | None = None
-    """The existing record it matched (``None`` for ``new``)."""
+    """The member it matched (``None`` for ``new``): the canonical member, or for the majority rule the most
+    similar member."""
     cross_company: bool = False
-    """Same JD under a company that does not agree (staffing agency copy)."""
+    """It matched a posting of a company that does not agree (staffing agency copy)."""
     different_city: bool = False
-    """Same JD in another city: another opening of the same job."""
-    merged: tuple[int, ...] = ()
-    """Clusters absorbed into ``cluster_id`` because this record also matched one of their members (two
-    reposts that drifted apart, joined by a third); the storage layer moves their members."""
+    """It matched a posting in another city: another opening of the same job."""
+    absorbed: tuple[int, ...] = ()
+    """Clusters of list cards (no member with JD text) whose identity this record, with JD text, has: their
+    members moved into ``cluster_id`` (they are the cards of this posting); the storage layer moves them."""
 
 
 def _grown(array: np.ndarray, rows: int) -> np.ndarray:
@@ -810,58 +1063,58 @@ def _band_keys(sigs: np.ndarray, bands: int, rows: int) -> np.ndarray:
     return (h >> np.uint64(32)).astype(np.uint32)
 
 
-class _Meta(NamedTuple):
-    # What a record brings to Clusterer._append (which interns company, title and city into per-row arrays).
-    company: str
-    title: str
-    city: str
-    fingerprint: str
-
-    @classmethod
-    def of(cls, meta: Mapping[str, Any]) -> _Meta:
-        return cls(*(meta.get(name) or "" for name in ("company", "title", "city", "fingerprint")))
-
-
 _COMPANY, _TITLE, _CITY = range(3)  # columns of Clusterer._fields
 
 
-class _Near(NamedTuple):
+class _Match(NamedTuple):
     row: int
     similarity: float
     same_company: bool
     same_city: bool
-    clusters: set[int]  # of every verified candidate
+    cluster: int
+
+    def order(self) -> tuple:
+        """Larger is better: same company, same city, most similar, then the oldest cluster."""
+        return self.same_company, self.same_city, self.similarity, -self.cluster
 
 
 @dataclass
 class Clusterer:
-    """Incremental near-duplicate clustering of postings.
+    """Incremental clustering of postings by their :class:`DedupeKey` (see the module docstring).
 
-    ``add`` assigns each record to an existing cluster (levels b and c) or a new one; cluster ids are
-    integers starting at ``first_cluster_id``. A record joins the cluster of its exact match, else of its best
-    near match (same company and city first, then highest similarity). With ``merge_bridges`` (default), a
-    record that matches members of several clusters merges them into the oldest (smallest id), reported in
-    :attr:`Assignment.merged`: clusters then do not depend on the order records arrive in.
+    ``add_keys`` assigns each record to an existing cluster or a new one; cluster ids are integers starting
+    at ``first_cluster_id``. Near-duplicates are compared with ``common`` (the corpus's boilerplate) left out.
+    A record matching several clusters joins the best (same company, then same city, then most similar,
+    then oldest); clusters are never merged.
     """
 
     threshold: float = THRESHOLD
+    cross_company_threshold: float = CROSS_COMPANY_THRESHOLD
+    common: CommonShingles | None = None
     bands: int = BANDS
     rows: int = ROWS
     first_cluster_id: int = 1
-    merge_bridges: bool = True
     _keys: list[str] = field(default_factory=list, init=False, repr=False)
-    _fingerprints: list[str] = field(default_factory=list, init=False, repr=False)
-    # Per row, numpy arrays sized like _sigs: the cluster, and the interned company, title and city (columns
-    # _COMPANY, _TITLE, _CITY of ids into _names; 0 is ""), so candidates are checked in one numpy pass.
+    _ranks: list[tuple] = field(default_factory=list, init=False, repr=False)
+    # Per row, numpy arrays sized like _sigs: the signature, the cluster, the interned company, title and city
+    # (columns _COMPANY, _TITLE, _CITY of ids into _names; 0 is ""), and whether it is compared by content.
+    _sigs: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _clusters: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _fields: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
+    _matchable: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
+    _boiler: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]  # value is boilerplate
     _names: list[str] = field(default_factory=lambda: [""], init=False, repr=False)
     _name_ids: dict[str, int] = field(default_factory=lambda: {"": 0}, init=False, repr=False)
     _name_flags: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), init=False, repr=False)  # scratch
     _row_of: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _by_url: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _by_fp: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _by_identity: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _by_identity_jd: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _by_identity_no_jd: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _members: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
-    _sigs: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
+    _jd_members: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
+    _canonical: dict[int, int] = field(default_factory=dict, init=False, repr=False)
     _index: _BandIndex = field(default_factory=_BandIndex, init=False, repr=False)
     _next_cluster: int = field(default=0, init=False, repr=False)
 
@@ -871,6 +1124,8 @@ class Clusterer:
         self._sigs = np.empty((0, NUM_PERM), dtype=np.uint32)
         self._clusters = np.empty(0, dtype=np.int64)
         self._fields = np.empty((0, 3), dtype=np.int32)
+        self._matchable = np.empty(0, dtype=bool)
+        self._boiler = np.empty((0, NUM_PERM), dtype=bool)
         self.reserve(1024)
         self._next_cluster = self.first_cluster_id
 
@@ -891,6 +1146,10 @@ class Clusterer:
         """Every cluster id → member keys."""
         return {cid: [self._keys[r] for r in rows] for cid, rows in self._members.items()}
 
+    def canonical(self, cluster_id: int) -> str:
+        """Key of a cluster's canonical member (:func:`canonical_rank`), which new members are matched with."""
+        return self._keys[self._canonical[cluster_id]]
+
     def _name_id(self, name: str) -> int:
         found = self._name_ids.get(name)
         if found is None:
@@ -898,34 +1157,43 @@ class Clusterer:
             self._names.append(name)
         return found
 
-    def signature_bytes(self, key: str) -> bytes:
-        """The stored form of a record's signature (for :meth:`from_signatures`)."""
-        return signature_to_bytes(self._sigs[self._row_of[key]])
-
-    def meta(self, key: str) -> dict[str, Any]:
-        """The metadata :meth:`from_signatures` needs for a record (normalized fields, fingerprint, cluster)."""
-        row = self._row_of[key]
-        company, title, city = (self._names[i] for i in self._fields[row].tolist())
-        return {"company": company, "title": title, "city": city, "fingerprint": self._fingerprints[row],
-                "cluster_id": int(self._clusters[row])}
-
     # ---- building
 
-    def _append(self, key: str, meta: _Meta, cluster_id: int) -> int:
-        """Register a record's key, meta and cluster; the caller stores its signature at the returned row."""
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` records in all: the per-row arrays are not grown (a copy) and the band
+        index merges its runs in place."""
+        if rows > len(self._sigs):
+            self._sigs, self._clusters, self._fields, self._matchable, self._boiler = (
+                _grown(a, rows) for a in (self._sigs, self._clusters, self._fields, self._matchable, self._boiler))
+        self._index.reserve(rows * self.bands)
+
+    def _append(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], cluster_id: int) -> int:
+        """Register a record (``seen``: its first_seen and order) in every index and its cluster; the caller stores
+        its signature at the returned row."""
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
         row = len(self._keys)
         if row == len(self._sigs):
             self.reserve(2 * row)
         self._keys.append(key)
-        self._fingerprints.append(meta.fingerprint)
-        self._fields[row] = (self._name_id(meta.company), self._name_id(meta.title), self._name_id(meta.city))
+        self._ranks.append(canonical_rank(dk.completeness, *seen))
+        self._fields[row] = (self._name_id(dk.company), self._name_id(dk.title), self._name_id(dk.city))
         self._clusters[row] = cluster_id
+        self._matchable[row] = dk.matchable and bool(dk.signature)
         self._row_of[key] = row
         self._members.setdefault(cluster_id, []).append(row)
-        if meta.fingerprint:
-            self._by_fp.setdefault(meta.fingerprint, row)
+        if self._matchable[row]:
+            self._jd_members.setdefault(cluster_id, []).append(row)
+        best = self._canonical.get(cluster_id)
+        if best is None or self._ranks[row] < self._ranks[best]:
+            self._canonical[cluster_id] = row
+        if dk.url:
+            self._by_url.setdefault(dk.url, row)
+        if dk.company and dk.has_jd and dk.fingerprint:
+            self._by_fp.setdefault(dk.fingerprint, row)
+        if dk.identity:
+            self._by_identity.setdefault(dk.identity, row)
+            (self._by_identity_jd if dk.has_jd else self._by_identity_no_jd).setdefault(dk.identity, row)
         self._next_cluster = max(self._next_cluster, cluster_id + 1)
         return row
 
@@ -934,83 +1202,98 @@ class Clusterer:
         return self.add_many([record])[0]
 
     def add_many(self, records: Iterable[Any]) -> list[Assignment]:
-        """:meth:`add` each record in turn (the same assignments); their content, fingerprints and signatures
-        are computed for all of them at once, which costs much less per record."""
-        keys: list[str] = []
-        metas: list[_Meta] = []
-        contents: list[list[str]] = []
-        for record in records:
-            lines = _content_lines(_field(record, "requirements") or (), _field(record, "responsibilities") or (),
-                                   _field(record, "text"))
-            company = normalize_company(_field(record, "company"))
-            title = normalize_title(_field(record, "title"))
-            city = normalize_city(_field(record, "city"))
-            keys.append(str(_field(record, "key")))
-            metas.append(_Meta(company, title, city, _fingerprint_of(company, title, city, lines)))
-            contents.append(lines)
-        return self._add_all(keys, _signatures(contents), metas)
-
-    def add_signature(self, key: str, sig: np.ndarray, meta: Mapping[str, Any]) -> Assignment:
-        """Match and add a record given its signature and normalized meta (as :meth:`meta` returns, without
-        ``cluster_id``): for a storage layer that computed signatures earlier."""
-        return self._add_all([key], np.asarray(sig, dtype=np.uint32)[None, :], [_Meta.of(meta)])[0]
-
-    def reserve(self, rows: int) -> None:
-        """Make room for ``rows`` records in all: the per-row arrays are not grown (a copy) and the band
-        index merges its runs in place."""
-        if rows > len(self._sigs):
-            self._sigs, self._clusters, self._fields = (
-                _grown(a, rows) for a in (self._sigs, self._clusters, self._fields))
-        self._index.reserve(rows * self.bands)
+        """:meth:`add` each record in turn; their keys are computed together (:func:`keys_of`)."""
+        records = list(records)
+        return self.add_keys((str(_field(r, "key")), k, _field(r, "first_seen")) for r, k in zip(records, keys_of(records)))
 
     _PREFETCH = 128  # records whose sorted-run lookups are done in one numpy pass (bounds its temporary arrays)
 
-    def _add_all(self, keys: list[str], sigs: np.ndarray, metas: list[_Meta]) -> list[Assignment]:
+    def add_keys(self, items: Iterable[tuple]) -> list[Assignment]:
+        """Match each ``(key, dedupe key, first_seen)`` or ``(key, dedupe key, first_seen, order)`` against
+        everything added before it and add it, in order; ``order`` (default: the key) breaks the canonical
+        member's ties (:func:`canonical_rank`)."""
+        items = [(*item, item[0]) if len(item) == 3 else tuple(item) for item in items]
+        sigs = np.empty((len(items), NUM_PERM), dtype=np.uint32)
+        _decode_into(sigs, [item[1].signature for item in items])
+        boiler = self._boilerplate(sigs)
         band_keys = _band_keys(sigs, self.bands, self.rows)
-        empty = (sigs == _EMPTY).all(axis=1).tolist()
         index = self._index
         out: list[Assignment] = []
         hits: list[tuple[np.ndarray, np.ndarray]] = []
         first, generation = 0, -1
-        for i, key in enumerate(keys):
+        for i, (key, dk, first_seen, order) in enumerate(items):
             if index.generation != generation or i - first >= self._PREFETCH:
                 first, generation = i, index.generation
                 hits = index.run_hits(band_keys[i : i + self._PREFETCH])
-            out.append(self._add(key, sigs[i], metas[i], band_keys[i], empty[i], index.record_hits(hits, i - first)))
+            out.append(self._add(key, dk, (first_seen, order), sigs[i], boiler[i], band_keys[i],
+                                 index.record_hits(hits, i - first)))
         return out
 
-    def _add(self, key: str, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, empty: bool,
-             run_hits: list[np.ndarray]) -> Assignment:
+    def _boilerplate(self, sigs: np.ndarray) -> np.ndarray:
+        """Per signature value, whether it is a boilerplate shingle's (all False without ``common``): a comparison
+        leaves out the positions whose smaller value is, and that value is one of the two compared."""
+        if self.common is None or not len(self.common):
+            return np.zeros(sigs.shape, dtype=bool)
+        return self.common.contains(sigs)
+
+    def _add(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], sig: np.ndarray, boiler: np.ndarray,
+             band_keys: np.ndarray, run_hits: list[np.ndarray]) -> Assignment:
         if key in self._row_of:
             raise ValueError(f"record {key!r} already added")
-        exact = self._by_fp.get(meta.fingerprint) if meta.fingerprint else None
-        near = None if empty else self._near(sig, meta, band_keys, run_hits)
-        if exact is not None:
-            result = Assignment(key, int(self._clusters[exact]), "b", 1.0, self._keys[exact])
-        elif near is not None:
-            result = Assignment(key, int(self._clusters[near.row]), "c", near.similarity, self._keys[near.row],
-                                not near.same_company, not near.same_city)
-        else:
+        matchable = dk.matchable and bool(dk.signature)
+        match: tuple[int, float, str] | None = None
+        if dk.url and (row := self._by_url.get(dk.url)) is not None:
+            match = row, 1.0, "same_url"
+        elif dk.company:
+            if dk.has_jd and dk.fingerprint and (row := self._by_fp.get(dk.fingerprint)) is not None:
+                match = row, 1.0, "same_content"
+            elif matchable and (near := self._near(sig, boiler, dk, band_keys, run_hits)) is not None:
+                match = near.row, near.similarity, "near_duplicate" if near.same_company else "cross_company_copy"
+            elif dk.identity and (row := self._identity_match(dk)) is not None:
+                match = row, 1.0, "same_identity"
+        if match is None:
             result = Assignment(key, self._next_cluster, "new", 1.0)
-        if self.merge_bridges and near is not None:
-            involved = {result.cluster_id, *near.clusters}
-            if len(involved) > 1:
-                survivor = min(involved)
-                absorbed = tuple(sorted(involved - {survivor}))
-                self._merge(survivor, absorbed)
-                result = replace(result, cluster_id=survivor, merged=absorbed)
-        row = self._append(key, meta, result.cluster_id)
+        else:
+            row, similarity, reason = match
+            company, _, city = (self._names[i] for i in self._fields[row].tolist())
+            result = Assignment(key, int(self._clusters[row]), reason, similarity, self._keys[row],  # type: ignore[arg-type]
+                                not companies_agree(dk.company, company), bool(dk.city and city and dk.city != city))
+        if dk.has_jd and dk.identity and (cards := self._card_cluster(dk.identity, result.cluster_id)) is not None:
+            self._absorb(result.cluster_id, cards)
+            result = replace(result, absorbed=(cards,))
+        row = self._append(key, dk, seen, result.cluster_id)
         self._sigs[row] = sig
-        if not empty:
+        self._boiler[row] = boiler
+        if self._matchable[row]:
             self._index.add(row, band_keys)
         return result
 
-    def _merge(self, survivor: int, absorbed: Iterable[int]) -> None:
-        target = self._members[survivor]
-        for cid in absorbed:
-            rows = self._members.pop(cid)
-            self._clusters[rows] = survivor
-            target.extend(rows)
+    def _identity_match(self, dk: DedupeKey) -> int | None:
+        """The member this record joins by identity: for a record with JD text, a list card (a record without);
+        for a list card, a record with JD text, else another card."""
+        if dk.has_jd:
+            return self._by_identity_no_jd.get(dk.identity)
+        found = self._by_identity_jd.get(dk.identity)
+        return self._by_identity.get(dk.identity) if found is None else found
+
+    def _card_cluster(self, identity_key: str, cluster_id: int) -> int | None:
+        """The cluster of list cards with this identity, when it has no member with JD text and is not ``cluster_id``."""
+        row = self._by_identity_no_jd.get(identity_key)
+        if row is None:
+            return None
+        cid = int(self._clusters[row])
+        return None if cid == cluster_id or self._jd_members.get(cid) else cid
+
+    def _absorb(self, survivor: int, absorbed: int) -> None:
+        """Move the members of cluster ``absorbed`` (list cards) into ``survivor``."""
+        rows = self._members.pop(absorbed)
+        self._clusters[rows] = survivor
+        self._members.setdefault(survivor, []).extend(rows)
+        best = self._canonical.pop(absorbed)
+        if survivor not in self._canonical or self._ranks[best] < self._ranks[self._canonical[survivor]]:
+            self._canonical[survivor] = best
+
+    # ---- matching
 
     def _agreeing(self, agree: Callable[[str, str], bool], name: str, ids: np.ndarray) -> np.ndarray:
         """Per id in ``ids`` (interned names), whether ``agree(name, that name)``; called once per distinct id."""
@@ -1028,59 +1311,91 @@ class Clusterer:
         flags[agreeing] = False
         return out
 
-    def _near(self, sig: np.ndarray, meta: _Meta, band_keys: np.ndarray, run_hits: list[np.ndarray]) -> _Near | None:
-        """The best level (c) match among the LSH candidates with estimated Jaccard ≥ threshold and an
-        agreeing title (same company, then same city, then most similar, then oldest), with the clusters of
-        all of them; ``None`` when there is none.
+    def similarity(self, sig: np.ndarray, rows: np.ndarray, boiler: np.ndarray | None = None) -> np.ndarray:
+        """Estimated Jaccard of ``sig`` with the signatures of ``rows``, boilerplate (``common``) left out: the
+        share of equal values among the positions whose smaller value is not a boilerplate shingle's. Where
+        fewer than :data:`MIN_INFORMATIVE` positions are left, the whole texts' estimate when it reaches
+        :data:`NEAR_IDENTICAL`, else 0. ``boiler``: which of ``sig``'s values are boilerplate (looked up when
+        not given)."""
+        other = self._sigs[rows]
+        equal = other == sig
+        whole = np.count_nonzero(equal, axis=1) / NUM_PERM
+        if self.common is None or not len(self.common):
+            return whole
+        if boiler is None:
+            boiler = self._boilerplate(sig[None, :])[0]
+        # the smaller of two values is one of them, and equal values are one shingle: its flag is known
+        informative = ~np.where(other <= sig, self._boiler[rows], boiler)
+        n = np.count_nonzero(informative, axis=1)
+        hits = np.count_nonzero(equal & informative, axis=1)
+        return np.where(n >= MIN_INFORMATIVE, hits / np.maximum(n, 1), np.where(whole >= NEAR_IDENTICAL, whole, 0.0))
 
-        In a large family of reposts every member is a candidate of every new one; verifying them all
-        would make clustering quadratic. So each band bucket gives at most its ``BUCKET_CAP`` most
-        recent rows, and each cluster at most its ``CLUSTER_CAP`` most similar candidates — one
-        agreeing member is enough to join a cluster. The candidates come in no order: every choice below breaks
-        ties by row, so none depends on it.
+    def _verified(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For ``rows``: (matches, similarity, same company, same city); a match has an agreeing title and a
+        similarity of at least the threshold (the cross-company one when the companies disagree)."""
+        fields = self._fields[rows]
+        sims = self.similarity(sig, rows, boiler)
+        same_company = self._agreeing(companies_agree, dk.company, fields[:, _COMPANY])
+        city = self._name_ids.get(dk.city, -1) if dk.city else 0
+        same_city = (fields[:, _CITY] == 0) | (fields[:, _CITY] == city) if city else np.ones(len(rows), dtype=bool)
+        ok = self._agreeing(titles_agree, dk.title, fields[:, _TITLE])
+        ok &= sims >= np.where(same_company, self.threshold, self.cross_company_threshold)
+        return ok, sims, same_company, same_city
+
+    def _near(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, band_keys: np.ndarray,
+              run_hits: list[np.ndarray]) -> _Match | None:
+        """The best cluster this record is a near-duplicate in, through its canonical member or a majority of
+        its members with JD text; ``None`` when there is none.
+
+        LSH candidates that match the record themselves only say which clusters to check. In a large family of
+        reposts every member is a candidate of every new one: each band bucket gives at most its
+        ``BUCKET_CAP`` most recent rows, and one candidate is enough to point at its cluster.
         """
         cand = self._index.query(band_keys, run_hits)
         if not len(cand):
             return None
-        same = np.count_nonzero(self._sigs[cand] == sig, axis=1)
-        keep = same / NUM_PERM >= self.threshold
-        cand, same = cand[keep], same[keep]
-        clusters = self._clusters[cand]
-        if len(cand) > CLUSTER_CAP:
-            order = np.lexsort((cand, -same, clusters))  # by cluster, most similar, then oldest first
-            ordered = clusters[order]
-            starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1]
-            rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-            chosen = order[rank < CLUSTER_CAP]
-            cand, same, clusters = cand[chosen], same[chosen], clusters[chosen]
-        fields = self._fields[cand]
-        titled = self._agreeing(titles_agree, meta.title, fields[:, _TITLE])
-        if not titled.any():
+        ok = self._verified(sig, boiler, dk, cand)[0]
+        best = None
+        for cid in sorted(set(self._clusters[cand[ok]].tolist())):
+            found = self._cluster_match(sig, boiler, dk, cid)
+            if found is not None and (best is None or found.order() > best.order()):
+                best = found
+        return best
+
+    def _cluster_match(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, cid: int) -> _Match | None:
+        """The record's match in cluster ``cid``: its canonical member when that matches, else the most similar
+        member when a majority of the members with JD text (at most :data:`MAJORITY_CAP`) match."""
+        canonical = self._canonical[cid]
+        if self._matchable[canonical]:
+            ok, sims, same_company, same_city = self._verified(sig, boiler, dk, np.array([canonical]))
+            if ok[0]:
+                return _Match(canonical, float(sims[0]), bool(same_company[0]), bool(same_city[0]), cid)
+        rows = np.asarray(self._jd_members.get(cid, ()), dtype=np.int64)
+        if not len(rows) or len(rows) > MAJORITY_CAP:
             return None
-        cand, same, clusters, fields = cand[titled], same[titled], clusters[titled], fields[titled]
-        same_company = self._agreeing(companies_agree, meta.company, fields[:, _COMPANY])
-        city = self._name_ids.get(meta.city, -1) if meta.city else 0
-        same_city = (fields[:, _CITY] == 0) | (fields[:, _CITY] == city) if city else np.ones(len(cand), dtype=bool)
-        best = np.lexsort((-cand, same, same_city, same_company))[-1]
-        return _Near(int(cand[best]), int(same[best]) / NUM_PERM, bool(same_company[best]), bool(same_city[best]),
-                     set(clusters.tolist()))
+        ok, sims, same_company, same_city = self._verified(sig, boiler, dk, rows)
+        if 2 * np.count_nonzero(ok) <= len(rows):
+            return None
+        best = max(np.flatnonzero(ok).tolist(), key=lambda i: (same_company[i], same_city[i], sims[i], -rows[i]))
+        return _Match(int(rows[best]), float(sims[best]), bool(same_company[best]), bool(same_city[best]), cid)
+
+    # ---- stored keys
 
     @classmethod
-    def from_signatures(cls, items: Iterable[tuple[str, bytes, Mapping[str, Any]]], capacity: int = 0,
-                        **options: Any) -> Clusterer:
-        """Rebuild a clusterer from stored ``(key, signature bytes, meta)`` without raw text.
+    def from_stored(cls, items: Iterable[tuple], capacity: int = 0, **options: Any) -> Clusterer:
+        """Rebuild a clusterer from stored ``(key, dedupe key, cluster id, first_seen)`` (or with a fifth element,
+        the order: see :meth:`add_keys`) without raw text.
 
-        ``meta`` holds ``company``, ``title``, ``city`` (normalized), ``fingerprint`` and ``cluster_id`` as
-        :meth:`meta` returns them. Records keep their stored clusters; later :meth:`add` calls match against them.
-        ``capacity``: the records expected in all, stored and to come (:meth:`reserve`). ``items`` are read a
-        chunk at a time, so the stored signatures are held once, decoded.
+        Records keep their stored clusters; later :meth:`add_keys` calls match against them. ``capacity``: the
+        records expected in all, stored and to come (:meth:`reserve`). ``items`` are read a chunk at a time,
+        so the stored signatures are held once, decoded.
         """
         self = cls(**options)
         self.reserve(capacity)
         blobs: list[bytes] = []
-        for key, blob, meta in items:
-            self._append(key, _Meta.of(meta), int(meta["cluster_id"]))
-            blobs.append(blob)
+        for key, dk, cluster_id, first_seen, *order in items:
+            self._append(key, dk, (first_seen, order[0] if order else key), int(cluster_id))
+            blobs.append(dk.signature)
             if len(blobs) == _DECODE_CHUNK:
                 self._put_signatures(blobs)
         self._put_signatures(blobs)
@@ -1089,16 +1404,17 @@ class Clusterer:
         return self
 
     def _live_band_keys(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows ``start:stop`` that have a signature (not empty), and their band keys."""
-        sigs = self._sigs[start:stop]
-        live = ~(sigs == _EMPTY).all(axis=1)
-        return np.arange(start, stop, dtype=np.int64)[live], _band_keys(sigs[live], self.bands, self.rows)
+        """Rows ``start:stop`` compared by content, and their band keys."""
+        live = np.flatnonzero(self._matchable[start:stop]) + start
+        return live.astype(np.int64), _band_keys(self._sigs[live], self.bands, self.rows)
 
     def _put_signatures(self, blobs: list[bytes]) -> None:
-        """Decode the signatures of the last ``len(blobs)`` records appended, and empty ``blobs``."""
+        """Decode the signatures of the last ``len(blobs)`` records appended (and which values are boilerplate),
+        and empty ``blobs``."""
         stop = len(self)  # _append made room
         start = stop - len(blobs)
         _decode_into(self._sigs[start:stop], blobs)
+        self._boiler[start:stop] = self._boilerplate(self._sigs[start:stop])
         blobs.clear()
 
 
@@ -1110,6 +1426,7 @@ def _decode_into(out: np.ndarray, blobs: list[bytes]) -> None:
     :func:`signature_from_bytes`, decoded in one numpy pass when they share the expected header."""
     if not blobs:
         return
+    blobs = [b or _EMPTY_BYTES for b in blobs]
     size = len(_HEADER) + 4 * NUM_PERM
     if all(len(b) == size and b.startswith(_HEADER) for b in blobs):
         raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), size)[:, len(_HEADER):]

@@ -33,8 +33,10 @@ from .models import Evaluation, Signal
 from .score import MODE_LABELS, PostingFacts, SkillInfo, format_money, round_half_up, salary_range, work_mode_kind
 from .skills import Taxonomy
 
-__all__ = ["FIT_WEIGHTS", "Profile", "FitProfile", "ProfileError", "load_profile", "score_fit"]
+__all__ = ["FIT_VERSION", "FIT_WEIGHTS", "Profile", "FitProfile", "ProfileError", "load_profile", "score_fit"]
 
+FIT_VERSION = "1"
+"""Version of these rules: part of a fit score's inputs (normalize.score.score_inputs)."""
 FIT_WEIGHTS = {"skills": 0.45, "salary": 0.25, "city": 0.15, "mode": 0.15}
 CORE_SKILLS = 12
 WANT_POINTS, WANT_CAP = 10, 20
@@ -94,6 +96,11 @@ class FitProfile:
     work_modes: frozenset[str]
     unknown_skills: tuple[str, ...]  # written in the profile but not in the taxonomy
     blocklist: Blocklist = Blocklist()
+
+    def inputs(self) -> tuple:
+        """What a fit depends on besides the posting, as plain values (the scoring step's digest)."""
+        return (self.name, self.have, sorted(self.covers), self.want, self.cities, self.min_monthly_salary,
+                self.currency, sorted(self.work_modes), [rule.label for rule in self.blocklist.rules])
 
     @property
     def scorer(self) -> str:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from .skills import SkillHit
 
-SECTION_KEYS = ("about", "requirements", "responsibilities", "preferred", "benefits")
+SECTION_KEYS = ("about", "requirements", "responsibilities", "preferred", "compensation", "benefits")
 """Canonical section keys, in display order. Unknown headings are kept under their own text."""
 
 INSIGHT_KEYS = ("pros", "cons", "role", "strategy", "interview")
@@ -29,6 +29,9 @@ DIMENSIONS = ("pay", "growth", "worklife", "mission")
 """The four evaluation dimensions: 薪资福利, 成长发展, 工作生活, 使命价值."""
 
 DIMENSION_LABELS = {"pay": "薪资福利", "growth": "成长发展", "worklife": "工作生活", "mission": "使命价值"}
+
+HIDDEN_COMPANY = "（企业未公开）"
+"""What a posting without company (the employer is hidden) shows in its place; the stored company stays null."""
 
 Period = Literal["hour", "day", "week", "month", "year"]
 
@@ -176,6 +179,9 @@ class Salary(_Model):
     """Pay as written and normalized. Monthly figures are base pay per month; annual = monthly × months."""
 
     raw: str | None = Field(None, description="Salary text as written.")
+    source: Literal["field", "text"] | None = Field(
+        None, description="Where the salary was read: field (the source's salary field) or text (found in the "
+                          "description or its compensation section, when the source has no salary field); null when missing.")
     status: Literal["parsed", "negotiable", "undisclosed", "unparseable", "missing"] = Field(
         "missing", description="parsed; negotiable (面议); undisclosed (未披露); unparseable (kept raw); missing."
     )
@@ -237,7 +243,8 @@ class Evaluation(_Model):
     growth: int | None = Field(None, description="成长发展 score, 0–100.")
     worklife: int | None = Field(None, description="工作生活 score, 0–100.")
     mission: int | None = Field(None, description="使命价值 score, 0–100.")
-    levels: dict[str, str] = Field(default_factory=dict, description="Level per dimension: 较低 (<60), 中等 (60–79), 较高 (≥80).")
+    levels: dict[str, str] = Field(default_factory=dict, description="Level per dimension and of the overall (key `overall`): 较低 (<60), 中等 (60–79), 较高 (≥80), or 信息不足 when the evidence is too little (the score is then null).")
+    completeness: float | None = Field(None, description="Share of the overall's weight whose dimension is known (0–1); null for the app's own evaluation.")
     summary: str | None = Field(None, description="One-line verdict.")
     notes: list[str] = Field(default_factory=list, description="Further summary lines.")
     explanations: dict[str, str] = Field(default_factory=dict, description="Explanation sentence per dimension.")
@@ -273,7 +280,15 @@ class Posting(_Model):
     company_info: CompanyInfo = Field(default_factory=CompanyInfo, description="Industry, funding stage and size of the company.")
     posted_raw: str | None = Field(None, description="Post time as written (`发布于 大约 4 小时前`).")
     posted_at: str | None = Field(None, description="Post time resolved against as_of (UTC).")
-    posted_approx: bool = Field(False, description="The post time is approximate (`大约`).")
+    posted_approx: bool = Field(False, description="The post time is approximate (`大约`, or relative to a file's modification time).")
+    posted_source: Literal["source", "as_of", "fetched", "file_mtime"] | None = Field(
+        None, description="What posted_at rests on: source (a date or time the posting states); a relative time "
+                          "(`3 天前`, `今天`) counted back from as_of given to the ingest (as_of), from when the page "
+                          "was fetched (fetched) or from the file's modification time (file_mtime, approximate); "
+                          "null when the post time is unknown.")
+    tz: str | None = Field(None, description="Time zone of the source (IANA name; Asia/Shanghai for Chinese boards): "
+                                             "its dates are read and its times shown in it. Stored times are UTC.")
+    posted_local: str | None = Field(None, description="posted_at in the source's time zone (ISO 8601 with its offset).")
     is_new: bool | None = Field(None, description="The source marks the posting new (`新岗位`).")
     published_label: str | None = Field(None, description="Publication label (`今天发布`).")
     valid_through: str | None = Field(None, description="Closing date given by the source (UTC).")
@@ -284,7 +299,7 @@ class Posting(_Model):
     company_activity: Activity = Field(default_factory=Activity, description="Company hiring activity as the source states it.")
     market: Activity = Field(default_factory=Activity, description="Market for this city and category as the source states it.")
     description: str | None = Field(None, description="Free JD text when the source gives no sections.")
-    sections: dict[str, list[str]] = Field(default_factory=dict, description="JD bullets by canonical key (about, requirements, responsibilities, preferred, benefits) or unknown heading.")
+    sections: dict[str, list[str]] = Field(default_factory=dict, description="JD bullets by canonical key (about, requirements, responsibilities, preferred, compensation, benefits) or unknown heading.")
     section_headings: dict[str, str] = Field(default_factory=dict, description="Heading as written for each section key.")
     insights: dict[str, list[str]] = Field(default_factory=dict, description="The app's AI-insight lists: pros, cons, role, strategy, interview.")
     source_evaluation: Evaluation | None = Field(None, description="The source's own evaluation, parsed.")

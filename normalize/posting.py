@@ -11,7 +11,9 @@ from datetime import datetime
 
 from .counts import parse_company_activity, parse_market
 from .dedupe import canonical_url
-from .dates import parse_posted, parse_published
+from zoneinfo import ZoneInfo
+
+from .dates import local_time, parse_posted, parse_published, posted_source, source_zone
 from .models import (
     DIMENSION_LABELS,
     CompanyInfo,
@@ -22,7 +24,7 @@ from .models import (
     RawSection,
     Signal,
 )
-from .salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_parts
+from .salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_parts, salary_from_text
 from .fields import parse_company_info, parse_experience_education, parse_location
 from .sections import clean_bullet, section_key, split_sections
 from .text import clean_line, clean_text, sha256_hex
@@ -198,6 +200,17 @@ def normalize_evaluation(raw: RawEvaluation | None) -> Evaluation | None:
     return ev
 
 
+def _pay_texts(sections: dict[str, list[str]], description: str | None) -> list[tuple[str, str]]:
+    """Where a posting may state its pay, in the order read: its compensation section, then its description (or,
+    without one, its other sections)."""
+    out = [("compensation", "\n".join(sections.get("compensation", ())))]
+    if description:
+        out.append(("description", clean_text(description)))
+    else:
+        out.extend((key, "\n".join(lines)) for key, lines in sections.items() if key != "compensation")
+    return out
+
+
 def remote_flag(work_mode: str | None) -> bool | None:
     """True for remote or hybrid work, False for on-site only, None when the text does not say."""
     if not work_mode:
@@ -209,17 +222,24 @@ def remote_flag(work_mode: str | None) -> bool | None:
     return None
 
 
-def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting:
-    """Normalize one raw item. ``seen_at`` (default: ``raw.as_of``) sets first_seen/last_seen."""
+def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_source: str = "as_of",
+                      tz: str | None = None) -> Posting:
+    """Normalize one raw item. ``seen_at`` (default: ``raw.as_of``) sets first_seen/last_seen; ``as_of_source``
+    says what ``raw.as_of`` is (``as_of``, ``fetched``, ``file_mtime``: see :mod:`normalize.dates`); ``tz`` is the
+    source's time zone (default: :func:`normalize.dates.source_zone`), in which its dates are read."""
     as_of = datetime.fromisoformat(raw.as_of)
     seen = seen_at or raw.as_of
     problems: list[str] = []
+    zone = source_zone(tz, raw.title, raw.company, raw.location)
 
-    posted = parse_posted(raw.posted, as_of) if raw.posted else None
+    posted = parse_posted(raw.posted, as_of, tz=ZoneInfo(zone)) if raw.posted else None
     published = parse_published(raw.published) if raw.published else None
-    valid = parse_posted(raw.valid_through, as_of) if raw.valid_through else None
+    valid = parse_posted(raw.valid_through, as_of, tz=ZoneInfo(zone)) if raw.valid_through else None
+    posted_on = posted_source(posted, as_of_source)
 
     salary = salary_from_parts(raw.salary, raw.salary_parts) if raw.salary_parts else parse_salary(raw.salary)
+    if salary.status != "missing":
+        salary.source = "field"
     if raw.salary_compare:
         salary.compare_raw = clean_line(raw.salary_compare)
         salary.vs_median, salary.compare_scope = parse_salary_compare(raw.salary_compare)
@@ -230,6 +250,10 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
             salary.signal = parse_salary_estimate(signal)
     if raw.salary and salary.status == "unparseable":
         problems.append(f"salary not understood: {raw.salary!r}")
+    if not (raw.company or "").strip():
+        problems.append("company hidden")
+    if not (raw.title or "").strip():
+        problems.append("no title")
 
     company_activity = parse_company_activity(raw.company_activity)
     market = parse_market(raw.market)
@@ -242,6 +266,11 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
     category = clean_line(raw.category) if raw.category else market.category
 
     sections, headings = normalize_sections(raw.sections, raw.description)
+    if salary.status == "missing" and not raw.salary:  # no salary field: the pay the text states, if any
+        found = salary_from_text(_pay_texts(sections, raw.description))
+        if found is not None:
+            salary = found.model_copy(update={"compare_raw": salary.compare_raw, "vs_median": salary.vs_median,
+                                              "compare_scope": salary.compare_scope, "signal": salary.signal})
     work_mode = clean_line(raw.work_mode) if raw.work_mode else None
     requirements = normalize_requirements(raw.experience, raw.education)
 
@@ -266,7 +295,10 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None) -> Posting
         company_info=normalize_company_info(raw.company_info),
         posted_raw=raw.posted,
         posted_at=posted.at if posted else None,
-        posted_approx=bool(posted and posted.approx),
+        posted_approx=bool(posted and (posted.approx or posted_on == "file_mtime")),
+        posted_source=posted_on,
+        tz=zone,
+        posted_local=local_time(posted.at if posted else None, zone),
         is_new=published.is_new if published else None,
         published_label=published.label if published else None,
         valid_through=valid.at if valid else None,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from price_parser import Price
@@ -33,7 +34,8 @@ from price_parser import Price
 from .models import Salary, SalaryEstimate, SalaryParts
 from .text import clean_line
 
-__all__ = ["parse_salary", "salary_from_parts", "parse_salary_estimate", "parse_salary_compare", "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
+__all__ = ["parse_salary", "salary_from_parts", "parse_salary_estimate", "parse_salary_compare", "salary_from_text",
+           "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
 
 MAX_SALARY_TEXT = 200
 """Longer text is not a salary field: reported unparseable without being searched."""
@@ -282,3 +284,69 @@ def parse_salary_compare(text: str | None) -> tuple[str | None, str | None]:
             direction = match["dir"]
             return _DIRECTIONS["等于" if direction == "等" else direction], match["scope"].strip() or None
     return None, None
+
+
+# --------------------------------------------------------------------------- pay stated in free text
+
+_SYMBOL = r"(?:(?:US|CA|C|A|AU|NZ|HK|S)?\$|€|£|(?:USD|EUR|GBP)\s?)"
+_FIGURE = r"\d{1,3}(?:[,.]\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?"
+_UNIT = r"(?:\s?[kK](?![a-zA-Z]))?"
+_PERIOD = (r"(?:\s*(?:/\s*|per\s+|an?\s+|each\s+)(?:hour|hr|year|yr|annum|month|mo|week|day)(?![a-zA-Z])"
+           r"|\s+(?:annually|hourly|yearly|monthly))?")
+_TEXT_PAY = (
+    # $60,000 - $97,000/year · $34.62/hour · $75k-$105k · €50.000 to 60.000 per year · $108,400 — $129,600 USD
+    re.compile(rf"{_SYMBOL}\s?(?:{_FIGURE}){_UNIT}(?:\s*(?:-|–|—|to)\s*{_SYMBOL}?\s?(?:{_FIGURE}){_UNIT})?"
+               rf"(?:\s*(?:USD|EUR|GBP)(?![a-zA-Z]))?{_PERIOD}", re.I),
+    # 15-25K·13薪 · 月薪8000-12000元 · 年薪30-50万 · 200-300元/天
+    re.compile(r"(?:年薪|月薪|日薪|时薪)?\s*\d+(?:\.\d+)?\s*[kK千万wW]?\s*(?:-|~|～|至|到|—|–)\s*\d+(?:\.\d+)?\s*"
+               r"(?:[kK千万wW]\s*元?|元)(?:\s*/\s*(?:月|年|天|日|时|小时))?(?:\s*[·*x×]?\s*\d{2}\s*薪)?"),
+    re.compile(r"(?:年薪|月薪)\s*\d+(?:\.\d+)?\s*(?:[kK千万wW]\s*元?|元)(?:\s*[·*x×]?\s*\d{2}\s*薪)?"),
+)
+_PAY_WORDS = re.compile(r"salary|(?<![a-z])pay|compensation|wage|(?<![a-z])base(?![a-z])|(?<![a-z])rate|range|earn|"
+                        r"(?<![a-z])ote(?![a-z])|薪|工资|待遇|收入", re.I)
+_NOT_PAY = re.compile(r"stipend|401\s?\(?k|bonus|reimburs|allowance|(?<![a-z])match|relocation|budget|revenue|fund|"
+                      r"raised|valuation|per diem|补贴|补助|奖金|报销|融资|营收|估值", re.I)
+_CONTEXT = 80
+"""Characters before an amount that say what it is (within its line)."""
+_AFTER = 10
+"""Characters after an amount that may still name it (``$100 monthly stipend``) but not the next clause
+(``$60,000 - $97,000/year, plus bonus``)."""
+
+
+def salary_from_text(blocks: Iterable[tuple[str, str]]) -> Salary | None:
+    """The pay a posting states in its text, for a posting without a salary field: ``blocks`` are (section key,
+    text), read in order — give the ``compensation`` section first, then the description.
+
+    An amount with a currency (``$``, ``€``, ``£``, USD, EUR, GBP; or Chinese ``K``/``千``/``万``/``元``) counts when
+    it is a range or states its period, parses (:func:`parse_salary`) and is plausible. Outside the
+    compensation section its line must also name pay (salary, pay, compensation, wage, base, rate, range,
+    薪, 工资, 待遇 … in the 80 characters before it). Never when the words before it on its line (or just after
+    it) speak of a stipend, a 401(k), a bonus, an allowance, a budget or funding. The result has
+    ``source = text`` and the amount, spaces collapsed, as ``raw``.
+    """
+    for key, text in blocks:
+        if not text:
+            continue
+        for pattern in _TEXT_PAY:
+            for match in pattern.finditer(text):
+                salary = _text_salary(key, text, match)
+                if salary is not None:
+                    return salary
+    return None
+
+
+def _text_salary(key: str, text: str, match: re.Match[str]) -> Salary | None:
+    start = match.start() + len(match.group()) - len(match.group().lstrip())
+    before = text[max(0, start - _CONTEXT) : start].split("\n")
+    after = text[match.end() : match.end() + _AFTER].split("\n")[0]
+    if _NOT_PAY.search(before[-1] + match.group() + after):
+        return None
+    # outside the compensation section the amount's line, or the line before (a heading), must name pay
+    if key != "compensation" and not _PAY_WORDS.search("\n".join(before[-2:]) + match.group()):
+        return None
+    salary = parse_salary(re.sub(r"\s+", " ", match.group()).strip())
+    if (salary.status != "parsed" or salary.implausible
+            or (salary.min == salary.max and not _period(_prepare(match.group())))):
+        return None
+    salary.source = "text"
+    return salary

@@ -15,13 +15,21 @@ rounded half up and clamped to 0–100. Each word rule fires at most once per po
 matched case- and width-insensitively with leftmost-longest selection, so ``不加班`` is never also
 ``加班`` and ``抵制996`` never also ``996``; numbers (``996``, ``965``) only stand alone (not ``第996号``).
 
+Known or unknown. A dimension has a score and a level only when its evidence meets its minimum below;
+otherwise its score is null and its level ``信息不足`` (insufficient), and it does not pull the overall
+down. Minimums: pay — the monthly pay placed among peers, or the source's own comparison; growth — JD
+text (any section but benefits and pay, or a description) or a frontier skill; work-life — the work mode,
+or a word about hours, overtime, rest or leave; mission — a sector, harm or innovation word, or a frontier
+skill.
+
 Pay (薪资福利)
   The monthly base pay (midpoint of monthly min and max; a plausible source salary signal when the
   posting states no salary) is placed among its peers: the postings of the same city + category
-  when that group has at least ``MIN_SAMPLE`` salaries, else the same category, in the same currency.
-  Points = 55 + 0.35 × percentile (mid-rank, 0–100): the bottom of the market scores 55, the median
-  72.5, the top 90. When the peer groups are too small (样本不足) the source's own statement stands
-  in: 比X中位数低 → percentile 25, 持平 → 50, 高 → 75. Neither → 50, 薪资信号 未明确.
+  when that group has at least ``MIN_SAMPLE`` (20) salaries, else the same category, in the same
+  currency, else nothing — never the whole corpus. The evidence and the explanation name the group and
+  its n. Points = 55 + 0.35 × percentile (mid-rank, 0–100): the bottom of the market scores 55, the
+  median 72.5, the top 90. When the peer groups are too small (样本不足) the source's own statement
+  stands in: 比X中位数低 → percentile 25, 持平 → 50, 高 → 75. Neither → 信息不足.
   Then months per year (13薪 +3, 14薪 +5, 15薪 +6, 16薪 and more +8) and benefits words
   (年终奖 +3, 股票/期权 +4, 绩效奖金 +2, 补充医疗/商业保险 +2, 签字费 +2, 五险一金 +1, 足额公积金 +1,
   补贴 +1, 调薪 +1; together at most +10).
@@ -42,16 +50,29 @@ Mission (使命价值)
   网贷 −8, 电销 −5; innovation words (首创/开创 +6, 行业领先 +4, 创新/突破 +4, 前沿/下一代/前瞻 +4,
   从0到1 +4; at most +12); frontier skills present (积极采用新技术) +3.
 Overall (综合评分)
-  The weighted mean of the four rounded dimension scores, rounded half up, with ``WEIGHTS``
-  (pay 0.35, growth 0.25, work-life 0.20, mission 0.20). These reproduce the app's own overall
-  from its own dimensions on both seeds: 70/90/50/75 → 72.0 → 72 and 85/90/50/80 → 78.25 → 78.
+  The weighted mean of the known dimensions' rounded scores, rounded half up, with ``WEIGHTS`` (pay
+  0.35, growth 0.25, work-life 0.20, mission 0.20) divided by the weight known; ``completeness`` is that
+  weight (0–1). Fewer than two known dimensions → 信息不足. With all four known these reproduce the app's
+  own overall from its own dimensions on both seeds: 70/90/50/75 → 72.0 → 72 and 85/90/50/80 → 78.25 → 78.
   (Of the weight sets on a 0.05 grid with every weight ≥ 0.1, six reproduce both; this one weighs
   pay most and is the one the app's summaries read like: pay first, then growth.)
+
+Summary: the posting named (``AI算子开发工程师（吉利汽车）：…``; ``Python 工程师（企业未公开）：…``), its
+direction, then its strong and weak dimensions and those without enough information.
+
+What a score depends on (:func:`score_inputs`, stored with each evaluation): the posting's facts (every
+field the rules read, sections and skills included), the taxonomy facts of its skills, the market figures
+it uses (its peer group's salaries, the sizes of the groups passed over, the open-posting counts of its
+company, company + category and city + category) and ``SCORER_VERSION``. The rules read no clock, so no
+time enters it; a rule that reads a posting's age must add its age in whole weeks to the inputs. An
+evaluation whose inputs are unchanged is not computed again.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
+import json
 import math
 import re
 import statistics
@@ -62,20 +83,25 @@ from typing import Any, NamedTuple
 import ahocorasick_rs
 from pydantic import TypeAdapter
 
-from .models import DIMENSION_LABELS, DIMENSIONS, Evaluation, Signal
+from .models import DIMENSION_LABELS, DIMENSIONS, HIDDEN_COMPANY, Evaluation, Signal
 from .posting import level_for
 from .text import find_matches
 
 __all__ = [
-    "SCORER", "WEIGHTS", "MIN_SAMPLE", "FRONTIER_CATEGORIES", "SkillInfo", "SalaryGroup", "Market",
-    "PostingFacts", "PayRange", "score_posting", "overall_score", "round_half_up", "work_mode_kind", "format_money",
-    "salary_range",
+    "SCORER", "SCORER_VERSION", "WEIGHTS", "MIN_SAMPLE", "INSUFFICIENT", "FRONTIER_CATEGORIES", "SkillInfo",
+    "SalaryGroup", "Market", "PostingFacts", "PayRange", "score_posting", "score_inputs", "overall_score",
+    "round_half_up", "work_mode_kind", "format_money", "salary_range",
 ]
 
 SCORER = "jobcrawl-v1"
+SCORER_VERSION = "2"
+"""Version of these rules (2: known / unknown dimensions, peer groups of 20): part of every score's inputs."""
+INSUFFICIENT = "信息不足"
+"""The level of a dimension (or overall) whose evidence does not meet its minimum."""
+SAMPLE_TOO_SMALL = "样本不足"
 WEIGHTS = {"pay": 0.35, "growth": 0.25, "worklife": 0.20, "mission": 0.20}
 """Weights of the overall score; they reproduce the app's overall from its dimensions on both seeds."""
-MIN_SAMPLE = 5
+MIN_SAMPLE = 20
 """Fewest salaries a peer group needs before its quartiles are stated or a percentile is taken."""
 FRONTIER_CATEGORIES = {"gpu": "GPU/加速器", "compiler": "AI编译", "model": "模型", "technique": "AI算法"}
 """Skill categories that count as frontier directions for growth (taxonomy category → label)."""
@@ -98,10 +124,17 @@ def _clamp(x: float) -> int:
 
 
 def overall_score(scores: Mapping[str, int | None], weights: Mapping[str, float] = WEIGHTS) -> int | None:
-    """Weighted mean of the dimension scores, rounded half up; None when a dimension is missing."""
-    if any(scores.get(d) is None for d in weights):
+    """Weighted mean of the known dimension scores (weights divided by the weight known), rounded half up;
+    None when fewer than two are known."""
+    known = {d: w for d, w in weights.items() if scores.get(d) is not None}
+    if len(known) < 2:
         return None
-    return round_half_up(sum(w * scores[d] for d, w in weights.items()))
+    return round_half_up(sum(w * scores[d] for d, w in known.items()) / sum(known.values()))
+
+
+def completeness(scores: Mapping[str, int | None], weights: Mapping[str, float] = WEIGHTS) -> float:
+    """The share of the overall's weight whose dimension is known (0–1)."""
+    return round(sum(w for d, w in weights.items() if scores.get(d) is not None) / sum(weights.values()), 2)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -573,15 +606,19 @@ def _labels(hits: Iterable[Hit]) -> str:
 
 
 class _Dim(NamedTuple):
-    score: int
+    score: int | None  # None: the evidence does not meet the dimension's minimum (信息不足)
     evidence: list[dict]
     signals: list[tuple[str, str]]  # (key, value): Signal models are built once per evaluation
     explanation: str
 
 
-def _finish(evidence: list[dict], signals: list[tuple[str, str]], explanation: Sequence[str]) -> _Dim:
-    score = _clamp(sum(e.get("points", 0) for e in evidence))
-    return _Dim(score, evidence, signals, "，".join(p for p in explanation if p) + "。")
+def _finish(evidence: list[dict], signals: list[tuple[str, str]], explanation: Sequence[str],
+            known: bool = True) -> _Dim:
+    text = "，".join(p for p in explanation if p) + "。"
+    if not known:
+        evidence.append({"rule": "insufficient", "text": INSUFFICIENT, "points": 0})
+        return _Dim(None, evidence, signals, f"{INSUFFICIENT}：{text}")
+    return _Dim(_clamp(sum(e.get("points", 0) for e in evidence)), evidence, signals, text)
 
 
 _SIGNALS = TypeAdapter(dict[str, list[Signal]])
@@ -654,13 +691,15 @@ def _pay(f: PostingFacts, market: Market, hits: Mapping[str, Hit]) -> tuple[_Dim
         parts.append(f"{money}{f.compare_raw}（来源说明，库内同类样本不足）")
     else:
         evidence.append({"rule": "salary_unknown" if value is None else "no_comparison", "text": text or "未明确",
-                         "points": NEUTRAL})
+                         "points": 0})
         if value is None:
             signal = "未明确"
             parts.append("薪资未明确")
         else:
-            signal = f"{format_money(value, currency)}/月（样本不足，无法与同类比较）"
-            parts.append(f"月薪{format_money(value, currency)}，库内同类样本不足，无法判断高低")
+            groups = "、".join(f"{e['key'].replace(' · ', '')}{e['n']}个" for e in evidence if e["rule"] == "peers_too_small")
+            why = f"{SAMPLE_TOO_SMALL}（{groups}，少于{market.min_sample}个）" if groups else "类别未知，无同类可比"
+            signal = f"{format_money(value, currency)}/月（{why}）"
+            parts.append(f"月薪{format_money(value, currency)}，{why}，无法判断高低")
     for months, points in MONTHS_POINTS:
         if f.months >= months:
             evidence.append({"rule": "months", "text": f"{f.months}薪", "months": f.months, "points": points})
@@ -668,7 +707,8 @@ def _pay(f: PostingFacts, market: Market, hits: Mapping[str, Hit]) -> tuple[_Dim
             break
     benefits = _capped(hits, "pay", "benefit", evidence)
     parts.append(f"提及{_labels(benefits)}等福利" if benefits else "JD未明确提及具体福利项目")
-    return _finish(evidence, [("薪资信号", signal)], parts), group, value
+    known = group is not None and value is not None or f.vs_median in COMPARE_PERCENTILE
+    return _finish(evidence, [("薪资信号", signal)], parts, known), group, value
 
 
 def compare_text(value: float, median: float, key: str) -> str:
@@ -749,9 +789,17 @@ def _growth(f: PostingFacts, sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
         parts.append("工作内容重复性较高")
     if not parts:
         parts.append("JD未体现前沿技术或职责范围信号，成长空间无法判断")
-    dim = _finish(evidence, signals, parts)
-    tail = "技能成长空间大" if dim.score >= 80 else "有一定成长空间" if dim.score >= 60 else ""
+    dim = _finish(evidence, signals, parts, _has_jd(f) or bool(frontier))
+    tail = "" if dim.score is None else "技能成长空间大" if dim.score >= 80 else "有一定成长空间" if dim.score >= 60 else ""
     return dim._replace(explanation=dim.explanation[:-1] + (f"，{tail}。" if tail else "。"))
+
+
+NOT_JD = frozenset({"benefits", "compensation"})
+
+
+def _has_jd(f: PostingFacts) -> bool:
+    """The posting has JD text: a section other than benefits and pay, or a description."""
+    return bool(f.description and f.description.strip()) or any(k not in NOT_JD and v for k, v in f.sections.items())
 
 
 def _worklife(f: PostingFacts, hits: Mapping[str, Hit]) -> _Dim:
@@ -778,7 +826,7 @@ def _worklife(f: PostingFacts, hits: Mapping[str, Hit]) -> _Dim:
         parts.append(f"提及{_labels(good)}")
     if not bad and not good:
         parts.append("JD未提及工作时间、加班或弹性工时等WLB信息，无法判断工作节奏")
-    return _finish(evidence, signals, parts)
+    return _finish(evidence, signals, parts, bool(mode or bad or good))
 
 
 def _mission(sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
@@ -815,35 +863,38 @@ def _mission(sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
         parts.append("积极采用新技术")
     if not parts:
         parts.append("JD未体现行业方向或创新信号，使命价值无法判断")
-    return _finish(evidence, signals, parts)
-
-
-def _unknown(dim: str, evidence: Sequence[dict]) -> bool:
-    """Nothing but the neutral start is known: no word rule fired (and, for pay, no comparison)."""
-    if dim == "pay":
-        return any(e["rule"] in ("salary_unknown", "no_comparison") for e in evidence)
-    return not any("matched" in e or e["rule"] in ("frontier_skill", "seniority") for e in evidence)
+    return _finish(evidence, signals, parts, bool(sectors or harm or innovation or frontier))
 
 
 STRONG = {"pay": "薪资有竞争力", "growth": "成长空间大", "worklife": "工作生活较平衡", "mission": "使命价值高"}
-WEAK = {"pay": "薪资偏低", "growth": "成长信号有限", "worklife": "WLB可能受限", "mission": "使命信号有限"}
+WEAK = {"pay": "薪资偏低", "growth": "成长信号有限", "worklife": "工作生活信号有限", "mission": "使命信号有限"}
+NEGATIVE = {"worklife": ("overtime-", "WLB可能受限"), "mission": ("harm", "使命存在争议"), "growth": ("", "成长空间有限")}
 
 
-def _summary(f: PostingFacts, scores: Mapping[str, int], dims: Mapping[str, _Dim], sector: str | None,
-             tech: bool) -> str:
-    head = f"{sector}方向" if sector else (f"{f.category}" if f.category else "")
-    head += "技术岗" if tech else "岗位"
-    strong = [STRONG[d] for d in DIMENSIONS if scores[d] >= 80]
-    weak = []
-    for d in DIMENSIONS:
-        if scores[d] < 60:
-            weak.append(f"{DIMENSION_LABELS[d]}信息不足" if _unknown(d, dims[d].evidence) else WEAK[d])
-    if not strong and not weak:
+def _weak(dim: str, d: _Dim) -> str:
+    """The weak word of a known dimension below 60: stronger when a negative rule fired."""
+    group, text = NEGATIVE.get(dim, ("", ""))
+    fired = any(e.get("points", 0) < 0 and e["rule"] in RULE_BY_NAME and RULE_BY_NAME[e["rule"]].group == group
+                for e in d.evidence) if text else False
+    return text if fired else WEAK[dim]
+
+
+def _summary(f: PostingFacts, dims: Mapping[str, _Dim], sector: str | None, tech: bool) -> str:
+    """``AI算子开发工程师（吉利汽车）：智能驾驶方向技术岗，成长空间大，但工作生活信号有限。``"""
+    subject = (f.title or "职位") + (f"（{f.company}）" if f.company else HIDDEN_COMPANY)
+    head = (f"{sector}方向" if sector else (f"{f.category}" if f.category else "")) + ("技术岗" if tech else "岗位")
+    known = {d: dims[d].score for d in DIMENSIONS if dims[d].score is not None}
+    strong = [STRONG[d] for d, v in known.items() if v >= 80]
+    weak = [_weak(d, dims[d]) for d, v in known.items() if v < 60]
+    unknown = [DIMENSION_LABELS[d] for d in DIMENSIONS if d not in known]
+    if known and not strong and not weak:
         strong = ["各项中等"]
-    text = head + "，" + "、".join(strong) if strong else head
+    text = head + ("，" + "、".join(strong) if strong else "")
     if weak:
         text += ("，但" if strong else "，") + "、".join(weak)
-    return text + "。"
+    if unknown:
+        text += f"；{'、'.join(unknown)}{INSUFFICIENT}"
+    return f"{subject}：{text}。"
 
 
 def _market_notes(f: PostingFacts, market: Market, group: SalaryGroup | None, value: float | None) -> tuple[list[str], list[dict]]:
@@ -884,19 +935,69 @@ def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[st
     sectors = [e["matched"] for e in dims["mission"].evidence if e["rule"] in RULE_BY_NAME
                and RULE_BY_NAME[e["rule"]].group == "sector"]
     evidence = {d: dims[d].evidence for d in DIMENSIONS}
-    evidence["overall"] = [{"rule": "weighted_mean", "weights": WEIGHTS,
-                            "value": _pts(sum(w * scores[d] for d, w in WEIGHTS.items()))}]
+    overall, share = overall_score(scores), completeness(scores)
+    known = {d: w for d, w in WEIGHTS.items() if scores[d] is not None}
+    evidence["overall"] = [{"rule": "weighted_mean", "weights": WEIGHTS, "known": sorted(known, key=DIMENSIONS.index),
+                            "completeness": share,
+                            "value": _pts(sum(w * scores[d] for d, w in known.items()) / sum(known.values()))
+                            if len(known) >= 2 else None}]
     evidence["market"] = market_evidence
+    levels = {d: level_for(scores[d]) or INSUFFICIENT for d in DIMENSIONS}
+    levels["overall"] = level_for(overall) or INSUFFICIENT
     # model_construct: every field is given and built here (validating the evidence dicts again costs ~15 %)
     return Evaluation.model_construct(
         scorer=SCORER,
-        overall=overall_score(scores),
+        overall=overall,
         **scores,
-        levels={d: level_for(scores[d]) for d in DIMENSIONS},
-        summary=_summary(facts, scores, dims, sectors[0] if sectors else None, bool(sk.stack)),
+        levels=levels,
+        completeness=share,
+        summary=_summary(facts, dims, sectors[0] if sectors else None, bool(sk.stack)),
         notes=notes,
         explanations={d: dims[d].explanation for d in DIMENSIONS},
         signals=_SIGNALS.validate_python({d: [{"key": k, "value": v} for k, v in dims[d].signals] for d in DIMENSIONS}),
         evidence=evidence,
         problems=[],
     )
+
+
+# --------------------------------------------------------------------------- what a score depends on
+
+
+def _market_inputs(f: PostingFacts, market: Market) -> list:
+    """The market figures the rules read for this posting (see the module docstring)."""
+    pay, _ = salary_range(f)
+    figures: list = []
+    if pay is not None:
+        group, tried = market.peers(f.city, f.category, pay.currency)
+        figures.append([[t.get("scope"), t.get("key"), t.get("n")] for t in tried])
+        if group is not None:
+            figures.append([group.scope, group.key, group.currency, group.values])
+    if f.company:
+        figures.append([market.company_open.get(f.company, 0),
+                        market.company_category_open.get((f.company, f.category), 0) if f.category else None])
+    if f.city and f.category:
+        figures.append(market.city_category_open.get((f.city, f.category), 0))
+    return figures
+
+
+def score_inputs(facts: PostingFacts, market: Market | None, taxonomy_info: Mapping[str, SkillInfo],
+                 version: str = f"{SCORER}/{SCORER_VERSION}", extra: Any = None) -> str:
+    """A digest (32 hex characters) of everything an evaluation of ``facts`` depends on: the facts, the taxonomy
+    facts of its skills, the market figures it reads (``market``: None for a scorer that reads none), the
+    scorer's ``version`` and ``extra`` (e.g. a profile). Equal digests, equal evaluations."""
+    parts = [version, [getattr(facts, name) for name in _FACT_FIELDS],
+             [[s, taxonomy_info.get(s)] for s in facts.skills],
+             _market_inputs(facts, market) if market is not None else None, extra]
+    text = json.dumps(parts, ensure_ascii=False, default=_plain, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+_FACT_FIELDS = tuple(PostingFacts.__dataclass_fields__)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} in score inputs")

@@ -1,6 +1,7 @@
 """Job-description sections: heading vocabulary (zh/en) → canonical keys, section splitting, bullets.
 
-Canonical keys: about, requirements, responsibilities, preferred, benefits (see ``models.SECTION_KEYS``).
+Canonical keys: about, requirements, responsibilities, preferred, compensation (pay), benefits (see
+``models.SECTION_KEYS``).
 Unknown headings are never dropped: they are kept under their own text.
 
 :func:`split_sections` cuts free JD text (one line or many, headings inline or on their own lines)
@@ -68,11 +69,17 @@ def _vocabulary() -> dict[str, str]:
             "preferred experience|preferred requirements|preferred|bonus|bonus points|pluses|extra credit|it's a plus|good to have|even better if|"
             "ideally you have|nice if you have",
         ),
+        "compensation": (
+            # Pay: read for a salary when the source has no salary field (normalize.salary.salary_from_text).
+            "薪资待遇 薪酬待遇 薪资范围 薪酬范围 工资待遇 薪资 薪酬 工资 月薪 年薪",
+            "compensation|pay range|pay ranges|salary|salary range|salary ranges|base salary|base pay|"
+            "compensation range|pay transparency|annual salary|hourly rate",
+        ),
         "benefits": (
             # Not 薪资福利: in the job app's export it labels an evaluation dimension (models.DIMENSION_LABELS).
-            "福利待遇 薪酬福利 薪资待遇 薪酬待遇 薪酬与福利 职位福利 公司福利 员工福利 福利保障 其他福利 基础福利 "
+            "福利待遇 薪酬福利 薪酬与福利 职位福利 公司福利 员工福利 福利保障 其他福利 基础福利 "
             "工作福利 福利 待遇 职位诱惑 我们提供 我们能提供",
-            "benefits|perks|perks and benefits|perks & benefits|benefits and perks|what we offer|compensation|"
+            "benefits|perks|perks and benefits|perks & benefits|benefits and perks|what we offer|"
             "compensation and benefits|compensation & benefits|why join us|why you'll love working here|benefits & perks|"
             "our benefits|what's in it for you|total rewards",
         ),
@@ -95,7 +102,7 @@ _KEYS = frozenset(HEADINGS.values())
 
 # Short or everyday words that are headings only at a line start / after a sentence end, and
 # followed by a colon, the line end, a list or a closing bracket (`有XX经验者优先` is not a heading).
-_WEAK = frozenset({"职责", "要求", "资格", "优先", "加分", "福利", "待遇", "希望你"})
+_WEAK = frozenset({"职责", "要求", "资格", "优先", "加分", "福利", "待遇", "希望你", "薪资", "薪酬", "工资", "月薪", "年薪"})
 # Unambiguous headings, taken at a line start or after a sentence even when text follows at once
 # (`岗位职责负责LTE基带软件设计…`).
 _SOLID = frozenset({"岗位职责", "工作职责", "主要职责", "职责描述", "任职要求", "任职资格", "岗位要求", "职位要求", "任职条件", "职位描述", "岗位描述"})

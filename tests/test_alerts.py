@@ -253,7 +253,7 @@ def test_only_the_canonical_member_of_a_duplicate_cluster_is_delivered(tmp_path)
     copy = "星云人才" + seed0[seed0.index("\n"):]  # a staffing agency's copy, in another city
     (inputs / "agency.txt").write_text(copy.replace("杭州 · 人工智能", "上海 · 人工智能"), encoding="utf-8")
     run_cli("ingest", str(inputs), "--db", str(db), "--as-of", AS_OF, check=True)
-    assert rows(db, "SELECT posting_id, reason FROM cluster_members ORDER BY 1") == [(1, "new"), (2, "c")]
+    assert rows(db, "SELECT posting_id, reason FROM cluster_members ORDER BY 1") == [(1, "new"), (2, "cross_company_copy")]
     config = write_config(tmp_path / "alerts.toml", "")
     add(db, config, "all", "--include-existing")
     assert deliver(db, config).stdout.splitlines()[-1] == "alerts: new matches all 1 · delivered stdout 1"

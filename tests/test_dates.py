@@ -170,3 +170,63 @@ def test_parse_as_of_uses_the_machine_zone_by_default(monkeypatch):
 def test_parse_as_of_refuses_other_text(value):
     with pytest.raises(ValueError, match="--as-of"):
         parse_as_of(value, AS_OF)
+
+
+# --------------------------------------------------------------------------- what a post time rests on (#27.5)
+
+from normalize.dates import local_time, posted_source, source_zone  # noqa: E402
+
+ANCHOR = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, as_of_source, expected", [
+    pytest.param("2026-11-20", "file_mtime", "source", id="iso-date-is-stated"),
+    pytest.param("09-03发布", "file_mtime", "source", id="date-without-year-is-stated"),
+    pytest.param("1764561600000", "fetched", "source", id="epoch"),
+    pytest.param("发布于 大约 4 小时前", "file_mtime", "file_mtime", id="relative-to-mtime"),
+    pytest.param("今天", "as_of", "as_of", id="day-name-to-given-anchor"),
+    pytest.param("3 days ago", "fetched", "fetched", id="relative-to-fetch"),
+    pytest.param("不知道", "as_of", None, id="not-a-time"),
+])
+def test_posted_source(text, as_of_source, expected):
+    assert posted_source(parse_posted(text, ANCHOR), as_of_source) == expected
+    assert posted_source(None, as_of_source) is None
+
+
+@pytest.mark.parametrize("tz, texts, expected", [
+    pytest.param(None, ("CUDA算子开发工程师", "示例智能", "上海"), "Asia/Shanghai", id="chinese-posting"),
+    pytest.param(None, ("Senior Engineer", "GitLab", "Remote, US"), "UTC", id="english-posting"),
+    pytest.param(None, (None, None, None), "UTC", id="nothing-known"),
+    pytest.param("Europe/Berlin", ("CUDA算子开发工程师",), "Europe/Berlin", id="given-zone-wins"),
+])
+def test_source_zone(tz, texts, expected):
+    assert source_zone(tz, *texts) == expected
+
+
+@pytest.mark.parametrize("at, tz, expected", [
+    pytest.param("2026-11-29T04:00:00+00:00", "Asia/Shanghai", "2026-11-29T12:00:00+08:00", id="shanghai"),
+    pytest.param("2026-11-29T04:00:00+00:00", "Europe/Berlin", "2026-11-29T05:00:00+01:00", id="berlin-winter"),
+    pytest.param("2026-07-01T04:00:00+00:00", "Europe/Berlin", "2026-07-01T06:00:00+02:00", id="berlin-summer"),
+    pytest.param("2026-11-29T04:00:00+00:00", "UTC", "2026-11-29T04:00:00+00:00", id="utc"),
+    pytest.param(None, "UTC", None, id="none"),
+])
+def test_local_time(at, tz, expected):
+    assert local_time(at, tz) == expected
+
+
+def test_normalized_posting_says_what_its_post_time_rests_on():
+    from normalize.models import RawPosting
+    from normalize.posting import normalize_posting
+
+    raw = RawPosting(source="textdump", source_id="a.txt#0", locator="a.txt", fetched_at="2026-12-01T04:00:00+00:00",
+                     as_of="2026-12-01T04:00:00+00:00", company="吉利汽车", title="AI算子开发工程师", posted="发布于 4 小时前")
+    got = [(p.posted_at, p.posted_approx, p.posted_source, p.tz, p.posted_local) for p in (
+        normalize_posting(raw, as_of_source="file_mtime"), normalize_posting(raw, as_of_source="as_of"),
+        normalize_posting(raw.model_copy(update={"posted": "2026-11-20"}), as_of_source="file_mtime", tz="Europe/Berlin"),
+        normalize_posting(raw.model_copy(update={"posted": None})))]
+    assert got == [
+        ("2026-12-01T00:00:00+00:00", True, "file_mtime", "Asia/Shanghai", "2026-12-01T08:00:00+08:00"),
+        ("2026-12-01T00:00:00+00:00", False, "as_of", "Asia/Shanghai", "2026-12-01T08:00:00+08:00"),
+        ("2026-11-20T00:00:00+00:00", False, "source", "Europe/Berlin", "2026-11-20T01:00:00+01:00"),
+        (None, False, None, "Asia/Shanghai", None),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import sqlite3
 
 import pytest
@@ -38,11 +39,11 @@ def test_repost_families(family_db):
     seed0 = "000_7c4373297891d5ca.txt"
     cluster = m[seed0][0]
     assert m[seed0][:5] == (cluster, "new", 0, 0, None)
-    assert m["repost_new_time_and_salary.txt"][:5] == (cluster, "b", 0, 0, seed0)     # exact fingerprint
-    assert m["reworded.txt"][:5] == (cluster, "c", 0, 0, seed0)                       # near duplicate
+    assert m["repost_new_time_and_salary.txt"][:5] == (cluster, "same_content", 0, 0, seed0)
+    assert m["reworded.txt"][:5] == (cluster, "near_duplicate", 0, 0, seed0)
     assert 0.5 <= m["reworded.txt"][5] < 1.0
-    assert m["other_city.txt"][:5] == (cluster, "c", 0, 1, seed0)                     # another opening
-    assert m["agency_copy.txt"][:5] == (cluster, "c", 1, 0, seed0)                    # staffing agency copy
+    assert m["other_city.txt"][:5] == (cluster, "near_duplicate", 0, 1, seed0)       # another opening
+    assert m["agency_copy.txt"][:5] == (cluster, "cross_company_copy", 1, 0, seed0)   # staffing agency copy
     assert m["003_5eabc84b6ca487f0.txt"][1] == "new" and m["003_5eabc84b6ca487f0.txt"][0] != cluster
     other_role = m["same_company_other_role.txt"]
     assert other_role[1] == "new" and other_role[0] not in (cluster, m["003_5eabc84b6ca487f0.txt"][0])
@@ -53,10 +54,23 @@ def test_cluster_rows_and_export(family_db):
     canonical, size, companies, cities, reasons, cross = conn.execute(
         "SELECT canonical_posting_id, size, companies, cities, reasons, cross_company FROM clusters WHERE size > 1"
     ).fetchone()
-    assert (canonical, size, companies, cities, reasons, cross) == (1, 5, 2, 2, '{"b": 1, "c": 3, "new": 1}', 1)
+    assert (canonical, size, companies, cities, reasons, cross) == (
+        1, 5, 2, 2, '{"cross_company_copy": 1, "near_duplicate": 2, "new": 1, "same_content": 1}', 1)
     by_locator = {r["locator"]: r for r in export_records(family_db)}
     assert by_locator["000_7c4373297891d5ca.txt"]["duplicate_of"] is None
     assert by_locator["agency_copy.txt"]["duplicate_of"] == 1
+    evidence = ("cluster_id", "duplicate_of", "dedupe_reason", "dedupe_similarity", "dedupe_matched", "cross_company",
+                "different_city")
+    assert {loc: tuple(r[k] for k in evidence) for loc, r in by_locator.items()} == {
+        "000_7c4373297891d5ca.txt": (1, None, "new", 1.0, None, False, False),
+        "003_5eabc84b6ca487f0.txt": (2, None, "new", 1.0, None, False, False),
+        "agency_copy.txt": (1, 1, "cross_company_copy", 1.0, 1, True, False),
+        "other_city.txt": (1, 1, "near_duplicate", 1.0, 1, False, True),
+        "repost_new_time_and_salary.txt": (1, 1, "same_content", 1.0, 1, False, False),
+        "reworded.txt": (1, 1, "near_duplicate", by_locator["reworded.txt"]["dedupe_similarity"], 1, False, False),
+        "same_company_other_role.txt": (3, None, "new", 1.0, None, False, False),
+    }
+    assert 0.5 <= by_locator["reworded.txt"]["dedupe_similarity"] < 1.0
     assert by_locator["agency_copy.txt"]["cluster_id"] == by_locator["000_7c4373297891d5ca.txt"]["cluster_id"]
     assert by_locator["003_5eabc84b6ca487f0.txt"]["duplicate_of"] is None
     assert len(by_locator) == 7  # nothing is thrown away
@@ -86,7 +100,7 @@ def test_a_changed_posting_keeps_its_cluster_and_gets_a_fresh_signature(tmp_path
     run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True)
     conn = sqlite3.connect(db)
     before = conn.execute("SELECT posting_id, cluster_id, reason FROM cluster_members ORDER BY posting_id").fetchall()
-    assert before == [(1, 1, "new"), (2, 1, "b")]
+    assert before == [(1, 1, "new"), (2, 1, "same_content")]
     (folder / "000.txt").write_text(seed.replace("针对主流大模型，完成全链路性能分析、瓶颈定位与优化落地",
                                                  "针对主流大模型完成全链路性能分析与瓶颈定位"), encoding="utf-8")
     proc = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True)
@@ -95,3 +109,44 @@ def test_a_changed_posting_keeps_its_cluster_and_gets_a_fresh_signature(tmp_path
     stale = conn.execute("SELECT count(*) FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
                          " WHERE s.content_hash IS NOT p.content_hash").fetchone()[0]
     assert stale == 0
+
+
+OLD_DB = FIXTURES / "dedupe" / "old_v1.db.gz"
+
+
+def old_database(tmp_path):
+    """A database made by the code before issue #27 (fixtures/dedupe/README.md): the seeds, the repost
+    families and fixtures/dedupe/list_cards.csv (11 BOSS list cards of 10 companies, the same benefit tags),
+    ingested and scored."""
+    path = tmp_path / "old.db"
+    path.write_bytes(gzip.decompress(OLD_DB.read_bytes()))
+    return path
+
+
+def clusters(db) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT size, companies, cities, reasons, cross_company FROM clusters"
+                            " ORDER BY size DESC, id LIMIT 3").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("args", [pytest.param((), id="dedupe"), pytest.param(("--rebuild",), id="dedupe-rebuild")])
+def test_an_old_database_moves_to_the_new_rules(tmp_path, args):
+    db = old_database(tmp_path)
+    # The old rules glued the list cards (benefit tags read as content) into one cluster of ten companies.
+    assert clusters(db)[0] == (11, 10, 1, '{"b": 1, "c": 9, "new": 1}', 1)
+    proc = run_cli("ingest", str(FIXTURES / "dedupe" / "list_cards.csv"), "--db", str(db), check=True)  # migrates, no change
+    assert "dedupe: 18 clustered · 5 joined a cluster · 0 clusters merged · 13 clusters, 5 duplicates in all" in proc.stdout
+    assert clusters(db) == [
+        (5, 2, 2, '{"cross_company_copy": 1, "near_duplicate": 2, "new": 1, "same_content": 1}', 1),  # the seed family
+        (2, 1, 1, '{"new": 1, "same_identity": 1}', 0),  # the one card listed twice
+        (1, 1, 1, '{"new": 1}', 0),
+    ]
+    again = run_cli("dedupe", "--db", str(db), *args, check=True)
+    assert again.stdout == ("dedupe: 18 clustered · 5 joined a cluster · 0 clusters merged · 13 clusters, 5 duplicates in all\n"
+                            if args else "dedupe: 0 clustered · 0 joined a cluster · 0 clusters merged · 13 clusters, "
+                                         "5 duplicates in all\n")
+    assert clusters(db)[:2] == [(5, 2, 2, '{"cross_company_copy": 1, "near_duplicate": 2, "new": 1, "same_content": 1}', 1),
+                                (2, 1, 1, '{"new": 1, "same_identity": 1}', 0)]

@@ -46,7 +46,7 @@ def test_open_db_readonly(odd_db):
 def test_scoring_workers_read_the_database(odd_db):
     database = open_db(odd_db)
     try:
-        result = score_corpus(database, workers=2)  # the workers open their own read-only connections
+        result = score_corpus(database, workers=2, force=True)  # the workers open their own read-only connections
     finally:
         database.close()
     assert result["scored"] == 2

@@ -56,7 +56,8 @@ def test_the_chain_is_declared_once_in_order():
 
 
 @pytest.mark.parametrize("changes, reason, detail", [
-    pytest.param({"title": "  "}, "invalid", "posting has no title", id="blank-title"),
+    pytest.param({"title": "  ", "description": None, "sections": []}, "invalid",
+                 "posting has neither title nor description", id="no-title-no-description"),
     pytest.param({"title": "岗" * 201}, "invalid", "title is 201 characters long (limit 200): not a title",
                  id="title-over-the-limit"),
 ])
@@ -77,6 +78,12 @@ def test_validate_repairs_lone_surrogates_and_names_the_posting_in_the_report():
     assert report_of(crawler).repaired == [
         "000_7c4373297891d5ca.txt#0: 1 lone UTF-16 surrogate (a broken escape such as \\ud800) replaced by U+FFFD"]
     assert crawler.stats.get_value("jobcrawl/repaired/lone_surrogates") == 1
+
+
+def test_validate_keeps_a_posting_whose_employer_is_hidden():
+    stage = ValidatePipeline.from_crawler(crawler_with())
+    out = stage.process_item(raw_posting(company=None))
+    assert isinstance(out, RawPosting) and out.company is None
 
 
 def test_validate_passes_other_items_through():

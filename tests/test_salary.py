@@ -264,3 +264,72 @@ def test_real_salary_strings():
           f"({parsed_weight / total_weight:.1%})")
     assert insane == []
     assert parsed_rows / with_number >= 0.98
+
+
+# --------------------------------------------------------------------------- pay stated in free text (#27.4)
+
+from normalize.salary import salary_from_text  # noqa: E402
+
+# Shapes of real public ATS postings: Lever's additionalPlain, Greenhouse job content (GitLab's pay-range block,
+# fixtures/web/ats/greenhouse_gitlab_jobs.json, as text), Ashby descriptions, Chinese JDs with a 薪资待遇 line.
+FROM_TEXT = [
+    pytest.param([("description", "Compensation: The salary range for this role is $60,000 - $97,000/year, plus bonus.")],
+                 ("$60,000 - $97,000/year", 60000.0, 97000.0, "USD", "year", 5000.0, 8083.33), id="lever-range-per-year"),
+    pytest.param([("description", "The hourly pay rate for this position is $34.62/hour.")],
+                 ("$34.62/hour", 34.62, 34.62, "USD", "hour", 6023.88, 6023.88), id="greenhouse-hourly"),
+    pytest.param([("description", "Pay Range: $75k-$105k depending on experience")],
+                 ("$75k-$105k", 75000.0, 105000.0, "USD", "year", 6250.0, 8750.0), id="k-range"),
+    pytest.param([("description", "United States Salary Range\n$108,400\n—\n$129,600 USD\nHow GitLab Supports Full-Time Employees")],
+                 ("$108,400 — $129,600 USD", 108400.0, 129600.0, "USD", "year", 9033.33, 10800.0), id="gitlab-pay-range-block"),
+    pytest.param([("compensation", "£45,000 to £55,000 per annum"), ("description", "Base salary $1 - $2 per hour")],
+                 ("£45,000 to £55,000 per annum", 45000.0, 55000.0, "GBP", "year", 3750.0, 4583.33), id="compensation-section-first"),
+    pytest.param([("compensation", "€50.000 – €60.000 per year, 30 days of holiday")],
+                 ("€50.000 – €60.000 per year", 50000.0, 60000.0, "EUR", "year", 4166.67, 5000.0), id="euro-decimal-point-thousands"),
+    pytest.param([("description", "岗位职责：负责推理引擎开发\n薪资待遇：15-25K·13薪，五险一金")],
+                 ("15-25K·13薪", 15000.0, 25000.0, "CNY", "month", 15000.0, 25000.0), id="chinese-line"),
+    pytest.param([("compensation", "年薪30-50万，另有股票")],
+                 ("年薪30-50万", 300000.0, 500000.0, "CNY", "year", 25000.0, 41666.67), id="chinese-yearly"),
+]
+
+NOT_PAY = [
+    pytest.param([("description", "401(k) Matching: We match 100% of the first 10% of pre-tax 401(k) contributions you make, "
+                                   "up to a maximum of $10,000 per year.")], id="lever-401k"),
+    pytest.param([("description", "Date Stipend: All Hinge employees receive a $100 monthly stipend for epic dates")],
+                 id="lever-stipend"),
+    pytest.param([("description", "We raised $20,000,000 in our Series B to grow the team.")], id="funding"),
+    pytest.param([("description", "Our customers process $5,000 - $10,000 per day through the platform.")], id="no-pay-word"),
+    pytest.param([("description", "Salary: $150,000")], id="one-amount-without-period"),
+    pytest.param([("compensation", "Annual bonus of $5,000 - $10,000 per year")], id="bonus"),
+    pytest.param([("compensation", "Relocation: up to $5,000 - $8,000 once")], id="relocation"),
+    pytest.param([("description", "薪资：3-50K")], id="implausible-range"),
+    pytest.param([("description", "提供餐补500-800元/月")], id="allowance"),
+    pytest.param([("compensation", ""), ("description", None)], id="nothing"),
+]
+
+
+@pytest.mark.parametrize("blocks, expected", FROM_TEXT)
+def test_salary_from_text(blocks, expected):
+    got = salary_from_text(blocks)
+    assert (got.raw, got.min, got.max, got.currency, got.period, got.monthly_min, got.monthly_max) == expected
+    assert (got.source, got.status) == ("text", "parsed")
+
+
+@pytest.mark.parametrize("blocks", NOT_PAY)
+def test_salary_from_text_ignores_other_money(blocks):
+    assert salary_from_text(blocks) is None
+
+
+def test_a_posting_without_salary_field_gets_its_pay_from_the_text():
+    from normalize.models import RawPosting, RawSection
+    from normalize.posting import normalize_posting
+
+    raw = RawPosting(source="lever", source_id="1", locator="https://jobs.lever.co/x/1", fetched_at="2026-12-01T00:00:00+00:00",
+                     as_of="2026-12-01T00:00:00+00:00", company="Acme", title="Engineer",
+                     sections=[RawSection(heading="What you'll do", lines=["Build GPU kernels"]),
+                               RawSection(heading="Pay range", lines=["$60,000 - $97,000/year"])])
+    posting = normalize_posting(raw)
+    assert posting.sections == {"responsibilities": ["Build GPU kernels"], "compensation": ["$60,000 - $97,000/year"]}
+    assert (posting.salary.source, posting.salary.raw, posting.salary.monthly_max) == ("text", "$60,000 - $97,000/year", 8083.33)
+    stated = normalize_posting(raw.model_copy(update={"salary": "$70,000 a year"}))
+    assert (stated.salary.source, stated.salary.raw) == ("field", "$70,000 a year")
+    assert normalize_posting(raw.model_copy(update={"sections": raw.sections[:1]})).salary.source is None

@@ -78,11 +78,12 @@ def test_export_carries_our_evaluation_with_levels_and_evidence(scored_db):
     assert (ev["scorer"], ev["overall"], ev["pay"], ev["growth"], ev["worklife"], ev["mission"]) == (
         "jobcrawl-v1", 75, 81, 83, 50, 79)
     assert ev["levels"] == {"pay": "较高", "growth": "较高", "worklife": "较低", "mission": "中等"}
-    assert ev["summary"] == "自动驾驶方向技术岗，薪资有竞争力、成长空间大，但工作生活信息不足。"
+    assert ev["summary"] == "模型训练优化开发工程师（初速度）：自动驾驶方向技术岗，薪资有竞争力、成长空间大，但工作生活信号有限。"
+    assert (ev["overall_level"], ev["completeness"]) == ("中等", 1.0)
     assert ev["explanations"]["pay"] == "月薪3.5万，比算法优化工程师中位数高（来源说明，库内同类样本不足），JD未明确提及具体福利项目。"
     assert [e["rule"] for e in ev["evidence"]["pay"]] == ["peers_too_small", "peers_too_small", "base", "source_compare"]
     assert ev["evidence"]["pay"][1] == {"rule": "peers_too_small", "scope": "category", "key": "算法优化工程师",
-                                        "currency": "CNY", "n": 1, "min": 5, "text": "样本不足", "points": 0}
+                                        "currency": "CNY", "n": 1, "min": 20, "text": "样本不足", "points": 0}
     assert ev["evidence"]["market"] == [
         {"rule": "company_open", "company": "初速度", "corpus_open": 1, "corpus_open_in_category": 1, "source_open": 73},
         {"rule": "city_category_open", "key": "苏州 · 算法优化工程师", "corpus_open": 1, "source_open": 10}]
@@ -112,11 +113,11 @@ SIGNAL_SQL = "SELECT * FROM signals WHERE scorer = ? ORDER BY posting_id, dimens
 def test_rescoring_is_deterministic_and_replaces_only_our_rows(copy_db):
     before = {s: (rows(copy_db, EVAL_SQL, s), rows(copy_db, SIGNAL_SQL, s)) for s in ("source", "jobcrawl-v1")}
     proc = run_cli("score", "--db", str(copy_db), check=True)
-    assert proc.stdout.startswith("scored 2 postings (jobcrawl-v1) · market statistics: 10 rows, "
-                                  "0 salary groups with at least 5 salaries · ")
+    assert proc.stdout.startswith("scored 0 postings, 2 unchanged (jobcrawl-v1) · market statistics: 10 rows, "
+                                  "0 salary groups with at least 20 salaries · ")
     after = {s: (rows(copy_db, EVAL_SQL, s), rows(copy_db, SIGNAL_SQL, s)) for s in ("source", "jobcrawl-v1")}
     assert after["source"] == before["source"]
-    # nothing changed, so nothing is rewritten: computed_at included (re-running a step is idempotent)
+    # nothing changed, so nothing is scored or rewritten: computed_at included (re-running a step is idempotent)
     assert after["jobcrawl-v1"] == before["jobcrawl-v1"]
     assert rows(copy_db, "SELECT kind, status FROM runs ORDER BY id") == [("ingest", "ok"), ("score", "ok"), ("score", "ok")]
 
@@ -129,7 +130,7 @@ def test_a_closed_posting_keeps_its_evaluation_and_leaves_the_market(copy_db):
                                       "AND posting_id = ?", pid)
     old = stamp(1)
     proc = run_cli("score", "--db", str(copy_db), check=True)
-    assert proc.stdout.startswith("scored 1 postings (jobcrawl-v1) · market statistics: 5 rows")
+    assert proc.stdout.startswith("scored 0 postings, 1 unchanged (jobcrawl-v1) · market statistics: 5 rows")
     assert stamp(1) == old  # the closed posting is not re-scored
     assert rows(copy_db, "SELECT count(*) FROM market_stats WHERE key LIKE '%吉利汽车%' OR key LIKE '%人工智能%'") == [(0,)]
 
@@ -137,7 +138,7 @@ def test_a_closed_posting_keeps_its_evaluation_and_leaves_the_market(copy_db):
 def test_profile_adds_fit_with_reasons(copy_db):
     proc = run_cli("score", "--db", str(copy_db), "--profile", str(SEEDS / "profile.toml"), check=True)
     assert proc.stdout.splitlines()[1:] == [
-        "fit:cuda-infra: scored 2 postings, 0 blocked; best fits:",
+        "fit:cuda-infra: scored 2 postings, 0 unchanged, 0 blocked; best fits:",
         "  #1 吉利汽车 · AI算子开发工程师 · 杭州: 匹配度87：技能70、薪资100、城市100、工作模式100。",
         "  #2 初速度 · 模型训练优化开发工程师 · 苏州: 匹配度68：技能50、薪资63、城市100、工作模式100。",
     ]
@@ -181,9 +182,9 @@ def test_worker_processes_write_the_same_rows(copy_db):
 
     before = (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1"))
     db = open_db(copy_db)
-    stamp = before[0][0][-1]
-    assert score_corpus(db, now=stamp, workers=2) == {"scorer": "jobcrawl-v1", "scored": 2, "market_stats": 10,
-                                                      "salary_groups": 0}
+    stamp = before[0][0][-3]  # computed_at, before completeness and inputs_digest
+    assert score_corpus(db, now=stamp, workers=2, force=True) == {
+        "scorer": "jobcrawl-v1", "scored": 2, "unchanged": 0, "market_stats": 10, "salary_groups": 0}
     db.close()
     assert (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1")) == before
 
@@ -192,14 +193,14 @@ DYING_WORKER = """
 import sys
 sys.path.insert(0, "tests")  # the spawned scoring workers get this path too: tests/stage_doubles.py
 from crawler.db.schema import open_db
-from crawler.steps.score import _write
+from crawler.steps.score import Rules, _write
 import stage_doubles
 score = getattr(stage_doubles, sys.argv[2])
 if isinstance(score, type):
     score = score()
 db = open_db(sys.argv[1])
 try:
-    _write(db, "test:dying", score, "2026-11-29T12:00:00+00:00", 2)
+    _write(db, Rules("test:dying", score, repr), "2026-11-29T12:00:00+00:00", 2, True)
 except Exception as err:
     print(type(err).__name__)
     sys.exit(3)
@@ -235,3 +236,58 @@ def test_a_scoring_worker_that_dies_fails_the_step_instead_of_hanging(copy_db, s
                           text=True, timeout=300)
     assert (proc.returncode, proc.stdout.strip()) == (3, "BrokenProcessPool"), proc.stderr[-2000:]
     assert rows(copy_db, "SELECT count(*) FROM evaluations WHERE scorer = 'test:dying'") == [(0,)]
+
+
+# --------------------------------------------------------------------------- only what changed is scored (#24, #27)
+
+HEADER = "职位名称,公司名称,薪资,工作地点,职位类别,职位描述,职位链接\n"
+
+
+def _row(i: int, salary: str, city: str = "杭州", category: str = "人工智能") -> str:
+    return (f"推理工程师{i},示例公司{i},{salary},{city},{category},负责大模型推理服务的开发与性能优化，熟悉CUDA,"
+            f"https://jobs.example.com/{i}\n")
+
+
+def test_an_unchanged_rerun_scores_nothing_a_moved_peer_group_is_rescored(tmp_path):
+    db = tmp_path / "jobs.db"
+    first = tmp_path / "a.csv"  # 22 postings of 杭州 · 人工智能 (a peer group of 20 or more), 3 of 上海 · 后端开发
+    first.write_text(HEADER + "".join(_row(i, f"{20 + i}-{30 + i}K") for i in range(22))
+                     + "".join(_row(100 + i, "30-40K", "上海", "后端开发") for i in range(3)), encoding="utf-8")
+    run_cli("ingest", str(first), "--db", str(db), "--as-of", AS_OF, check=True)
+    again = run_cli("score", "--db", str(db), check=True)
+    assert again.stdout.startswith("scored 0 postings, 25 unchanged (jobcrawl-v1)")
+    stamps = dict(rows(db, "SELECT posting_id, inputs_digest FROM evaluations WHERE scorer = 'jobcrawl-v1'"))
+    # a new 杭州 posting far above the others moves its peers' median: the 22 are scored again, 上海's 3 are not
+    more = tmp_path / "b.csv"
+    more.write_text(HEADER + _row(50, "90-100K"), encoding="utf-8")
+    proc = run_cli("ingest", str(more), "--db", str(db), "--as-of", AS_OF, check=True)
+    assert "score: 23 postings scored, 3 unchanged (jobcrawl-v1)" in proc.stdout
+    changed = {pid for pid, digest in rows(db, "SELECT posting_id, inputs_digest FROM evaluations WHERE scorer = "
+                                                "'jobcrawl-v1'") if stamps.get(pid) != digest}
+    assert rows(db, f"SELECT city, count(*) FROM postings WHERE id IN ({','.join(map(str, changed))}) GROUP BY city") == [
+        ("杭州", 23)]
+    assert run_cli("score", "--db", str(db), "--all", check=True).stdout.startswith("scored 26 postings, 0 unchanged")
+
+
+def test_an_old_database_is_scored_again_with_the_current_rules(tmp_path):
+    from test_dedupe_store import old_database
+
+    db = old_database(tmp_path)
+    old = rows(db, "SELECT overall, overall_level, summary FROM evaluations e JOIN postings p ON p.id = e.posting_id "
+                   "WHERE e.scorer = 'jobcrawl-v1' AND p.source = 'tabular' ORDER BY p.id LIMIT 1")
+    assert old == [(52, "较低", "岗位，薪资福利信息不足、成长发展信息不足、WLB可能受限、使命价值信息不足。")]  # unknown read as low
+    proc = run_cli("score", "--db", str(db), check=True)
+    assert proc.stdout.startswith("scored 18 postings, 0 unchanged (jobcrawl-v1)")
+    new = rows(db, "SELECT overall, overall_level, pay_level, completeness, summary FROM evaluations e JOIN postings p"
+                   " ON p.id = e.posting_id WHERE e.scorer = 'jobcrawl-v1' AND p.source = 'tabular' ORDER BY p.id LIMIT 1")
+    assert new == [(None, "信息不足", "信息不足", 0.2,
+                    "Python开发工程师（示例星光）：岗位，工作生活信号有限；薪资福利、成长发展、使命价值信息不足。")]
+    assert rows(db, "SELECT score, score_level, score_by FROM postings WHERE id = 8") == [(None, "信息不足", "jobcrawl-v1")]
+    card = next(r for r in export_records(db) if r["id"] == 8)["evaluation"]  # the export carries the levels (#27.6)
+    assert {k: card[k] for k in ("overall", "overall_level", "completeness", "pay", "growth", "worklife", "mission",
+                                 "levels")} == {
+        "overall": None, "overall_level": "信息不足", "completeness": 0.2, "pay": None, "growth": None, "worklife": 54,
+        "mission": None, "levels": {"pay": "信息不足", "growth": "信息不足", "worklife": "较低", "mission": "信息不足"}}
+    seeds = rows(db, "SELECT overall, overall_level FROM evaluations e JOIN postings p ON p.id = e.posting_id "
+                     "WHERE e.scorer = 'jobcrawl-v1' AND p.locator LIKE '00%' ORDER BY p.id")
+    assert seeds == [(72, "中等"), (75, "中等")]

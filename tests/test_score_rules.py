@@ -13,6 +13,7 @@ from conftest import FIXTURES, ROOT
 from normalize.fit import ProfileError, load_profile, score_fit
 from normalize.models import DIMENSIONS
 from normalize.score import (
+    INSUFFICIENT,
     RULES,
     SCORER,
     WEIGHTS,
@@ -22,6 +23,7 @@ from normalize.score import (
     find_rules,
     format_money,
     overall_score,
+    score_inputs,
     score_posting,
 )
 from normalize.skills import load_taxonomy
@@ -30,10 +32,10 @@ TAXONOMY = load_taxonomy()
 INFO = {s.name: SkillInfo(s.category, s.parent, s.frontier) for s in TAXONOMY.skills}
 FRONTIER = sorted(name for name, s in INFO.items() if s.frontier)
 EMPTY = Market()
-# 杭州 · 人工智能 has 5 salaries (enough), 北京 · 人工智能 3 (too few: the category's 8 are used).
+# 杭州 · 人工智能 has 20 salaries, 20,000 to 58,000 (enough), 北京 · 人工智能 5 (too few: the category's 25 are used).
 MARKET = Market.build(
-    [("人工智能", "杭州", "CNY", v) for v in (20000, 30000, 40000, 50000, 60000)]
-    + [("人工智能", "北京", "CNY", v) for v in (10000, 20000, 30000)]
+    [("人工智能", "杭州", "CNY", 20000 + 2000 * i) for i in range(20)]
+    + [("人工智能", "北京", "CNY", v) for v in (10000, 15000, 20000, 25000, 30000)]
 )
 
 
@@ -57,18 +59,24 @@ def test_weights_reproduce_the_apps_overall_from_its_dimensions(dims, overall):
     assert overall_score(dict(zip(DIMENSIONS, dims))) == overall
 
 
-def test_overall_rounds_half_up_and_needs_every_dimension():
-    assert overall_score({"pay": 71, "growth": 70, "worklife": 70, "mission": 70}) == 70  # 70.35
-    assert overall_score({"pay": 70, "growth": 72, "worklife": 70, "mission": 70}) == 71  # 70.5
-    assert overall_score({"pay": 70, "growth": 70, "worklife": 70}) is None
+@pytest.mark.parametrize("scores, overall", [
+    pytest.param({"pay": 71, "growth": 70, "worklife": 70, "mission": 70}, 70, id="70.35-down"),
+    pytest.param({"pay": 70, "growth": 72, "worklife": 70, "mission": 70}, 71, id="70.5-up"),
+    pytest.param({"pay": 80, "growth": 40, "worklife": None, "mission": None}, 63, id="two-known-reweighted-63.3"),
+    pytest.param({"pay": None, "growth": 90, "worklife": 50, "mission": 70}, 72, id="pay-unknown-does-not-pull-down"),
+    pytest.param({"pay": 30, "growth": None, "worklife": None, "mission": None}, None, id="one-known-is-not-enough"),
+    pytest.param({"pay": None, "growth": None, "worklife": None, "mission": None}, None, id="none-known"),
+])
+def test_overall_is_the_weighted_mean_of_the_known_dimensions(scores, overall):
+    assert overall_score(scores) == overall
 
 
 # Source (the app's own) and ours, on a corpus too small for peers (the seeds alone).
 SEEDS = {
     "000": {"source": (72, 70, 90, 50, 75), "ours": (72, 64, 97, 50, 78),
-            "levels": {"pay": "中等", "growth": "较高", "worklife": "较低", "mission": "中等"}},
+            "levels": {"pay": "中等", "growth": "较高", "worklife": "较低", "mission": "中等", "overall": "中等"}},
     "003": {"source": (78, 85, 90, 50, 80), "ours": (75, 81, 83, 50, 79),
-            "levels": {"pay": "较高", "growth": "较高", "worklife": "较低", "mission": "中等"}},
+            "levels": {"pay": "较高", "growth": "较高", "worklife": "较低", "mission": "中等", "overall": "中等"}},
 }
 
 
@@ -95,7 +103,9 @@ def test_seed000_evidence_says_which_rule_fired_on_which_text():
     assert rules_fired(ev, "worklife") == [("base", None, 50.0), ("work_mode", None, 0.0)]
     assert rules_fired(ev, "mission") == [("base", None, 50.0), ("autonomous_driving", "智能驾驶", 15), ("ai", "人工智能", 3.0),
                                           ("smart_vehicle", "智能座舱", 3.0), ("cutting_edge", "前瞻", 4), ("new_tech", None, 3.0)]
-    assert ev.evidence["overall"] == [{"rule": "weighted_mean", "weights": WEIGHTS, "value": 72.25}]
+    assert ev.evidence["overall"] == [{"rule": "weighted_mean", "weights": WEIGHTS, "completeness": 1.0, "value": 72.25,
+                                       "known": ["pay", "growth", "worklife", "mission"]}]
+    assert ev.completeness == 1.0
 
 
 def test_seed000_signals_explanations_and_summary_in_the_apps_style():
@@ -113,7 +123,7 @@ def test_seed000_signals_explanations_and_summary_in_the_apps_style():
     }
     assert ev.explanations["pay"] == "月薪4.3万，比人工智能中位数低（来源说明，库内同类样本不足），JD未明确提及具体福利项目。"
     assert ev.explanations["worklife"] == "工作模式为仅现场办公，JD未提及工作时间、加班或弹性工时等WLB信息，无法判断工作节奏。"
-    assert ev.summary == "智能驾驶方向技术岗，成长空间大，但工作生活信息不足。"
+    assert ev.summary == "AI算子开发工程师（吉利汽车）：智能驾驶方向技术岗，成长空间大，但工作生活信号有限。"
     assert ev.notes == []  # the source states its own counts and comparison: nothing to fill in
 
 
@@ -126,48 +136,56 @@ def pay_of(**kw):
 
 
 @pytest.mark.parametrize("kw, score, signal", [
+    # 40,000 among 20,000 … 58,000: 10 below, 1 equal → percentile 52.5 → 55 + 0.35 × 52.5 = 73.4
     pytest.param(dict(city="杭州", monthly_min=40000, monthly_max=40000), 73,
-                 "市场水准 (4万/月，杭州人工智能第50百分位，中位数4万，5个样本)", id="city-median-72.5-rounds-up"),
-    pytest.param(dict(city="北京", monthly_min=40000, monthly_max=40000), 79,
-                 "市场水准 (4万/月，人工智能第69百分位，中位数3万，8个样本)", id="city-too-small-category-used"),
+                 "市场水准 (4万/月，杭州人工智能第52百分位，中位数3.9万，20个样本)", id="city-and-category-peers"),
+    pytest.param(dict(city="北京", monthly_min=40000, monthly_max=40000), 77,
+                 "市场水准 (4万/月，人工智能第62百分位，中位数3.4万，25个样本)", id="city-too-small-category-used"),
     pytest.param(dict(city="杭州", monthly_min=60000, monthly_max=80000, months=14), 95,
-                 "高于市场 (7万/月，杭州人工智能第100百分位，中位数4万，5个样本)", id="top-of-market-14-months"),
+                 "高于市场 (7万/月，杭州人工智能第100百分位，中位数3.9万，20个样本)", id="top-of-market-14-months"),
     pytest.param(dict(city="杭州", monthly_min=10000, monthly_max=10000,
                       tags=("年终奖", "股票期权", "五险一金", "补充医疗", "餐补", "签字费", "定期调薪")), 65,
-                 "低于市场 (1万/月，杭州人工智能第0百分位，中位数4万，5个样本)", id="bottom-benefits-capped-at-10"),
-    pytest.param(dict(city="杭州", salary_raw="面议", monthly_min=None), 50, "未明确", id="negotiable-neutral"),
-    pytest.param(dict(city="杭州", monthly_min=3000, monthly_max=40000, salary_implausible=True), 50, "未明确",
+                 "低于市场 (1万/月，杭州人工智能第0百分位，中位数3.9万，20个样本)", id="bottom-benefits-capped-at-10"),
+    pytest.param(dict(city="杭州", salary_raw="面议", monthly_min=None), None, "未明确", id="negotiable-unknown"),
+    pytest.param(dict(city="杭州", monthly_min=3000, monthly_max=40000, salary_implausible=True), None, "未明确",
                  id="implausible-range-not-used"),
 ])
 def test_pay_percentile_among_peers(kw, score, signal):
     ev = pay_of(**kw)
     assert (ev.pay, ev.signals["pay"][0].value) == (score, signal)
+    assert ev.levels["pay"] == (INSUFFICIENT if score is None else "较高" if score >= 80 else "中等")
 
 
 def test_pay_falls_back_to_the_sources_statement_then_to_neutral():
     small = dict(category="算法", city="杭州", salary_status="parsed", currency="CNY", monthly_min=40000, monthly_max=40000)
     above = score_posting(PostingFacts(**small, compare_raw="比算法中位数高", vs_median="above"), MARKET, {})
     assert (above.pay, above.signals["pay"][0].value) == (81, "比算法中位数高（来源说明；库内同类样本不足）")
-    neutral = score_posting(PostingFacts(**small), MARKET, {})
-    assert (neutral.pay, neutral.signals["pay"][0].value) == (50, "4万/月（样本不足，无法与同类比较）")
-    assert [e["rule"] for e in neutral.evidence["pay"]] == ["peers_too_small", "peers_too_small", "no_comparison"]
+    unknown = score_posting(PostingFacts(**small), MARKET, {})
+    assert (unknown.pay, unknown.levels["pay"], unknown.signals["pay"][0].value) == (
+        None, "信息不足", "4万/月（样本不足（杭州算法0个、算法0个，少于20个））")
+    assert [e["rule"] for e in unknown.evidence["pay"]] == ["peers_too_small", "peers_too_small", "no_comparison",
+                                                            "insufficient"]
+    assert unknown.explanations["pay"].startswith("信息不足：月薪4万，样本不足（杭州算法0个、算法0个，少于20个），无法判断高低")
+    no_category = score_posting(PostingFacts(**{**small, "category": None}), MARKET, {})
+    # never the whole corpus: without a category there are no peers
+    assert (no_category.pay, no_category.signals["pay"][0].value) == (None, "4万/月（类别未知，无同类可比）")
 
 
 def test_pay_uses_a_plausible_source_signal_when_the_posting_states_no_salary():
     facts = PostingFacts(category="人工智能", city="杭州", signal_raw="市场水准 (35K-50K/月)", signal_min=35000,
                          signal_max=50000, signal_currency="CNY", signal_period="month")
     ev = score_posting(facts, MARKET, {})
-    assert ev.pay == 76  # midpoint 42,500, above 3 of the 5: percentile 60 → 55 + 0.35 × 60
+    assert ev.pay == 76  # midpoint 42,500, above 12 of the 20: percentile 60 → 55 + 0.35 × 60
     assert ev.evidence["pay"][0] == {"rule": "source_salary_signal", "text": "市场水准 (35K-50K/月)", "estimated": False,
                                      "points": 0}
 
 
 def test_market_fills_the_derived_texts_only_where_the_source_lacks_them():
-    market = Market.build([("人工智能", "杭州", "CNY", v) for v in (20000, 30000, 40000, 50000, 60000)],
+    market = Market.build([("人工智能", "杭州", "CNY", 20000 + 2000 * i) for i in range(20)],
                           [("某公司", "杭州", "人工智能", 3), ("某公司", "上海", "机器人", 2), ("别家", "杭州", "人工智能", 4)])
     ev = score_posting(PostingFacts(category="人工智能", city="杭州", company="某公司", salary_status="parsed",
                                     currency="CNY", monthly_min=30000, monthly_max=30000), market, {})
-    assert ev.notes == ["薪资：比杭州人工智能中位数低（库内5个样本）", "公司情况：库内 5 个在招 · 其中人工智能 3 个",
+    assert ev.notes == ["薪资：比杭州人工智能中位数低（库内20个样本）", "公司情况：库内 5 个在招 · 其中人工智能 3 个",
                         "市场机会：杭州 · 人工智能 · 库内 7 个在招"]
     stated = score_posting(PostingFacts(category="人工智能", city="杭州", company="某公司", salary_status="parsed",
                                         currency="CNY", monthly_min=30000, monthly_max=30000, compare_raw="比人工智能中位数低",
@@ -180,10 +198,10 @@ def test_market_fills_the_derived_texts_only_where_the_source_lacks_them():
 def test_market_rows_state_quartiles_only_from_the_minimum_sample():
     rows = {(r["scope"], r["key"]): r for r in MARKET.rows()}
     assert rows[("city+category", "杭州 · 人工智能")] == {
-        "scope": "city+category", "key": "杭州 · 人工智能", "currency": "CNY", "n": 5, "p25": 30000.0, "median": 40000.0,
-        "p75": 50000.0}
-    assert rows[("city+category", "北京 · 人工智能")]["n"] == 3 and rows[("city+category", "北京 · 人工智能")]["median"] is None
-    assert rows[("category", "人工智能")]["median"] == 30000.0 and rows[("category", "人工智能")]["p75"] == 42500.0
+        "scope": "city+category", "key": "杭州 · 人工智能", "currency": "CNY", "n": 20, "p25": 29500.0, "median": 39000.0,
+        "p75": 48500.0}
+    assert rows[("city+category", "北京 · 人工智能")]["n"] == 5 and rows[("city+category", "北京 · 人工智能")]["median"] is None
+    assert rows[("category", "人工智能")]["median"] == 34000.0 and rows[("category", "人工智能")]["p75"] == 46000.0
 
 
 @pytest.mark.parametrize("value, text", [
@@ -205,9 +223,17 @@ def growth_of(**kw):
     pytest.param(dict(skills=("vLLM", "CUDA", "TVM", "teamwork")), 66,
                  [("base", None, 50.0), ("frontier_skill", None, 10.0), ("frontier_category", None, 6.0)],
                  id="two-frontier-skills-two-categories"),
-    pytest.param(dict(title="资深算法工程师"), 55, [("base", None, 50.0), ("seniority", None, 5.0)], id="senior-title"),
-    pytest.param(dict(title="算法实习生"), 45, [("base", None, 50.0), ("seniority", None, -5.0)], id="intern"),
-    pytest.param(dict(experience_min_years=5), 55, [("base", None, 50.0), ("seniority", None, 5.0)], id="five-years"),
+    # without JD text or a frontier skill growth is unknown: the title alone is no evidence of it
+    pytest.param(dict(title="资深算法工程师"), None, [("base", None, 50.0), ("seniority", None, 5.0), ("insufficient", None, 0)],
+                 id="senior-title-alone-insufficient"),
+    pytest.param(dict(title="资深算法工程师", sections={"responsibilities": ["负责推理服务开发"]}), 55,
+                 [("base", None, 50.0), ("seniority", None, 5.0)], id="senior-title-with-a-jd"),
+    pytest.param(dict(title="算法实习生", description="负责模型训练"), 45, [("base", None, 50.0), ("seniority", None, -5.0)],
+                 id="intern"),
+    pytest.param(dict(experience_min_years=5, sections={"about": ["负责推理服务开发"]}), 55,
+                 [("base", None, 50.0), ("seniority", None, 5.0)], id="five-years"),
+    pytest.param(dict(sections={"benefits": ["五险一金"], "compensation": ["15-25K"]}), None,
+                 [("base", None, 50.0), ("insufficient", None, 0)], id="benefits-and-pay-are-no-jd"),
     pytest.param(dict(sections={"responsibilities": ["主导推理引擎从0到1的架构设计"]}), 59,
                  [("base", None, 50.0), ("lead", "主导", 3), ("architecture", "架构设计", 3), ("zero_to_one", "从0到1", 3)],
                  id="scope-words-in-duties"),
@@ -219,10 +245,11 @@ def growth_of(**kw):
 def test_growth_rules(kw, score, fired):
     ev = growth_of(**kw)
     assert (ev.growth, rules_fired(ev, "growth")) == (score, fired)
+    assert ev.levels["growth"] == (INSUFFICIENT if score is None else "中等" if score >= 60 else "较低")
 
 
 @pytest.mark.parametrize("lines, mode, score", [
-    pytest.param([], None, 50, id="nothing-known"),
+    pytest.param([], None, None, id="nothing-known"),
     pytest.param([], "远程办公", 65, id="remote"),
     pytest.param([], "混合办公", 58, id="hybrid"),
     pytest.param([], "仅现场办公", 50, id="on-site"),
@@ -234,7 +261,7 @@ def test_growth_rules(kw, score, fired):
     pytest.param(["不加班"], None, 60, id="no-overtime-is-not-overtime"),
     pytest.param(["抵制996"], None, 60, id="against-996"),
     pytest.param(["ＷＬＢ友好，拒绝９９６"], None, 65, id="full-width"),
-    pytest.param(["参与第996号项目，编号996"], None, 50, id="996-as-a-number-is-not-a-rule"),
+    pytest.param(["参与第996号项目，编号996"], None, None, id="996-as-a-number-is-not-a-rule"),
     pytest.param(["弹性工作，双休"], None, 66, id="flexible-and-weekends"),
     pytest.param(["996，大小周，单休，经常加班，倒班，抗压，出差"], None, 0, id="clamped-at-0"),
     pytest.param(["965", "不加班", "双休", "弹性工作", "wlb", "带薪年假"], "远程办公", 100, id="clamped-at-100"),
@@ -248,7 +275,10 @@ def test_worklife_unknown_says_so_like_the_app():
     ev = score_posting(PostingFacts(), EMPTY, {})
     assert [(s.key, s.value) for s in ev.signals["worklife"]] == [("工作模式", "未明确"), ("办公地点", "未明确"),
                                                                    ("加班情况", "未提及（无法判断）")]
-    assert ev.evidence["worklife"][-1] == {"rule": "unknown", "text": "未明确", "points": 0}
+    assert ev.evidence["worklife"][-2:] == [{"rule": "unknown", "text": "未明确", "points": 0},
+                                            {"rule": "insufficient", "text": "信息不足", "points": 0}]
+    assert (ev.worklife, ev.levels["worklife"]) == (None, "信息不足")
+    assert ev.explanations["worklife"] == "信息不足：JD未提及工作时间、加班或弹性工时等WLB信息，无法判断工作节奏。"
 
 
 @pytest.mark.parametrize("kw, score, signals", [
@@ -311,10 +341,14 @@ def _scores(ev) -> list[int]:
 
 @settings(max_examples=300, deadline=None)
 @given(facts=FACTS, market=SALARY_MARKETS)
-def test_every_score_stays_in_0_100(facts, market):
+def test_every_score_stays_in_0_100_or_is_insufficient(facts, market):
     ev = score_posting(facts, market, INFO)
-    assert all(0 <= s <= 100 for s in _scores(ev))
-    assert set(ev.levels) == set(DIMENSIONS) and all(ev.explanations[d].endswith("。") for d in DIMENSIONS)
+    assert all(s is None or 0 <= s <= 100 for s in _scores(ev))
+    assert set(ev.levels) == {*DIMENSIONS, "overall"} and all(ev.explanations[d].endswith("。") for d in DIMENSIONS)
+    known = [d for d in DIMENSIONS if getattr(ev, d) is not None]
+    assert all((ev.levels[d] == INSUFFICIENT) == (d not in known) for d in DIMENSIONS)
+    assert (ev.overall is None) == (len(known) < 2) and (ev.levels["overall"] == INSUFFICIENT) == (len(known) < 2)
+    assert ev.completeness == round(sum(WEIGHTS[d] for d in known), 2)
 
 
 @settings(max_examples=300, deadline=None)
@@ -325,7 +359,9 @@ def test_a_higher_salary_never_lowers_pay(facts, market, low, rise):
                             "salary_implausible": False, "monthly_min": value, "monthly_max": value})
         return score_posting(f, market, INFO).pay
 
-    assert pay(low) <= pay(low + rise)
+    lower, higher = pay(low), pay(low + rise)
+    assert (lower is None) == (higher is None)  # whether pay is known does not depend on the amount
+    assert lower is None or lower <= higher
 
 
 @settings(max_examples=300, deadline=None)
@@ -334,7 +370,8 @@ def test_adding_996_never_raises_worklife(facts):
     sections = {k: list(v) for k, v in facts.sections.items()}
     sections.setdefault("about", []).append("996")
     more = PostingFacts(**{**_fields(facts), "sections": sections})
-    assert score_posting(more, EMPTY, INFO).worklife <= score_posting(facts, EMPTY, INFO).worklife
+    before, after = score_posting(facts, EMPTY, INFO).worklife, score_posting(more, EMPTY, INFO).worklife
+    assert after is not None and (before is None or after <= before)  # 996 is evidence, and never good
 
 
 @settings(max_examples=300, deadline=None)
@@ -342,7 +379,8 @@ def test_adding_996_never_raises_worklife(facts):
 def test_adding_a_frontier_skill_never_lowers_growth(facts, skill):
     assume(skill not in facts.skills)
     more = PostingFacts(**{**_fields(facts), "skills": facts.skills + (skill,)})
-    assert score_posting(more, EMPTY, INFO).growth >= score_posting(facts, EMPTY, INFO).growth
+    before, after = score_posting(facts, EMPTY, INFO).growth, score_posting(more, EMPTY, INFO).growth
+    assert after is not None and (before is None or after >= before)  # a frontier skill is evidence of growth
 
 
 def _fields(facts: PostingFacts) -> dict:
@@ -419,3 +457,41 @@ def test_unknown_profile_skills_are_reported_not_fatal():
     profile = load_profile(_profile(skills_have=["CUDA", "完全不存在的技能"]), TAXONOMY)
     assert (profile.have, profile.unknown_skills) == (("CUDA",), ("完全不存在的技能",))
     assert score_fit(PostingFacts(), profile, INFO).problems == ["profile skill not in the taxonomy: 完全不存在的技能"]
+
+
+# --------------------------------------------------------------------------- the summary and what a score depends on
+
+
+def test_summary_names_the_posting_and_what_is_not_known():
+    facts = PostingFacts(title="Python 工程师", company=None, city="北京", tags=("双休", "带薪年假"),
+                         sections={"benefits": ["五险一金"]})
+    ev = score_posting(facts, EMPTY, INFO)
+    assert (ev.overall, ev.levels["overall"], ev.worklife, ev.completeness) == (None, "信息不足", 62, 0.2)
+    assert ev.summary == "Python 工程师（企业未公开）：岗位，各项中等；薪资福利、成长发展、使命价值信息不足。"
+
+
+PEERS = [("人工智能", "杭州", "CNY", 20000 + 2000 * i) for i in range(20)]
+POSTING = PostingFacts(title="算法工程师", company="某公司", city="杭州", category="人工智能", salary_status="parsed",
+                       currency="CNY", monthly_min=30000, monthly_max=30000, skills=("CUDA",))
+
+
+@pytest.mark.parametrize("change, same", [
+    pytest.param(lambda: (POSTING, Market.build(PEERS), INFO, SCORER), True, id="nothing-changed"),
+    pytest.param(lambda: (POSTING, Market.build(PEERS + [("后端", "北京", "CNY", 9000.0)]), INFO, SCORER), True,
+                 id="another-groups-salary"),
+    pytest.param(lambda: (POSTING, Market.build(PEERS[:-1] + [("人工智能", "杭州", "CNY", 90000.0)]), INFO, SCORER), False,
+                 id="its-peer-groups-median-moved"),
+    pytest.param(lambda: (POSTING, Market.build(PEERS, [("某公司", "杭州", "人工智能", 2)]), INFO, SCORER), False,
+                 id="its-company-opened-a-posting"),
+    pytest.param(lambda: (PostingFacts(**{**_fields(POSTING), "tags": ("双休",)}), Market.build(PEERS), INFO, SCORER),
+                 False, id="its-facts"),
+    pytest.param(lambda: (POSTING, Market.build(PEERS), {**INFO, "CUDA": SkillInfo("gpu", None, False)}, SCORER), False,
+                 id="its-skills-taxonomy"),
+    pytest.param(lambda: (POSTING, Market.build(PEERS), INFO, "jobcrawl-v1/3"), False, id="rules-version"),
+])
+def test_score_inputs_change_exactly_with_what_the_score_reads(change, same):
+    base = score_inputs(POSTING, Market.build(PEERS), INFO)
+    facts, market, info, version = change()
+    digest = score_inputs(facts, market, info, **({} if version == SCORER else {"version": version}))
+    assert (digest == base) is same
+    assert len(base) == 32

@@ -30,3 +30,9 @@ def connect(path: str | Path, *, page_size: int | None = None) -> sqlite_utils.D
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA busy_timeout = 10000")
     return db
+
+
+def file_of(db: sqlite_utils.Database) -> str | None:
+    """The file behind ``db``'s main schema; None in memory."""
+    path = next((row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    return path or None

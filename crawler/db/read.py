@@ -1,7 +1,11 @@
 """Reading postings back: export records (JSONL/CSV), shared by ``jobcrawl export`` and tests.
 
 An export record has the shape of :class:`normalize.models.Posting` (nested salary, sections,
-insights, source evaluation) plus ``evaluation`` (ours) once the scoring step has run.
+insights, source evaluation, times in UTC with ``posted_local`` in the source's zone) plus
+``evaluation`` (ours) once the scoring step has run — every level, the overall's as ``overall_level``,
+``信息不足`` where the evidence was too little (its number then null), and ``completeness`` — and the
+dedupe evidence: ``cluster_id``, ``duplicate_of`` (the canonical member), ``dedupe_reason``,
+``dedupe_similarity``, ``dedupe_matched`` (the member it matched), ``cross_company``, ``different_city``.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "match
 
 
 def _evaluation(row: dict[str, Any], signals: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"scorer": row["scorer"], "overall": row["overall"]}
+    out: dict[str, Any] = {"scorer": row["scorer"], "overall": row["overall"], "overall_level": row["overall_level"]}
     for dim in DIMENSIONS:
         out[dim] = row[dim]
     out["levels"] = {d: row[f"{d}_level"] for d in DIMENSIONS if row[f"{d}_level"]}
+    out["completeness"] = row.get("completeness")
     out["summary"] = row["summary"]
     out["notes"] = json.loads(row["notes"] or "[]")
     out["explanations"] = json.loads(row["explanations"] or "{}")
@@ -54,8 +59,9 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
 
     clusters = {}
     if db["cluster_members"].exists():
-        clusters = {r[0]: (r[1], r[2]) for r in db.execute(
-            "SELECT m.posting_id, m.cluster_id, c.canonical_posting_id FROM cluster_members m"
+        clusters = {r[0]: r[1:] for r in db.execute(
+            "SELECT m.posting_id, m.cluster_id, c.canonical_posting_id, m.reason, m.similarity, m.matched_posting_id,"
+            " m.cross_company, m.different_city FROM cluster_members m"
             f" JOIN clusters c ON c.id = m.cluster_id WHERE m.posting_id IN ({q})", ids)}
     out = []
     for row in rows:
@@ -80,9 +86,12 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         if fits:
             rec["fit"] = fits
         rec["version"] = row.get("version")
-        member = clusters.get(pid)
-        rec["cluster_id"] = member[0] if member else None
-        rec["duplicate_of"] = member[1] if member and member[1] != pid else None
+        cluster_id, canonical, reason, similarity, matched, cross, other_city = clusters.get(pid) or (None,) * 7
+        rec["cluster_id"] = cluster_id
+        rec["duplicate_of"] = canonical if canonical != pid else None
+        rec["dedupe_reason"], rec["dedupe_similarity"], rec["dedupe_matched"] = reason, similarity, matched
+        rec["cross_company"] = bool(cross) if cluster_id is not None else None
+        rec["different_city"] = bool(other_city) if cluster_id is not None else None
         out.append(rec)
     return out
 

@@ -128,7 +128,12 @@ def column_descriptions() -> dict[str, dict[str, str]]:
     """Table → column → description, from the pydantic models (for Datasette metadata)."""
     posting = {column: desc for column, _, _, desc in POSTING_COLUMNS}
     posting.update({"raw_input_id": "Raw input this version was parsed from (or that last gave it unchanged).", "version": "Version number, 1 for the first."})
+    posting.update(POSTING_EXTRA_DOCS)
     return {"postings": posting, **CHILD_TABLE_DOCS}
+
+
+POSTING_EXTRA_DOCS: dict[str, str] = {}
+"""Postings columns that are not fields of the model, added by later migrations."""
 
 
 CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
@@ -151,7 +156,7 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
     },
     "clusters": {
         "id": "Cluster id.", "canonical_posting_id": "The member shown for the cluster: most complete, then earliest.",
-        "size": "Members (postings) in the cluster.", "companies": "Distinct companies among members.",
+        "size": "Members (postings) in the cluster.", "companies": "Distinct companies among members (names normalized for matching).",
         "cities": "Distinct cities among members (different openings of one job).",
         "reasons": "How members joined (JSON counts: new, b = same fingerprint, c = near-duplicate).",
         "cross_company": "1 when a member is a copy under another company (staffing agency).",
@@ -928,3 +933,139 @@ CHILD_TABLE_DOCS["source_health"] = {
     "robots_forbidden": "Requests robots.txt forbade.",
     "state": "ok · failing since <first failed run> · robots-blocked (nothing found, robots.txt forbade) · empty.",
 }
+
+
+# --------------------------------------------------------------------------- issue #27: results people can trust
+
+
+@migrations()
+def m101_trust_dedupe_keys(db: sqlite_utils.Database) -> None:
+    """Dedupe keys per posting (identity, canonical URL, JD text or not, completeness), the corpus's boilerplate
+    shingles, and member reasons as words (b → same_content, c → near_duplicate or cross_company_copy). The
+    dedupe step recomputes every key and cluster with the current rules on its next run (the key version
+    changed); until then the old clusters read with the new words."""
+    conn = db.conn
+    for column, typ in (("identity", "TEXT"), ("url", "TEXT"), ("has_jd", "INTEGER"), ("completeness", "INTEGER")):
+        conn.execute(f"ALTER TABLE dedupe_signatures ADD COLUMN [{column}] {typ}")
+    conn.execute("CREATE TABLE dedupe_common_shingles (hash INTEGER PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("UPDATE cluster_members SET reason = CASE reason WHEN 'b' THEN 'same_content' WHEN 'c' THEN"
+                 " CASE WHEN cross_company THEN 'cross_company_copy' ELSE 'near_duplicate' END ELSE reason END")
+    conn.execute("""UPDATE clusters SET reasons = replace(replace(reasons, '"b":', '"same_content":'),"""
+                 """ '"c":', '"near_duplicate":')""")
+
+
+CHILD_TABLE_DOCS["dedupe_signatures"].update({
+    "signature": "MinHash signature (datasketch LeanMinHash bytes) of the JD text (requirement, responsibility and "
+                 "preferred bullets); null without JD text or company.",
+    "fingerprint": "Exact content fingerprint (company, title, city, JD lines); empty without JD text or company.",
+    "identity": "Company, title, city and salary, hashed: how a list card without JD text joins a cluster.",
+    "url": "Canonical URL (tracking parameters dropped).",
+    "has_jd": "1 when the posting has JD text (at least 30 characters): only then is it compared by content.",
+    "completeness": "Non-empty company, title, city, text plus JD bullets: the canonical member is the most complete.",
+})
+CHILD_TABLE_DOCS["dedupe_common_shingles"] = {
+    "hash": "A boilerplate shingle (32-bit hash): in the JD text of more than 1 % (at least 10) of the companies; "
+            "left out when JDs are compared.",
+}
+CHILD_TABLE_DOCS["clusters"]["reasons"] = (
+    "How members joined (JSON counts: new, same_url, same_content, same_identity, near_duplicate, cross_company_copy).")
+CHILD_TABLE_DOCS["cluster_members"].update({
+    "reason": "new (first of its cluster), same_url, same_content (same fingerprint), same_identity (same company, "
+              "title, city and salary; list cards), near_duplicate (similar JD text), cross_company_copy (near-identical "
+              "JD under another company).",
+    "similarity": "Estimated Jaccard similarity of the JD text with the matched posting, boilerplate left out "
+                  "(1.0 for the other reasons).",
+    "matched_posting_id": "The posting it matched when it joined: the canonical member, or the most similar one "
+                          "when a majority of the members matched.",
+})
+
+
+JOBS_VIEW_V2 = """CREATE VIEW jobs AS SELECT
+    id, title, coalesce(company, '（企业未公开）') AS company, city, category, work_mode, seniority,
+    salary_monthly_max AS salary, score, score_level, score_by, skills, posted_at, posted_local, posted_source,
+    first_seen, last_seen, closed_at, url, salary_monthly_min, salary_months, salary_currency, salary_period,
+    salary_status, salary_estimated, salary_raw, salary_source
+FROM postings"""
+
+
+@migrations()
+def m102_trust_time_and_pay_source(db: sqlite_utils.Database) -> None:
+    """Where a salary was read (salary_source), what a post time rests on (posted_source), the source's time
+    zone and the post time in it (tz, posted_local), the run that first saw a posting (first_run_id, for
+    "new" without a post time); the jobs view shows a hidden employer as （企业未公开） and the local time.
+
+    Old rows: salary_source 'field' where a salary was stored (the old code read no other), first_run_id the
+    run that first stored the posting's raw input; posted_source and tz stay null until the posting is parsed
+    again (``--reparse``)."""
+    conn = db.conn
+    have = {row[1] for row in conn.execute("PRAGMA table_info(postings)")}
+    for column, typ in (("salary_source", "TEXT"), ("posted_source", "TEXT"), ("tz", "TEXT"), ("posted_local", "TEXT"),
+                        ("first_run_id", "INTEGER")):
+        if column not in have:  # m001 of a new database made the model's columns already
+            conn.execute(f"ALTER TABLE postings ADD COLUMN [{column}] {typ}")
+    conn.execute("UPDATE postings SET salary_source = 'field' WHERE salary_source IS NULL AND salary_status != 'missing'")
+    conn.execute("UPDATE postings SET first_run_id = (SELECT run_id FROM raw_inputs WHERE raw_inputs.id = postings.raw_input_id)"
+                 " WHERE first_run_id IS NULL")
+    conn.execute("CREATE INDEX idx_postings_source_first_run_id ON postings (source, first_run_id)")
+    conn.execute("DROP VIEW jobs")
+    conn.execute(JOBS_VIEW_V2)
+
+
+POSTING_EXTRA_DOCS["first_run_id"] = ("The ingest or crawl run that first saw the posting: without a post time, a "
+                                      "posting is new only when a run after the first of its source saw it first.")
+BROWSE_COLUMN_DOCS["jobs"]["company"] = "Company; （企业未公开） when the employer is hidden (postings.company is null)."
+
+
+@migrations()
+def m103_trust_evaluation_state(db: sqlite_utils.Database) -> None:
+    """Evaluations say how complete they are and what they were computed from (completeness, inputs_digest:
+    the scoring step rescores a posting only when its digest changes, so every evaluation made before is
+    rescored once, with the current rules). The listing's score is ours when we have an overall, else the
+    app's, else our level alone (信息不足)."""
+    conn = db.conn
+    conn.execute("ALTER TABLE evaluations ADD COLUMN completeness REAL")
+    conn.execute("ALTER TABLE evaluations ADD COLUMN inputs_digest TEXT")
+    choose = ("UPDATE postings SET (score, score_level, score_by) = (SELECT overall, overall_level, scorer FROM evaluations"
+              f" WHERE posting_id = {{id}} AND scorer IN {_SCORERS} AND (overall IS NOT NULL OR overall_level IS NOT NULL)"
+              " ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)")
+    for event, ref in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")):
+        conn.execute(f"DROP TRIGGER evaluations_score_{event.lower()}")
+        when = f"{ref}.scorer IN {_SCORERS}" + (f" OR OLD.scorer IN {_SCORERS}" if event == "UPDATE" else "")
+        conn.execute(f"CREATE TRIGGER evaluations_score_{event.lower()} AFTER {event} ON evaluations WHEN {when} "
+                     f"BEGIN {choose.format(id=f'{ref}.posting_id')} WHERE id = {ref}.posting_id; END")
+    conn.execute(choose.format(id="postings.id"))
+
+
+CHILD_TABLE_DOCS["evaluations"].update({
+    "overall": "综合评分 0–100: the weighted mean of the known dimensions; null when fewer than two are known.",
+    "pay": "薪资福利 0–100; null when its evidence is too little (level 信息不足).",
+    "growth": "成长发展 0–100; null when its evidence is too little.",
+    "worklife": "工作生活 0–100; null when its evidence is too little.",
+    "mission": "使命价值 0–100; null when its evidence is too little.",
+    "overall_level": "Level of the overall score: 较低 (<60), 中等 (60–79), 较高 (≥80), 信息不足.",
+    "pay_level": "较低 (<60), 中等 (60–79), 较高 (≥80), or 信息不足 (insufficient evidence).",
+    "completeness": "Share of the overall's weight whose dimension is known (0–1); null for the app's own.",
+    "inputs_digest": "Digest of everything the evaluation was computed from (facts, market figures, rules version): "
+                     "an unchanged digest is not scored again.",
+})
+BROWSE_COLUMN_DOCS["postings"]["score_level"] = "Level of that score: 较低 (<60), 中等 (60–79), 较高 (≥80), 信息不足."
+BROWSE_COLUMN_DOCS["postings"]["score"] = ("Overall score 0–100 the listing sorts by: ours (jobcrawl-v1) when it has one, "
+                                           "else the app's own; null when neither has one.")
+
+
+# --------------------------------------------------------------------------- after the branches of issues #27 and #28.5
+
+JOBS_VIEW_V3 = """CREATE VIEW jobs AS SELECT
+    id, title, coalesce(company, '（企业未公开）') AS company, city, salary_monthly_max AS salary, score, score_level,
+    posted_at, source, posted_local, category, work_mode, seniority, score_by, skills, posted_source, first_seen,
+    last_seen, closed_at, url, salary_monthly_min, salary_months, salary_currency, salary_period, salary_status,
+    salary_estimated, salary_raw, salary_source
+FROM postings"""
+
+
+@migrations()
+def m140_jobs_view(db: sqlite_utils.Database) -> None:
+    """The ``jobs`` view with both the compact listing's columns first (m132) and a hidden employer shown as
+    （企业未公开）, the local post time and what it rests on, and where the salary was read (m102_trust)."""
+    db.execute("DROP VIEW IF EXISTS jobs")
+    db.execute(JOBS_VIEW_V3)

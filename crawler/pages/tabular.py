@@ -866,11 +866,16 @@ class _Table:
         return f"{unit} {record.number}" + (f" (line {record.line})" if record.line != record.number else "")
 
     def missing(self, values: Mapping[str, Any]) -> list[str]:
-        """Required fields the record has no value for (derived values never give title or company)."""
+        """``["title"]`` when the record has neither a title nor a description (derived values never give
+        one), else ``[]``. A record without company is kept: the employer is hidden (猎聘, BOSS)."""
         assert self.binding is not None
         constants, fields = self.options.constants, self.binding.fields
-        return [name for name in REQUIRED if not constants.get(name, "").strip()
-                and not any(_as_text(name, values.get(c))[0] for c in fields.get(name, ()))]
+
+        def given(name: str) -> bool:
+            return bool(constants.get(name, "").strip()) or any(_as_text(name, values.get(c))[0]
+                                                                  for c in fields.get(name, ()))
+
+        return [] if given("title") or given("description") else ["title"]
 
     def item(self, record: _Record, values: Mapping[str, Any], unit: str,
              build: bool = True) -> RawPosting | Quarantined | bool:
@@ -1219,10 +1224,8 @@ def _start(src: _Source, table: _Table, report: TableReport, locator: str,
             table.binding = Binding(None, {}, [], frozenset(), 0)
         else:
             return _FileProblem("no_posting", "no JSON object in the file")
-    elif not bound:
+    elif not bound:  # one description per line: title and company are --set, or unknown (hidden employer)
         table.binding = Binding(None, {"description": ("description",)}, [], frozenset({"description"}), 1)
-        problem = next((f"no value for the {n}: use --set {n}=VALUE (a lines file has one description per line)"
-                        for n in REQUIRED if n not in table.options.constants), None)
     if problem:
         return _FileProblem("no_mapping", problem)
     return block, _chain(pending, records), unit

@@ -9,18 +9,24 @@ from normalize.posting import normalize_posting
 
 
 class NormalizePipeline:
-    def __init__(self, stats):
+    """``JOBCRAWL_AS_OF_SOURCE``: what the inputs' as_of anchors are (``fetched``, ``as_of``, ``file_mtime``);
+    ``JOBCRAWL_TZ``: the sources' time zone (default: Asia/Shanghai for Chinese postings, else UTC)."""
+
+    def __init__(self, stats, as_of_source: str = "fetched", tz: str | None = None):
         self.stats = stats
+        self.as_of_source = as_of_source
+        self.tz = tz
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.stats)
+        settings = crawler.settings
+        return cls(crawler.stats, settings.get("JOBCRAWL_AS_OF_SOURCE") or "fetched", settings.get("JOBCRAWL_TZ") or None)
 
     def process_item(self, item, spider=None):
         if not isinstance(item, RawPosting):
             return item
         try:
-            posting = normalize_posting(item)
+            posting = normalize_posting(item, as_of_source=self.as_of_source, tz=self.tz)
         except Exception as err:  # keep the run going: the posting is kept in quarantine with the reason
             self.stats.inc_value("jobcrawl/normalize_error")
             adapter = ItemAdapter(item)

@@ -1,4 +1,7 @@
-"""Validate raw postings: required fields present and sane, or quarantine with the reason.
+"""Validate raw postings: a title or a description present, names of sane length, or quarantine with the reason.
+
+A posting without company is kept (the employer is hidden: 猎聘 and BOSS confidential searches), counted in
+``jobcrawl/field/company/missing``; normalizing notes ``company hidden`` among its problems.
 
 Lone UTF-16 surrogates (a JSON escape such as ``\\ud800`` cut from its pair) cannot be stored or encoded: each is
 replaced by U+FFFD, counted in ``jobcrawl/repaired/lone_surrogates`` and named in the run report (one line per
@@ -18,7 +21,7 @@ from normalize.text import replace_lone_surrogates
 
 from . import item_where
 
-OPTIONAL_FIELDS = ("posted", "salary", "location", "category", "work_mode", "employment_type")
+OPTIONAL_FIELDS = ("company", "posted", "salary", "location", "category", "work_mode", "employment_type")
 STRICTLY_DECODED = {"textdump"}  # every string decoded from bytes by a strict codec: no lone surrogate can occur
 
 
@@ -39,6 +42,10 @@ def _non_ascii_strings(value: object) -> Iterator[str]:
             stack.extend(v.values())
 
 
+def _has_description(item: RawPosting) -> bool:
+    return bool((item.description or "").strip()) or any(line.strip() for block in item.sections for line in block.lines)
+
+
 class ValidatePipeline:
     def __init__(self, stats, max_title: int, repaired_log: list[str]):
         self.stats = stats
@@ -54,10 +61,10 @@ class ValidatePipeline:
         adapter = ItemAdapter(item)
         for name in ("company", "title"):
             value = (adapter.get(name) or "").strip()
-            if not value:
-                return "invalid", f"posting has no {name}"
             if len(value) > self.max_title:
                 return "invalid", f"{name} is {len(value)} characters long (limit {self.max_title}): not a {name}"
+        if not (adapter.get("title") or "").strip() and not _has_description(item):
+            return "invalid", "posting has neither title nor description"
         return None
 
     def repaired(self, item: RawPosting) -> RawPosting:

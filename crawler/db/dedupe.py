@@ -1,0 +1,249 @@
+"""SQL of the dedupe step: stored dedupe keys (``dedupe_signatures``), clusters and their members, and the
+corpus's boilerplate shingles (``dedupe_common_shingles``).
+
+Imports neither the schema module nor the pydantic models: the dedupe step may run in a process of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from normalize.dedupe import CommonShingles, DedupeKey, choose_canonical
+
+BATCH = 1000
+KEY_COLUMNS = ("posting_id", "content_hash", "signature", "company", "title", "city", "fingerprint", "identity", "url",
+               "has_jd", "completeness")
+"""Columns of ``dedupe_signatures``, in the order of :func:`key_row`."""
+_INSERT_KEY = (f"INSERT OR REPLACE INTO dedupe_signatures ({', '.join(KEY_COLUMNS)}) "
+               f"VALUES ({', '.join('?' * len(KEY_COLUMNS))})")
+_KEY_FIELDS = "s.signature, s.company, s.title, s.city, s.fingerprint, s.identity, s.url, s.has_jd, s.completeness"
+_ORDER = "p.locator || char(31) || printf('%012d', p.position) || char(31) || p.key"
+"""A posting's place in its input: the same from run to run, unlike its row id (worker processes deliver
+postings in an order of their own)."""
+
+
+def _chunks(ids: list[int], size: int = BATCH) -> Iterator[list[int]]:
+    for i in range(0, len(ids), size):
+        yield ids[i : i + size]
+
+
+def _marks(values: list) -> str:
+    return ",".join("?" * len(values))
+
+
+# --------------------------------------------------------------------------- meta
+
+
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def reset(conn: sqlite3.Connection, version: str) -> None:
+    """Forget every key, cluster, member and the boilerplate; record the key ``version`` they will be made with."""
+    for table in ("cluster_members", "clusters", "dedupe_signatures", "dedupe_common_shingles"):
+        conn.execute(f"DELETE FROM {table}")
+    conn.execute("DELETE FROM meta WHERE key = 'common_shingles'")
+    set_meta(conn, "signature_version", version)
+
+
+# --------------------------------------------------------------------------- first run
+
+
+def stamp_first_runs(conn: sqlite3.Connection) -> int:
+    """Give postings that no run is recorded as having first seen the latest ingest or crawl run (the one that
+    stored them: the dedupe step runs at the end of each). Returns how many."""
+    return conn.execute("UPDATE postings SET first_run_id = (SELECT max(id) FROM runs WHERE kind IN ('ingest', 'crawl'))"
+                        " WHERE first_run_id IS NULL").rowcount
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def key_row(posting_id: int, content_hash: str | None, key: DedupeKey) -> tuple:
+    """A posting's :class:`DedupeKey` as a ``dedupe_signatures`` row (what the writer stores beside the posting)."""
+    return (posting_id, content_hash, key.signature or None, key.company, key.title, key.city, key.fingerprint,
+            key.identity, key.url, int(key.has_jd), key.completeness)
+
+
+def store_keys(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:
+    """Insert or replace :func:`key_row` rows."""
+    conn.executemany(_INSERT_KEY, rows)
+
+
+def ids_needing_keys(conn: sqlite3.Connection) -> tuple[list[int], list[int]]:
+    """Postings without a stored key, in first-seen order, and postings whose key was made from other content."""
+    missing = [r[0] for r in conn.execute(
+        "SELECT id FROM postings WHERE id NOT IN (SELECT posting_id FROM dedupe_signatures) ORDER BY first_seen, id")]
+    stale = [r[0] for r in conn.execute(
+        "SELECT p.id FROM postings p JOIN dedupe_signatures s ON s.posting_id = p.id "
+        "WHERE s.content_hash IS NOT p.content_hash ORDER BY p.id")]
+    return missing, stale
+
+
+def postings(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(id, content hash, posting) for ``ids`` in the given order: the fields a dedupe key is made of (salary
+    nested, sections by key)."""
+    for part in _chunks(ids):
+        q = _marks(part)
+        rows = {r[0]: r for r in conn.execute(
+            "SELECT id, content_hash, company, title, city, description, first_seen, url, salary_raw,"
+            f" salary_monthly_min, salary_monthly_max, salary_currency, salary_months FROM postings WHERE id IN ({q})",
+            part)}
+        sections: dict[int, dict[str, list[str]]] = defaultdict(dict)
+        for pid, key, text in conn.execute(
+                f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", part):
+            sections[pid].setdefault(key, []).append(text)
+        for pid in part:
+            if pid not in rows:
+                continue
+            _, chash, company, title, city, description, first_seen, url, raw, low, high, currency, months = rows[pid]
+            yield pid, chash, {
+                "key": str(pid), "company": company, "title": title, "city": city, "description": description,
+                "first_seen": first_seen, "url": url, "sections": sections.get(pid, {}),
+                "salary": {"raw": raw, "monthly_min": low, "monthly_max": high, "currency": currency, "months": months},
+            }
+
+
+def _key(row: tuple) -> DedupeKey:
+    signature, company, title, city, fingerprint, identity, url, has_jd, completeness = row
+    return DedupeKey(company or "", title or "", city or "", fingerprint or "", identity or "", url or "",
+                     bool(has_jd), completeness or 0, signature or b"")
+
+
+def unclustered(conn: sqlite3.Connection) -> list[int]:
+    """Postings with a key and no cluster yet, in first-seen order."""
+    return [r[0] for r in conn.execute(
+        "SELECT s.posting_id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
+        f" WHERE s.posting_id NOT IN (SELECT posting_id FROM cluster_members) ORDER BY p.first_seen, {_ORDER}")]
+
+
+def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey, str | None, str]]:
+    """(posting id, stored key, first seen, place in its input) of ``ids``, in the given order."""
+    q = _marks(ids)
+    found = {r[0]: (r[0], _key(r[3:]), r[1], r[2]) for r in conn.execute(
+        f"SELECT s.posting_id, p.first_seen, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s JOIN postings p"
+        f" ON p.id = s.posting_id WHERE s.posting_id IN ({q})", ids)}
+    return [found[i] for i in ids if i in found]
+
+
+def clustered_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM cluster_members").fetchone()[0]
+
+
+def clustered(conn: sqlite3.Connection) -> Iterator[tuple[str, DedupeKey, int, str | None, str]]:
+    """Every clustered posting as ``(id, key, cluster id, first seen, place in its input)`` (what
+    ``Clusterer.from_stored`` reads), streamed in id order."""
+    for row in conn.execute(
+            f"SELECT s.posting_id, m.cluster_id, p.first_seen, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s"
+            " JOIN cluster_members m USING (posting_id) JOIN postings p ON p.id = s.posting_id ORDER BY s.posting_id"):
+        yield str(row[0]), _key(row[4:]), row[1], row[2], row[3]
+
+
+# --------------------------------------------------------------------------- members and clusters
+
+
+def write_members(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """Insert or replace ``cluster_members`` rows (posting, cluster, reason, similarity, matched posting,
+    cross company, different city)."""
+    conn.executemany("INSERT OR REPLACE INTO cluster_members (posting_id, cluster_id, reason, similarity,"
+                     " matched_posting_id, cross_company, different_city) VALUES (?,?,?,?,?,?,?)", rows)
+
+
+def move_members(conn: sqlite3.Connection, survivor: int, absorbed: Iterable[int]) -> None:
+    """Move the members of the ``absorbed`` clusters into ``survivor``; their cluster rows go."""
+    absorbed = list(absorbed)
+    q = _marks(absorbed)
+    conn.execute(f"UPDATE cluster_members SET cluster_id = ? WHERE cluster_id IN ({q})", (survivor, *absorbed))
+    conn.execute(f"DELETE FROM clusters WHERE id IN ({q})", absorbed)
+
+
+def clusters_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
+    """The clusters of the postings ``ids``."""
+    out: set[int] = set()
+    for part in _chunks(ids):
+        out.update(r[0] for r in conn.execute(
+            f"SELECT cluster_id FROM cluster_members WHERE posting_id IN ({_marks(part)})", part))
+    return out
+
+
+def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
+    """Recompute the ``clusters`` rows of ``cluster_ids`` from their members: canonical member
+    (``choose_canonical`` on the stored completeness and first_seen), size, companies (normalized names: 华为 and
+    华为技术有限公司 are one), cities, reasons.
+
+    Members are read as small tuples, one cluster at a time (the largest cluster bounds the memory)."""
+    for part in _chunks(cluster_ids):
+        members = conn.execute(
+            "SELECT m.cluster_id, m.posting_id, m.reason, m.cross_company, coalesce(s.company, p.company), p.city,"
+            f" p.first_seen, p.last_seen, s.completeness, {_ORDER} FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
+            " LEFT JOIN dedupe_signatures s ON s.posting_id = m.posting_id"
+            f" WHERE m.cluster_id IN ({_marks(part)}) ORDER BY m.cluster_id", part)
+        found: set[int] = set()
+        rows = []
+        for cid, group in groupby(members, key=itemgetter(0)):
+            found.add(cid)
+            group = list(group)
+            canonical = choose_canonical({"key": m[9], "completeness": m[8] or 0, "first_seen": m[6], "posting_id": m[1]}
+                                         for m in group)
+            rows.append((
+                cid, canonical["posting_id"], len(group), len({m[4] for m in group if m[4]}),
+                len({m[5] for m in group if m[5]}), json.dumps(dict(sorted(Counter(m[2] for m in group).items()))),
+                int(any(m[3] for m in group)), min(m[6] for m in group), max(m[7] for m in group),
+            ))
+        gone = [cid for cid in part if cid not in found]
+        if gone:
+            conn.execute(f"DELETE FROM clusters WHERE id IN ({_marks(gone)})", gone)
+        conn.executemany("INSERT OR REPLACE INTO clusters (id, canonical_posting_id, size, companies, cities, reasons,"
+                         " cross_company, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?)", rows)
+
+
+def totals(conn: sqlite3.Connection) -> dict[str, int]:
+    """Clusters and duplicates (members that are not the first of their cluster) in the database."""
+    return {"clusters": conn.execute("SELECT count(*) FROM clusters").fetchone()[0],
+            "duplicates": conn.execute("SELECT count(*) FROM cluster_members WHERE reason != 'new'").fetchone()[0]}
+
+
+# --------------------------------------------------------------------------- boilerplate
+
+
+def jd_companies(conn: sqlite3.Connection) -> int:
+    """Companies with at least one posting with JD text."""
+    return conn.execute("SELECT count(DISTINCT company) FROM dedupe_signatures WHERE has_jd AND company != ''"
+                        ).fetchone()[0]
+
+
+def load_common(conn: sqlite3.Connection) -> tuple[CommonShingles, int] | None:
+    """The stored boilerplate and the number of companies with JD text when it was measured; None if never."""
+    stored = meta_value(conn, "common_shingles")
+    if stored is None:
+        return None
+    info = json.loads(stored)
+    hashes = np.fromiter((r[0] for r in conn.execute("SELECT hash FROM dedupe_common_shingles")), dtype=np.uint32)
+    return CommonShingles(hashes, info["sample_companies"]), info["companies"]
+
+
+def store_common(conn: sqlite3.Connection, common: CommonShingles, companies: int) -> None:
+    """Replace the stored boilerplate; ``companies``: companies with JD text in the whole database."""
+    conn.execute("DELETE FROM dedupe_common_shingles")
+    conn.executemany("INSERT INTO dedupe_common_shingles (hash) VALUES (?)", ((int(h),) for h in common.hashes))
+    set_meta(conn, "common_shingles", json.dumps({"companies": companies, "sample_companies": common.companies}))
+
+
+def jd_sample(conn: sqlite3.Connection, limit: int) -> list[int]:
+    """Up to ``limit`` postings with JD text and a company: a fixed pseudo-random sample (by posting key, a hash)."""
+    return [r[0] for r in conn.execute(
+        "SELECT p.id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
+        " WHERE s.has_jd AND s.company != '' ORDER BY p.key LIMIT ?", (limit,))]
