@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from datetime import datetime
@@ -144,6 +143,7 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
              lagou-jd    拉勾 postings with JD (公司, 规模, 职位, 工资, 职位诱惑, 职位描述)
              lagou-api   拉勾 JSON fields (positionName, salary, workYear, companyFullName …)
              51job-list  前程无忧 rows (职位, 公司, 地址, 薪酬, 标签)
+             jobcrawl    a CSV or TSV of `jobcrawl export` (read back as the same postings)
              generic     columns named like the fields, or job_title, company_name, link …
 
     Exit status: 0 when everything was ingested, 1 when some input was quarantined,
@@ -370,42 +370,112 @@ def reparse(db: str, sources: tuple[str, ...], verbose: int) -> None:
     _report(result, db)
 
 
-def _flat(value):
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    """`` (did you mean X?)`` for the closest of ``choices`` to ``word``, else nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
+    if not close:
+        folded = {c.casefold(): c for c in choices}
+        close = [folded[m] for m in difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.5)]
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _export_since(value: str | None) -> str | None:
+    from normalize.clock import iso_utc
+    from normalize.dates import parse_as_of
+
+    if value is None:
+        return None
+    try:
+        return iso_utc(parse_as_of(value, None))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO date or datetime (e.g. 2026-11-01)",
+                                 param_hint="--since") from None
 
 
 @main.command()
 @DB_OPTION
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True,
-              help="JSON lines (nested) or CSV (nested values as JSON text).")
 @click.option("--out", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
-              callback=_new_file_path, help="Output file; - for standard output.")
-def export(db: str, fmt: str, out: str) -> None:
-    """Export every posting, one record each, with its sections, insights and evaluations.
+              callback=_new_file_path,
+              help="Output file; its suffix gives the format (.csv .tsv .jsonl .ndjson .json); - for standard output.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "tsv", "jsonl", "json", "parquet"]),
+              help="csv / tsv: flat columns (see below); jsonl: one nested record per line; json: one array. "
+                   "Default: from --out's suffix (standard output: jsonl); it must agree with the suffix.")
+@click.option("--bom/--no-bom", default=None,
+              help="Start a CSV or TSV file with the UTF-8 byte order mark (default: on), which Excel needs to "
+                   "read Chinese text correctly; --no-bom for tools that do not expect one.")
+@click.option("--open", "open_only", is_flag=True, help="Only open postings (not closed).")
+@click.option("--since", metavar="DATE", help="Only postings posted on or after DATE (ISO date or datetime; "
+                                              "without a post time: first seen on or after it).")
+@click.option("--min-score", type=click.IntRange(0, 100), metavar="N",
+              help="Only postings scored at least N (ours, else the app's own).")
+@click.option("--search", metavar="TEXT", help="Only postings matching every term of TEXT in title, company or JD "
+                                               "(as the search box: 算子, CUDA, \"large language\").")
+@click.option("--source", "sources", multiple=True, metavar="NAME",
+              help="Only postings of this source (textdump, tabular, greenhouse, lever …; repeatable).")
+@click.option("--columns", metavar="A,B,C",
+              help="Only these columns, in this order (CSV/TSV: the columns below; JSON: record keys).")
+def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool, since: str | None,
+           min_score: int | None, search: str | None, sources: tuple[str, ...], columns: str | None) -> None:
+    """Export postings: a flat CSV or TSV for spreadsheets, or JSON with every nested detail.
+
+    CSV and TSV have one row per posting: salary in columns (salary_min, salary_max,
+    salary_currency, salary_period, salary_monthly_min/max, salary_raw), each JD section as one
+    cell with a bullet per line (about, responsibilities, requirements, preferred, benefits,
+    other_sections), skills and tags joined by "; ", our score and its four dimensions, the
+    app's own score, the duplicate cluster. They are UTF-8 with a byte order mark unless
+    --no-bom (Excel needs it for Chinese). `jobcrawl ingest` reads such a CSV back.
+
+    \b
+    Exit status: 0 written (also when no posting matched); 2 usage error.
 
     \b
     Example:
-      jobcrawl export --db jobs.db > postings.jsonl
-      jobcrawl export --format csv --out postings.csv
+      jobcrawl export --out postings.csv
+      jobcrawl export --out best.csv --open --min-score 80 --search CUDA
+      jobcrawl export --out new.jsonl --since 2026-11-01 --source greenhouse
+      jobcrawl export --out short.tsv --columns title,company,city,salary_monthly_max,score
+      jobcrawl export --format json > postings.json
     """
-    from crawler.db.read import iter_export
+    from crawler.db.read import export_filter, iter_export
     from crawler.db.schema import open_db
+    from crawler.export import ExportError, available_columns, choose_format, is_flat, write_file, write_records
 
+    try:
+        fmt = choose_format(out, fmt)
+    except ExportError as err:
+        raise click.UsageError(str(err)) from None
+    if bom and not is_flat(fmt):
+        raise click.UsageError(f"--bom applies to csv and tsv, not {fmt}")
+    where, params = export_filter(open_only=open_only, since=_export_since(since), min_score=min_score,
+                                  search=search, sources=sources)
     _require_db(db)
     database = open_db(db)
-    stream = click.open_file(out, "w", encoding="utf-8")
-    with stream:
-        if fmt == "jsonl":
-            for record in iter_export(database):
-                stream.write(json.dumps(record, ensure_ascii=False) + "\n")
-        else:
-            writer = None
-            for record in iter_export(database):
-                if writer is None:
-                    writer = csv.DictWriter(stream, fieldnames=list(record), extrasaction="ignore")
-                    writer.writeheader()
-                writer.writerow({k: _flat(v) for k, v in record.items()})
-    database.close()
+    try:
+        records = iter_export(database, where=where, params=params)
+        first = next(records, None)
+        picked = None
+        if columns is not None:
+            known = available_columns(fmt, first or (next(iter_export(database), None) if not is_flat(fmt) else None))
+            picked = [c.strip() for c in columns.split(",") if c.strip()]
+            unknown = [c for c in picked if c not in known]
+            if not picked or (unknown and known):
+                what = unknown[0] if unknown else columns
+                raise click.BadParameter(f"no column {what!r}{_did_you_mean(what, known)}; columns: {', '.join(known)}",
+                                         param_hint="--columns")
+
+        def chained():
+            if first is not None:
+                yield first
+            yield from records
+
+        n = write_file(out, lambda stream: write_records(stream, chained(), fmt, columns=picked,
+                                                         bom=is_flat(fmt) if bom is None else bom))
+    finally:
+        database.close()
+    if out != "-":
+        click.echo(f"exported {n} posting{'' if n == 1 else 's'} to {out} ({fmt})", err=True)
 
 
 @main.command()

@@ -630,7 +630,7 @@ def test_cli_mixed_run_keeps_text_dumps_as_they_were(runs):
 @pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     pytest.param(["--preset", "indeed"], "unknown preset 'indeed'; presets: jobspy, zh-board, boss-list, boss-jd, "
-                                         "lagou-jd, lagou-api, 51job-list, generic, none", id="unknown-preset"),
+                                         "lagou-jd, lagou-api, 51job-list, jobcrawl, generic, none", id="unknown-preset"),
     pytest.param(["--map", "salary_max=x"], "unknown field 'salary_max'", id="unknown-field"),
     pytest.param(["--map", "title"], "--map 'title': expected FIELD=VALUE", id="map-without-equals"),
     pytest.param(["--set", "source_id=1"], "--set source_id: one value for every row would make them all one posting",

@@ -120,18 +120,49 @@ def search(db: sqlite_utils.Database, query: str, *, limit: int = 50) -> list[di
     the trigram index ``postings_fts`` and match anywhere, inside words too (``Attention`` finds
     ``FlashAttention``).
     """
-    from .fts import SEG_TABLE, fts_query
-
-    terms = [a or b for a, b in _TERM.findall(query)]
-    clauses, params = [], []
-    for term in terms:
-        if _CJK.search(term) or len(term) < 3:
-            clauses.append(f"p.id IN (SELECT rowid FROM {SEG_TABLE} WHERE {SEG_TABLE} MATCH ?)")
-            params.append(fts_query('"' + term.replace('"', "") + '"'))
-        else:
-            clauses.append("p.id IN (SELECT rowid FROM postings_fts WHERE postings_fts MATCH ?)")
-            params.append('"' + term.replace('"', '""') + '"')
+    clauses, params = search_clauses(query, "p.id")
     if not clauses:
         return []
     sql = f"SELECT p.id, p.company, p.title, p.city FROM postings p WHERE {' AND '.join(clauses)} ORDER BY p.id LIMIT ?"
     return list(db.query(sql, [*params, limit]))
+
+
+def search_clauses(query: str, id_column: str = "id") -> tuple[list[str], list[str]]:
+    """SQL conditions on ``id_column`` (and their parameters), one per term of ``query``, as :func:`search` uses them."""
+    from .fts import SEG_TABLE, fts_query
+
+    clauses, params = [], []
+    for term in (a or b for a, b in _TERM.findall(query)):
+        if _CJK.search(term) or len(term) < 3:
+            clauses.append(f"{id_column} IN (SELECT rowid FROM {SEG_TABLE} WHERE {SEG_TABLE} MATCH ?)")
+            params.append(fts_query('"' + term.replace('"', "") + '"'))
+        else:
+            clauses.append(f"{id_column} IN (SELECT rowid FROM postings_fts WHERE postings_fts MATCH ?)")
+            params.append('"' + term.replace('"', '""') + '"')
+    return clauses, params
+
+
+def export_filter(*, open_only: bool = False, since: str | None = None, min_score: int | None = None,
+                  search: str | None = None, sources: list[str] | tuple[str, ...] = ()) -> tuple[str | None, list]:
+    """The ``where`` and ``params`` of :func:`iter_export` for ``jobcrawl export``'s filters, all of which must hold:
+    open (not closed), posted on or after ``since`` (an ISO UTC time; postings without a post time: first seen),
+    the listing's score (ours, else the app's) at least ``min_score``, every term of ``search`` (as :func:`search`),
+    from one of ``sources``."""
+    clauses: list[str] = []
+    params: list = []
+    if open_only:
+        clauses.append("closed_at IS NULL")
+    if since:
+        clauses.append("coalesce(posted_at, first_seen) >= ?")
+        params.append(since)
+    if min_score is not None:
+        clauses.append("score >= ?")
+        params.append(min_score)
+    if search:
+        terms, values = search_clauses(search)
+        clauses += terms
+        params += values
+    if sources:
+        clauses.append(f"source IN ({', '.join('?' * len(sources))})")
+        params += list(sources)
+    return (" AND ".join(clauses) or None), params

@@ -196,14 +196,22 @@ _JOBSPY_INTERVALS = {"yearly": "year", "monthly": "month", "weekly": "week", "da
 def _jobspy_salary(cells: dict[str, str]) -> dict[str, Any]:
     """``min_amount, max_amount, interval, currency`` → ``USD 120000-150000/year``; JobSpy's currency
     defaults to USD (its model's default), so a blank currency means USD."""
-    low, high = _number_text(cells.get("min_amount", "")), _number_text(cells.get("max_amount", ""))
-    if not low and not high:
+    interval = cells.get("interval", "")
+    text = _salary_text(cells.get("min_amount", ""), cells.get("max_amount", ""), cells.get("currency") or "USD",
+                        _JOBSPY_INTERVALS.get(interval.lower(), interval))
+    if text is None:
         rest = {k: v for k, v in cells.items() if v}
         return {"extra": rest} if rest else {}
+    return {"salary": text}
+
+
+def _salary_text(low: str, high: str, currency: str, period: str) -> str | None:
+    """``USD 120000-150000/year`` from the parts of a structured salary; None without an amount."""
+    low, high = _number_text(low), _number_text(high)
+    if not low and not high:
+        return None
     amount = f"{low}-{high}" if low and high and low != high else low or high
-    interval = cells.get("interval", "")
-    period = _JOBSPY_INTERVALS.get(interval.lower(), interval)
-    return {"salary": f"{cells.get('currency') or 'USD'} {amount}" + (f"/{period}" if period else "")}
+    return f"{currency} {amount}".strip() + (f"/{period}" if period else "")
 
 
 def _remote_flag(cells: dict[str, str]) -> dict[str, Any]:
@@ -215,6 +223,45 @@ def _remote_flag(cells: dict[str, str]) -> dict[str, Any]:
         elif value:
             out.setdefault("extra", {})[column] = value
     return out
+
+
+_JOBCRAWL_HEADINGS = {
+    "about": ("关于这个职位", "About the role"), "responsibilities": ("岗位职责", "Responsibilities"),
+    "requirements": ("任职要求", "Requirements"), "preferred": ("加分项", "Preferred qualifications"),
+    "benefits": ("福利待遇", "Benefits"),
+}
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _jobcrawl_sections(cells: dict[str, str]) -> dict[str, Any]:
+    """The section columns of a ``jobcrawl export`` CSV (one bullet per line; ``other_sections``: a heading
+    line, its bullets, a blank line between sections) → one description with a heading per section, which
+    the description's section splitting (normalize/sections.py) cuts back into the same sections."""
+    parts = []
+    for key, (zh, en) in _JOBCRAWL_HEADINGS.items():
+        text = cells.get(key, "").strip()
+        if text:
+            parts.append(f"{zh if _CJK.search(text) else en}\n{text}")
+    for block in re.split(r"\n\s*\n", cells.get("other_sections", "").strip()):
+        heading, _, text = block.strip().partition("\n")
+        if heading:
+            parts.append(f"【{heading.strip()}】\n{text.strip()}")
+    return {"description": "\n".join(parts)} if parts else {}
+
+
+def _jobcrawl_salary(cells: dict[str, str]) -> dict[str, Any]:
+    """A ``jobcrawl export`` row without ``salary_raw``: its salary columns as ``CNY 30000-50000/month``."""
+    text = _salary_text(cells.get("salary_min", ""), cells.get("salary_max", ""), cells.get("salary_currency", ""),
+                        cells.get("salary_period", ""))
+    return {"salary": text} if text else {}
+
+
+_JOBCRAWL_DERIVED_ONLY = (
+    "id", "source", "remote", "salary_months", "salary_monthly_min", "salary_monthly_max", "posted_raw",
+    "first_seen", "last_seen", "closed_at", "score", "score_level", "score_by", "score_pay", "score_growth",
+    "score_worklife", "score_mission", "score_summary", "source_score", "cluster_id", "duplicate_of", "skills",
+)
+"""Columns of a ``jobcrawl export`` that this database computes again (ids, times, scores, clusters, skills)."""
 
 
 _CHIP_EXPERIENCE = re.compile(r"经验|应届|在校")
@@ -330,6 +377,20 @@ PRESETS: dict[str, Preset] = {
             "前程无忧 list rows: 职位, 公司, 地址, 薪酬, 标签 (benefits and chips as a nested list)",
             {"title": ("职位",), "company": ("公司",), "location": ("地址",), "salary": ("薪酬",)},
             (Derived(("标签", "地址"), _51job_labels),),
+        ),
+        Preset(
+            "jobcrawl",
+            "a CSV or TSV of `jobcrawl export` (title, company, city, salary_raw, responsibilities, requirements …)",
+            {
+                "source_id": ("source_id",), "url": ("url",), "title": ("title",), "company": ("company",),
+                "location": ("city+district", "city"), "category": ("category",), "seniority": ("seniority",),
+                "employment_type": ("employment_type",), "work_mode": ("work_mode",), "experience": ("experience",),
+                "education": ("education",), "company_info": ("company_info",), "salary": ("salary_raw",),
+                "posted": ("posted_at",), "valid_through": ("valid_through",), "tags": ("tags",),
+            },
+            (Derived((*_JOBCRAWL_HEADINGS, "other_sections"), _jobcrawl_sections),
+             Derived(("salary_min", "salary_max", "salary_currency", "salary_period"), _jobcrawl_salary),
+             Derived(_JOBCRAWL_DERIVED_ONLY, lambda cells: {})),
         ),
         Preset(
             "generic",
