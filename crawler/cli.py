@@ -198,7 +198,7 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
                                             hidden=not show_bar) as bar:
             result = run_job(
                 Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
-                settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
+                settings={**_run_settings(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
                           "JOBCRAWL_REPARSE": reparse, **_setting_pairs(scrapy_settings, "-s")},
                 on_progress=bar.update,
             )
@@ -219,10 +219,6 @@ def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
             raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=hint)
         settings[name] = value
     return settings
-
-
-def _log_level(verbose: int) -> str:
-    return {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG")
 
 
 def _report(result, db: str) -> None:
@@ -247,8 +243,9 @@ def _report(result, db: str) -> None:
 @main.command()
 @click.argument("names", nargs=-1)
 @click.option("--all", "all_sources", is_flag=True, help="Crawl every enabled source of the file.")
-@click.option("--sources", "sources_file", default="sources.toml", show_default=True,
-              type=click.Path(dir_okay=False), help="Sources file (TOML; see seeds/sources.toml).")
+@click.option("--sources", "sources_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Sources file (TOML; the bundled example: seeds/sources.toml). Default: $JOBCRAWL_SOURCES, "
+                   "else ./sources.toml.")
 @DB_OPTION
 @click.option("--jobdir", type=click.Path(file_okay=False),
               help="Keep each source's crawl state in DIR/<source>/: a run stopped by Ctrl-C or a signal "
@@ -257,12 +254,16 @@ def _report(result, db: str) -> None:
               help="Send at most N requests per source (overrides the file; 0 = no cap; cache hits are free).")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="HTTP cache in <db>.httpcache/<source>/: unchanged pages are revalidated (304) instead of downloaded.")
-@click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE",
-              help="A Scrapy setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
+@click.option("-s", "--setting", "scrapy_settings", multiple=True, metavar="NAME=VALUE",
+              help="A Scrapy or jobcrawl setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
+@click.option("--set", "old_settings", multiple=True, metavar="NAME=VALUE", hidden=True,
+              help="Deprecated spelling of --setting.")
 @WORKERS_OPTION
-@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
-def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str, jobdir: str | None,
-          max_requests: int | None, cache: bool, overrides: tuple[str, ...], workers: int | None, verbose: int) -> None:
+@click.option("-v", "--verbose", count=True,
+              help="Show each failed request and Scrapy's log with tracebacks (-v info, -vv debug).")
+def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, db: str, jobdir: str | None,
+          max_requests: int | None, cache: bool, scrapy_settings: tuple[str, ...], old_settings: tuple[str, ...],
+          workers: int | None, verbose: int) -> None:
     """Crawl sources of a sources file into the database (in --workers processes, one writer).
 
     NAMES are source names of the file; --all crawls every enabled one. Each source is one row in
@@ -270,34 +271,43 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     Postings missing from a complete listing (a whole Greenhouse/Lever/Ashby board) are marked
     closed, never deleted. One run at a time per database: a lock on <db>.lock.
 
-    Exit status: 0 every source crawled cleanly; 1 some input quarantined, some request failed
-    or a request cap was reached; 2 usage error (sources file, source name, option); 3 a crawl
-    failed or was interrupted (with --jobdir, run it again to resume); 4 another run holds the
-    database's lock.
+    The sources file is --sources, else $JOBCRAWL_SOURCES, else ./sources.toml. A source whose
+    requests failed gets one line on stderr with the reasons (DNS lookup failed, connection
+    refused, timed out, HTTP 503 …); -v adds each failed request and Scrapy's log.
+
+    Exit status: 0 every source crawled cleanly; 1 partly: some input quarantined, some request
+    or some source failed, or a request cap was reached; 2 usage error (sources file, source
+    name, option); 3 every source failed, or the run failed or was interrupted (with --jobdir,
+    run it again to resume); 4 another run holds the database's lock.
 
     \b
     Example:
       jobcrawl crawl --all --sources seeds/sources.toml --db jobs.db
       jobcrawl crawl gitlab linear --sources seeds/sources.toml --jobdir .jobdir --max-requests 500
     """
+    import os
+
     from crawler.lock import LockHeld, db_lock
     from crawler.runner import Job, run_jobs
-    from crawler.sources import SourcesError, load_sources
+    from crawler.sources import SourcesError, load_sources, locate_sources
 
     if bool(names) == all_sources:
         raise click.UsageError("name the sources to crawl, or pass --all (not both)")
-    settings = {"LOG_LEVEL": _log_level(verbose)}
+    if old_settings:
+        click.echo("jobcrawl crawl: --set is deprecated: use -s/--setting NAME=VALUE", err=True)
+    settings = _run_settings(verbose)
     cache_root = Path(str(Path(db).resolve()) + ".httpcache")
     if not cache:
         settings["HTTPCACHE_ENABLED"] = False
-    settings.update(_setting_pairs(overrides, "--set"))
+    settings.update(_setting_pairs(old_settings + scrapy_settings, "-s/--setting"))
     try:
-        sources = load_sources(sources_file)
+        path = locate_sources(sources_file, dict(os.environ), Path.cwd())
+        sources = load_sources(path)
         selected = sources.select(names, all_enabled=all_sources)
     except SourcesError as err:
         raise click.UsageError(str(err)) from None
     if not selected:
-        raise click.UsageError(f"{sources_file}: no enabled source")
+        raise click.UsageError(f"{path}: no enabled source")
     jobs = []
     for source in selected:
         own = sources.settings_for(source)
@@ -316,8 +326,10 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
         click.echo(f"jobcrawl crawl: {err}", err=True)
         raise SystemExit(4) from None
     for result in results:
-        for line in result.errors:
+        for line in (result.crawl.request_errors if verbose else []) + result.crawl.errors + result.messages:
             click.echo(f"{result.source}: failed: {line}", err=True)
+        if (line := result.failure_line()) is not None:
+            click.echo(line, err=True)
         for line in result.problems:
             click.echo(f"{result.source}: quarantined: {line}", err=True)
         for line in result.crawl.repaired:
@@ -328,8 +340,19 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     if "dedupe" in results[-1].steps:
         click.echo(_dedupe_line(results[-1].steps["dedupe"]))
     click.echo(f"database {db}: {results[-1].total_postings} postings")
-    statuses = {r.status for r in results}
-    raise SystemExit(3 if statuses & {"failed", "interrupted"} else 1 if "partial" in statuses else 0)
+    raise SystemExit(crawl_exit_status([r.status for r in results]))
+
+
+def crawl_exit_status(statuses: list[str]) -> int:
+    """3 when every source failed or one was interrupted, 1 when some source is not ``ok``, else 0."""
+    if all(s == "failed" for s in statuses) or "interrupted" in statuses:
+        return 3
+    return 1 if any(s != "ok" for s in statuses) else 0
+
+
+def _run_settings(verbose: int) -> dict:
+    """Scrapy settings of a run for ``-v`` given ``verbose`` times: the log level, and tracebacks only with -v."""
+    return {"LOG_LEVEL": {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG"), "JOBCRAWL_LOG_TRACEBACKS": verbose > 0}
 
 
 @main.command()
@@ -363,7 +386,7 @@ def reparse(db: str, sources: tuple[str, ...], verbose: int) -> None:
         with db_lock(db):
             result = run_job(Job(ReparseSpider, "reparse", {"sources": list(sources)},
                                  {"db": str(Path(db).resolve()), "sources": list(sources)}),
-                             db, workers=1, settings={"LOG_LEVEL": _log_level(verbose)})
+                             db, workers=1, settings=_run_settings(verbose))
     except LockHeld as err:
         click.echo(f"jobcrawl reparse: {err}", err=True)
         raise SystemExit(4) from None

@@ -14,12 +14,18 @@ end, one line per request that failed for good, and the pages and postings read.
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import scrapy
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+)
 from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
 from crawler.pages.base import BoardPage, WebPage
@@ -49,6 +55,29 @@ Flag = Annotated[bool, BeforeValidator(_bool)]
 def page_reader(page_class: type[WebPage], company: str | None, page_kwargs: dict[str, Any]) -> dict[str, Any]:
     """What ``jobcrawl reparse`` needs to parse a stored response again (crawler/pages/reparse.py)."""
     return {"page": f"{page_class.__module__}.{page_class.__qualname__}", "company": company, "kwargs": page_kwargs}
+
+
+_NETWORK_FAILURES = (
+    ((CannotResolveHostError, DNSLookupError), "DNS lookup failed for {host}"),
+    ((DownloadConnectionRefusedError, ConnectionRefusedError), "connection refused by {netloc}"),
+    ((DownloadTimeoutError, TimeoutError, TCPTimedOutError), "timed out on {host}"),
+)
+
+
+def failure_reason(failure: Failure) -> str:
+    """Why a request failed, in a few words a user can act on: ``DNS lookup failed for api.lever.co``,
+    ``connection refused by 127.0.0.1:9``, ``timed out on example.com``, ``HTTP 503``, ``too many
+    redirects``; anything else as its exception's name and message. Requests failing for one reason
+    share its text (the host is part of it, the path is not)."""
+    if failure.check(HttpError):
+        return f"HTTP {failure.value.response.status}"
+    url = urlsplit(failure.request.url)
+    for types, text in _NETWORK_FAILURES:
+        if failure.check(*types):
+            return text.format(host=url.hostname or url.netloc, netloc=url.netloc)
+    if failure.check(IgnoreRequest) and "max redirections" in str(failure.value):
+        return "too many redirects"
+    return f"{type(failure.value).__name__}: {failure.getErrorMessage()}"
 
 
 class WebArgs(BaseModel):
@@ -141,18 +170,15 @@ class WebSpider(scrapy.Spider):
         request = failure.request
         if failure.check(IgnoreRequest) and any(w in str(failure.value) for w in ("robots.txt", "offsite", "request cap")):
             return
-        if failure.check(HttpError):
-            status = failure.value.response.status
-            reason = f"HTTP {status}"
-        else:
-            status = None
-            reason = f"{type(failure.value).__name__}: {failure.getErrorMessage()}"
+        status = failure.value.response.status if failure.check(HttpError) else None
+        reason = failure_reason(failure)
         # 404/410: the page is gone, which is news, not a fault (it does not block closing).
         self.book["gone" if status in (404, 410) else "errors"] += 1
         self.crawler.stats.inc_value("jobcrawl/request_errors")
         report = report_of(self.crawler)
         report.error_count += 1
-        report.errors.append(f"{request.url}: {reason}")
+        report.failures[reason] += 1
+        report.request_errors.append(f"{request.url}: {reason}")
         self.logger.warning("failed: %s: %s", request.url, reason)
 
     def closing_listings(self, reason: str) -> dict[str, list[str]]:
