@@ -9,6 +9,9 @@ from pathlib import Path
 
 import click
 
+from crawler.suggest import did_you_mean
+
+
 def _new_file_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A file to create (or replace): its folder must exist. An option not given stays None."""
     if value is None:
@@ -63,6 +66,15 @@ WORKERS_OPTION = click.option(
          "of cores; a run of one source or of at most 2 MB of files runs in one process.")
 
 
+def _run_output(command):
+    """``--quiet`` and ``--json``, the options of the commands that run the crawler (ingest, crawl, reparse)."""
+    command = click.option("--json", "as_json", is_flag=True,
+                           help="Print the run report as JSON on standard output (for scripts) instead of the summary; "
+                                "problems still go to stderr.")(command)
+    return click.option("-q", "--quiet", is_flag=True,
+                        help="No progress and no summary: only problems on stderr, and the exit status.")(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="jobcrawl")
 def main() -> None:
@@ -102,22 +114,26 @@ def _parse_as_of(value: str | None) -> datetime | None:
 @click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN",
               help="Map a column onto a field, over the preset (repeatable). COLUMN may join columns "
                    "(city+district); an empty COLUMN unmaps the field.")
-@click.option("--set", "constants", multiple=True, metavar="FIELD=VALUE",
-              help="Give every row this value, e.g. --set company=… when the file has no company (repeatable).")
+@click.option("--value", "constants", multiple=True, metavar="FIELD=VALUE",
+              help="Give every row this value, e.g. --value company=… when the file has no company (repeatable).")
+@click.option("--set", "old_constants", multiple=True, metavar="FIELD=VALUE", hidden=True,
+              help="Deprecated spelling of --value.")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
               help="Postings written per transaction.")
 @click.option("--reparse", is_flag=True,
               help="Parse every input again. Without it a text dump whose bytes, --as-of and parser are those "
                    "of its last complete parse, and whose postings are stored as it gave them, is counted "
                    "as unchanged without being parsed; so are the rows of a table file (or of a block of "
-                   "rows of a streamed one) read with the same --format, --preset, --map and --set.")
+                   "rows of a streamed one) read with the same --format, --preset, --map and --value.")
 @WORKERS_OPTION
 @click.option("-s", "--setting", "scrapy_settings", multiple=True, metavar="NAME=VALUE",
               help="A Scrapy or jobcrawl setting (repeatable), e.g. -s JOBCRAWL_MAX_TITLE_CHARS=120.")
-@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
+@click.option("-v", "--verbose", count=True, help="Show Scrapy's log with tracebacks (-v info, -vv debug).")
+@_run_output
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], batch_size: int, reparse: bool, workers: int | None,
-           scrapy_settings: tuple[str, ...], verbose: int) -> None:
+           mapping: tuple[str, ...], constants: tuple[str, ...], old_constants: tuple[str, ...], batch_size: int,
+           reparse: bool, workers: int | None, scrapy_settings: tuple[str, ...], verbose: int, quiet: bool,
+           as_json: bool) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
     PATHS are files, folders (read recursively) or quoted globs. In folders only .txt .text .dump
@@ -146,6 +162,10 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
              jobcrawl    a CSV or TSV of `jobcrawl export` (read back as the same postings)
              generic     columns named like the fields, or job_title, company_name, link …
 
+    Progress goes to stderr: on a terminal a bar counting postings (rate, time left) and a line
+    as each phase ends (reading, storing, dedupe, scoring); elsewhere a line every 10 s and one
+    per phase. --quiet shows none of it, --json prints the run report as JSON instead of the summary.
+
     Exit status: 0 when everything was ingested, 1 when some input was quarantined,
     2 for usage errors (no such path, bad --as-of, unknown preset or field), 3 when the run
     failed (also when dedupe or scoring failed after the postings were stored: the message names the
@@ -158,15 +178,20 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
       jobcrawl ingest 'exports/**/*.txt' --db jobs.db --as-of 2026-11-29T12:00:00+08:00
       jobcrawl ingest jobs.csv --preset jobspy
       jobcrawl ingest boss.csv --map title=岗位 --map location=城市+区域
-      jobcrawl ingest jds.txt --format lines --set company=某公司 --set title=算法工程师
+      jobcrawl ingest jds.txt --format lines --value company=某公司 --value title=算法工程师
     """
     from crawler.inputs import INGEST_SUFFIXES, InputError, resolve_inputs
     from crawler.lock import LockHeld, db_lock
-    from crawler.runner import Job, run_job
     from crawler.pages.tabular import format_for
+    from crawler.progress import make_progress
+    from crawler.runner import Job, run_job
     from crawler.spiders.textdump import TextdumpSpider
 
     anchor = _parse_as_of(as_of)
+    if old_constants:
+        click.echo("jobcrawl ingest: --set FIELD=VALUE is deprecated: use --value FIELD=VALUE "
+                   "(-s/--setting NAME=VALUE is a Scrapy setting)", err=True)
+        constants = old_constants + constants
     try:
         inputs = resolve_inputs(list(paths), suffixes=INGEST_SUFFIXES,
                                 exclude=[db + suffix for suffix in ("", "-wal", "-shm", "-journal")])
@@ -182,32 +207,52 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
         from crawler.spiders.tabular import TabularArgs, TabularSpider
 
         try:
-            TabularArgs(inputs=inputs, **table_options)
+            checked = TabularArgs(inputs=inputs, **table_options)
         except ValidationError as err:
-            raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors())) from None
+            raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ")
+                                             for e in err.errors())) from None
+        _check_mapped_columns(checked.mapping, inputs, fmt)
         spidercls = TabularSpider
         spider_kwargs.update(table_options)
         run_args.update(table_options)
     elif preset or mapping or constants:
-        raise click.UsageError("--preset, --map and --set apply to csv, jsonl and lines files; "
+        raise click.UsageError("--preset, --map and --value apply to csv, jsonl and lines files; "
                                "PATHS hold only text dumps (see --format)")
 
-    show_bar = len(inputs) > 5 and sys.stderr.isatty()
+    settings = {**_run_settings(verbose), "JOBCRAWL_BATCH_SIZE": batch_size, "JOBCRAWL_REPARSE": reparse,
+                **_setting_pairs(scrapy_settings, "-s")}
+    progress = make_progress(sys.stderr, quiet=quiet, noun="files")
     try:
-        with db_lock(db), click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr,
-                                            hidden=not show_bar) as bar:
-            result = run_job(
-                Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
-                settings={**_run_settings(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
-                          "JOBCRAWL_REPARSE": reparse, **_setting_pairs(scrapy_settings, "-s")},
-                on_progress=bar.update,
-            )
+        with db_lock(db):
+            result = run_job(Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
+                             settings=settings, progress=progress)
     except LockHeld as err:
         click.echo(f"jobcrawl ingest: {err}", err=True)
         raise SystemExit(4) from None
-    for table in result.crawl.tables:
-        click.echo(table["summary"])
-    _report(result, db)
+    finally:
+        progress.close()
+    _report(result, db, quiet=quiet, as_json=as_json)
+
+
+def _check_mapped_columns(mapping: dict[str, str], inputs: list, fmt: str) -> None:
+    """A ``--map`` naming a column that no csv or jsonl file of the ingest has is a usage error naming the
+    columns there are, with the closest one (a column some files lack is their own problem: quarantined)."""
+    from crawler.pages.tabular import format_for, missing_columns, table_columns
+
+    headers = {}
+    for inp in inputs:
+        kind = format_for(inp.path, fmt)
+        if mapping and kind in ("csv", "jsonl") and (columns := table_columns(inp.path, kind)):
+            headers[inp.locator] = columns
+    if not headers:
+        return
+    missing = [missing_columns(mapping, header) for header in headers.values()]
+    for name, spec, part in (m for m in missing[0] if all(m in other for other in missing[1:])):
+        every = list(dict.fromkeys(c for header in headers.values() for c in header))
+        shown = "; ".join(f"{locator}: {', '.join(header)}" for locator, header in list(headers.items())[:3])
+        more = f"; … ({len(headers) - 3} more files)" if len(headers) > 3 else ""
+        raise click.BadParameter(f"{name}={spec}: no file has a column {part!r}{did_you_mean(part, every)}; "
+                                 f"columns of {shown}{more}", param_hint="--map")
 
 
 def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
@@ -221,20 +266,26 @@ def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
     return settings
 
 
-def _report(result, db: str) -> None:
-    """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined or not stored) or 3 (failed)."""
+def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> None:
+    """Print the run's problems (stderr) and its summary, or its report as JSON (stdout); exit 0 (all stored),
+    1 (some quarantined or not stored) or 3 (failed)."""
     for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
     for line in result.crawl.repaired:
         click.echo(f"repaired: {line}", err=True)
     for line in result.errors:
         click.echo(f"failed: {line}", err=True)
-    click.echo(result.summary())
-    if "dedupe" in result.steps:
-        click.echo(_dedupe_line(result.steps["dedupe"]))
-    if "score" in result.steps:
-        click.echo(f"score: {result.steps['score'].get('scored', 0)} postings scored (jobcrawl-v1)")
-    click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), ensure_ascii=False, default=str))
+    elif not quiet:
+        for table in result.crawl.tables:
+            click.echo(table["summary"])
+        click.echo(result.summary())
+        if "dedupe" in result.steps:
+            click.echo(_dedupe_line(result.steps["dedupe"]))
+        if "score" in result.steps:
+            click.echo(f"score: {result.steps['score'].get('scored', 0)} postings scored (jobcrawl-v1)")
+        click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
         raise SystemExit(3)
     raise SystemExit(1 if result.counts["quarantined"] or result.counts["errors"] else 0)
@@ -261,9 +312,10 @@ def _report(result, db: str) -> None:
 @WORKERS_OPTION
 @click.option("-v", "--verbose", count=True,
               help="Show each failed request and Scrapy's log with tracebacks (-v info, -vv debug).")
+@_run_output
 def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, db: str, jobdir: str | None,
           max_requests: int | None, cache: bool, scrapy_settings: tuple[str, ...], old_settings: tuple[str, ...],
-          workers: int | None, verbose: int) -> None:
+          workers: int | None, verbose: int, quiet: bool, as_json: bool) -> None:
     """Crawl sources of a sources file into the database (in --workers processes, one writer).
 
     NAMES are source names of the file; --all crawls every enabled one. Each source is one row in
@@ -273,7 +325,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
 
     The sources file is --sources, else $JOBCRAWL_SOURCES, else ./sources.toml. A source whose
     requests failed gets one line on stderr with the reasons (DNS lookup failed, connection
-    refused, timed out, HTTP 503 …); -v adds each failed request and Scrapy's log.
+    refused, timed out, HTTP 503 …); -v adds each failed request and Scrapy's log. Progress and
+    --quiet / --json as for ingest (--json: a list, one report per source).
 
     Exit status: 0 every source crawled cleanly; 1 partly: some input quarantined, some request
     or some source failed, or a request cap was reached; 2 usage error (sources file, source
@@ -288,6 +341,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
     import os
 
     from crawler.lock import LockHeld, db_lock
+    from crawler.progress import make_progress
     from crawler.runner import Job, run_jobs
     from crawler.sources import SourcesError, load_sources, locate_sources
 
@@ -319,12 +373,15 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
             own["JOBDIR"] = str(Path(jobdir) / source.name)
         jobs.append(Job(source.spider, "crawl", {"source": source.name, "spider": source.spider, **source.args},
                         source.args, own, source=source.name))
+    progress = make_progress(sys.stderr, quiet=quiet, noun="pages")
     try:
         with db_lock(db):
-            results = run_jobs(jobs, db, settings=settings, workers=workers)
+            results = run_jobs(jobs, db, settings=settings, workers=workers, progress=progress)
     except LockHeld as err:
         click.echo(f"jobcrawl crawl: {err}", err=True)
         raise SystemExit(4) from None
+    finally:
+        progress.close()
     for result in results:
         for line in (result.crawl.request_errors if verbose else []) + result.crawl.errors + result.messages:
             click.echo(f"{result.source}: failed: {line}", err=True)
@@ -334,12 +391,16 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
             click.echo(f"{result.source}: quarantined: {line}", err=True)
         for line in result.crawl.repaired:
             click.echo(f"{result.source}: repaired: {line}", err=True)
-        click.echo(result.crawl_summary())
+        if not (quiet or as_json):
+            click.echo(result.crawl_summary())
         if result.status == "interrupted" and jobdir:
             click.echo(f"{result.source}: interrupted; run the same command again to resume from {jobdir}", err=True)
-    if "dedupe" in results[-1].steps:
-        click.echo(_dedupe_line(results[-1].steps["dedupe"]))
-    click.echo(f"database {db}: {results[-1].total_postings} postings")
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False, default=str))
+    elif not quiet:
+        if "dedupe" in results[-1].steps:
+            click.echo(_dedupe_line(results[-1].steps["dedupe"]))
+        click.echo(f"database {db}: {results[-1].total_postings} postings")
     raise SystemExit(crawl_exit_status([r.status for r in results]))
 
 
@@ -359,8 +420,9 @@ def _run_settings(verbose: int) -> dict:
 @DB_OPTION
 @click.option("--source", "sources", multiple=True, metavar="NAME",
               help="Only raw inputs of this source (textdump, tabular, greenhouse, lever, ashby, jsonld …; repeatable).")
-@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
-def reparse(db: str, sources: tuple[str, ...], verbose: int) -> None:
+@click.option("-v", "--verbose", count=True, help="Show Scrapy's log with tracebacks (-v info, -vv debug).")
+@_run_output
+def reparse(db: str, sources: tuple[str, ...], verbose: int, quiet: bool, as_json: bool) -> None:
     """Parse the stored raw inputs again with today's parsers, without reading files or crawling again.
 
     Every file and every crawled response is kept verbatim in raw_inputs before it is parsed. After a
@@ -378,30 +440,23 @@ def reparse(db: str, sources: tuple[str, ...], verbose: int) -> None:
       jobcrawl reparse --db jobs.db --source greenhouse --source lever
     """
     from crawler.lock import LockHeld, db_lock
+    from crawler.progress import make_progress
     from crawler.runner import Job, run_job
     from crawler.spiders.reparse import ReparseSpider
 
     _require_db(db)
+    progress = make_progress(sys.stderr, quiet=quiet, noun="inputs")
     try:
         with db_lock(db):
             result = run_job(Job(ReparseSpider, "reparse", {"sources": list(sources)},
                                  {"db": str(Path(db).resolve()), "sources": list(sources)}),
-                             db, workers=1, settings=_run_settings(verbose))
+                             db, workers=1, settings=_run_settings(verbose), progress=progress)
     except LockHeld as err:
         click.echo(f"jobcrawl reparse: {err}", err=True)
         raise SystemExit(4) from None
-    _report(result, db)
-
-
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    """`` (did you mean X?)`` for the closest of ``choices`` to ``word``, else nothing."""
-    import difflib
-
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
-    if not close:
-        folded = {c.casefold(): c for c in choices}
-        close = [folded[m] for m in difflib.get_close_matches(word.casefold(), list(folded), n=1, cutoff=0.5)]
-    return f" (did you mean {close[0]}?)" if close else ""
+    finally:
+        progress.close()
+    _report(result, db, quiet=quiet, as_json=as_json)
 
 
 def _export_since(value: str | None) -> str | None:
@@ -485,7 +540,7 @@ def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool
             unknown = [c for c in picked if c not in known]
             if not picked or (unknown and known):
                 what = unknown[0] if unknown else columns
-                raise click.BadParameter(f"no column {what!r}{_did_you_mean(what, known)}; columns: {', '.join(known)}",
+                raise click.BadParameter(f"no column {what!r}{did_you_mean(what, known)}; columns: {', '.join(known)}",
                                          param_hint="--columns")
 
         def chained():

@@ -8,6 +8,7 @@ import os
 BOT_NAME = "jobcrawl"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
+COMMANDS_MODULE = "crawler.commands"   # `scrapy crawl` checks spider arguments first (crawler/commands/crawl.py)
 
 # A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
 EXTENSIONS = {"crawler.extensions.ItemErrors": 0, "crawler.extensions.QuietLog": 0}

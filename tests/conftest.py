@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -30,6 +31,14 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: f
     if check and proc.returncode != 0:
         raise AssertionError(f"jobcrawl {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+PROGRESS_LINE = re.compile(r"(reading|storing|dedupe|scoring): ")
+
+
+def problem_lines(stderr: str) -> list[str]:
+    """A run's stderr without its progress lines (one per phase, and one every 10 s: crawler/progress.py)."""
+    return [line for line in stderr.splitlines() if not PROGRESS_LINE.match(line)]
 
 
 def start_serve(db: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, export_records, run_cli
+from conftest import FIXTURES, ROOT, export_records, problem_lines, run_cli
 from crawler.lock import db_lock
 from mockserver import MockServer, build_docroot
 
@@ -558,7 +558,7 @@ def test_offline_crawl_is_one_line_per_source_and_exit_3(tmp_path):
     sources = write_sources(tmp_path / "sources.toml", OFFLINE.format(port=port))
     proc = crawl(tmp_path / "jobs.db", sources, "--all")
     assert proc.returncode == 3, proc.stderr
-    assert proc.stderr.splitlines() == ["nowhere: failed: DNS lookup failed for boards.example.invalid",
+    assert problem_lines(proc.stderr) == ["nowhere: failed: DNS lookup failed for boards.example.invalid",
                                         f"closed: failed: connection refused by 127.0.0.1:{port}"]
     assert [(r["status"], r["errors"]) for r in runs(tmp_path / "jobs.db").values()] == [("failed", 1), ("failed", 1)]
 
@@ -582,7 +582,7 @@ def test_a_failing_source_beside_a_good_one_is_a_partial_run(server, tmp_path):
                                        f'base_url = "{server.base}/greenhouse"\n'
     proc = crawl(tmp_path / "jobs.db", write_sources(tmp_path / "sources.toml", body), "--all")
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr.splitlines() == ["nowhere: failed: DNS lookup failed for boards.example.invalid",
+    assert problem_lines(proc.stderr) == ["nowhere: failed: DNS lookup failed for boards.example.invalid",
                                         f"closed: failed: connection refused by 127.0.0.1:{port}"]
     assert {source: run["status"] for source, run in runs(tmp_path / "jobs.db").items()} == {
         "nowhere": "failed", "closed": "failed", "gitlab": "ok"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.gen import write_dumps
-from conftest import AS_OF, ROOT, export_records, run_cli
+from conftest import AS_OF, ROOT, export_records, problem_lines, run_cli
 from crawler.ledger import options_digest, parser_version
 from crawler.pages.tabular import BLOCK_ROWS
 
@@ -114,7 +114,7 @@ def test_quarantined_input_is_parsed_and_reported_every_time(tmp_path):
     for run in range(2):
         proc = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF)
         assert proc.returncode == 1
-        assert proc.stderr.splitlines() == ["quarantined: empty.txt: empty file (0 bytes)"]
+        assert problem_lines(proc.stderr) == ["quarantined: empty.txt: empty file (0 bytes)"]
         assert proc.stdout.splitlines()[0] == (
             f"files read 2 · postings found 2 · new {2 - 2 * run} · updated 0 · unchanged {2 * run} · quarantined 1"
             + (" · 1 file unchanged since its last parse, not stored again" if run else ""))

@@ -6,13 +6,13 @@ Formats (:func:`format_for` picks one by suffix unless told):
   ``,`` ``\\t`` ``;`` ``|``; standard quoting, so quoted fields may span lines and keep their ``\\r\\n``.
 - ``jsonl``: one JSON object per line (keys are the columns); a ``.json`` file holding one array of
   objects is read the same way.
-- ``lines``: one free-text job description per line, no header; constants (``--set``) give what the
+- ``lines``: one free-text job description per line, no header; constants (``--value``) give what the
   file lacks (company, title).
 
 **Columns → fields.** A :class:`Preset` maps our raw fields (:data:`FIELDS`) to column names. Without a
 preset name the header is sniffed: the preset explaining the most header columns wins (ties: the
 preset naming fewer columns, i.e. the more specific one). ``--map field=column`` overrides or
-extends it (``field=colA+colB`` joins columns; ``field=`` unmaps); ``--set field=value`` gives every
+extends it (``field=colA+colB`` joins columns; ``field=`` unmaps); ``--value field=value`` gives every
 row that value. Columns no field uses go to ``extra`` under their header name: nothing is dropped.
 Tags and benefits are split on ``, ， 、 ; ； | ｜`` and line breaks, or read as a JSON / Python list
 literal (``['大数据', 'SQL']``); benefits become a ``福利待遇`` section. Company facts run together
@@ -22,7 +22,7 @@ literal (``['大数据', 'SQL']``); benefits become a ``福利待遇`` section. 
 spreadsheet shows); for ``jsonl`` and ``lines`` it is the line number (item number in a JSON array).
 It is the posting's ``position`` and appears in every problem (``row 17: no title``). Blank rows and
 rows repeating the header are skipped and counted. Title and company are required: the store keys
-dedupe and scoring on them, and a file without them can supply constants (``--set company=…``).
+dedupe and scoring on them, and a file without them can supply constants (``--value company=…``).
 A row with more non-empty cells than the header has columns is quarantined (misaligned); fewer cells
 mean empty trailing cells.
 
@@ -476,6 +476,28 @@ def _renamed(fn: Callable[[dict[str, str]], dict[str, Any]], names: dict[str, st
     return lambda cells: fn({key: cells.get(actual, "") for key, actual in names.items()})
 
 
+def missing_columns(mapping: Mapping[str, str], header: list[str]) -> list[tuple[str, str, str]]:
+    """``(field, spec, column)`` for each column a mapping names that ``header`` does not have (names
+    compare as :func:`bind` compares them)."""
+    keys = {_column_key(h) for h in header}
+    return [(name, spec, part) for name, spec in mapping.items() if spec
+            for part in spec.split("+") if _column_key(part) not in keys]
+
+
+def table_columns(path: Path, fmt: str) -> list[str] | None:
+    """The columns of a ``csv`` or ``jsonl`` file as its parse sees them (the header row; the keys of the first
+    JSON objects); None when it has none or cannot be read (its parse will say why)."""
+    report = TableReport(locator=path.name, format=fmt)
+    table = _Table(locator=path.name, fetched_at="", as_of="", source="tabular", options=TableOptions(preset="none"),
+                   report=report)
+    try:
+        with path.open("rb") as stream:
+            _start(_open(stream, fmt, SINGLE_INPUT_BYTES), table, report, path.name)
+    except (OSError, DecodeError):
+        return None
+    return table.header or None
+
+
 def sniff_preset(header: list[str]) -> tuple[Preset | None, int]:
     """The preset explaining the most header columns (ties: the one naming fewer columns) and how many it
     explains; ``(None, 0)`` when no preset binds a title column."""
@@ -794,15 +816,12 @@ class _Table:
         self.binding = binding
         self.report.preset = binding.preset
         self.report.columns, self.report.matched = len(header), binding.matched
-        keys = {_column_key(h) for h in header}
-        for name, spec in opts.mapping.items():
-            missing = [part for part in spec.split("+") if spec and _column_key(part) not in keys]
-            if missing:
-                return f"--map {name}={spec}: no column {missing[0]!r} (columns: {', '.join(header)})"
+        for name, spec, part in missing_columns(opts.mapping, header):
+            return f"--map {name}={spec}: no column {part!r} (columns: {', '.join(header)})"
         for name in REQUIRED:
             if name not in binding.fields and name not in opts.constants:
                 return (f"no column gives the {name} (columns: {', '.join(header)}); "
-                        f"use --map {name}=COLUMN, --set {name}=VALUE or --preset NAME")
+                        f"use --map {name}=COLUMN, --value {name}=VALUE or --preset NAME")
         return None
 
     def is_header(self, cells: list[str]) -> bool:
@@ -1093,7 +1112,7 @@ def _start(src: _Source, table: _Table, report: TableReport, locator: str,
             return _FileProblem("no_posting", "no JSON object in the file")
     elif not bound:
         table.binding = Binding(None, {"description": ("description",)}, [], frozenset({"description"}), 1)
-        problem = next((f"no value for the {n}: use --set {n}=VALUE (a lines file has one description per line)"
+        problem = next((f"no value for the {n}: use --value {n}=VALUE (a lines file has one description per line)"
                         for n in REQUIRED if n not in table.options.constants), None)
     if problem:
         return _FileProblem("no_mapping", problem)

@@ -30,6 +30,7 @@ from twisted.python.failure import Failure
 
 from crawler.pages.base import BoardPage, WebPage
 from crawler.report import report_of
+from crawler.spiders import check_arguments
 from normalize.clock import now_iso
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.posting import posting_key
@@ -102,7 +103,7 @@ class WebSpider(scrapy.Spider):
     }
 
     def __init__(self, **kwargs: Any):
-        self.args = self.Args(**kwargs)
+        self.args = check_arguments(self.name, self.Args, kwargs)
         self._book: dict[str, Any] = {}
         self.configure()
         super().__init__()
