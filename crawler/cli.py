@@ -478,7 +478,7 @@ def _export_since(value: str | None) -> str | None:
               callback=_new_file_path,
               help="Output file; its suffix gives the format (.csv .tsv .jsonl .ndjson .json); - for standard output.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "tsv", "jsonl", "json", "parquet"]),
-              help="csv / tsv: flat columns (see below); jsonl: one nested record per line; json: one array. "
+              help="csv / tsv: flat columns (see above); jsonl: one nested record per line; json: one array; parquet is not built in. "
                    "Default: from --out's suffix (standard output: jsonl); it must agree with the suffix.")
 @click.option("--bom/--no-bom", default=None,
               help="Start a CSV or TSV file with the UTF-8 byte order mark (default: on), which Excel needs to "
@@ -493,7 +493,7 @@ def _export_since(value: str | None) -> str | None:
 @click.option("--source", "sources", multiple=True, metavar="NAME",
               help="Only postings of this source (textdump, tabular, greenhouse, lever …; repeatable).")
 @click.option("--columns", metavar="A,B,C",
-              help="Only these columns, in this order (CSV/TSV: the columns below; JSON: record keys).")
+              help="Only these columns, in this order (CSV/TSV: the flat columns, e.g. title,company,score; JSON: record keys).")
 def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool, since: str | None,
            min_score: int | None, search: str | None, sources: tuple[str, ...], columns: str | None) -> None:
     """Export postings: a flat CSV or TSV for spreadsheets, or JSON with every nested detail.

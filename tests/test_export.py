@@ -289,3 +289,15 @@ def test_the_jobcrawl_preset_reads_the_columns_of_an_export():
             first.extra) == ("a.txt#0", "AI算子开发工程师", "吉利汽车", "杭州", "30-50K·14薪", "2026-11-29T00:00:00+00:00",
                              ["Cuda", "大模型"], {})
     assert second.salary == "USD 20000-30000/year"
+
+
+@pytest.mark.parametrize("header, preset", [
+    pytest.param(list(FLAT_COLUMNS), "jobcrawl", id="an-export"),
+    pytest.param(["title", "company", "city", "salary_raw", "requirements"], "jobcrawl", id="some-export-columns"),
+    pytest.param(["title", "company", "city"], "generic", id="a-plain-file-is-generic"),
+    pytest.param(["title", "company", "url", "tags"], "generic", id="ties-go-to-the-other-preset"),
+])
+def test_sniffing_picks_the_jobcrawl_preset_only_for_an_export(header, preset):
+    from crawler.pages.tabular import sniff_preset
+
+    assert sniff_preset(header)[0].name == preset

@@ -254,3 +254,57 @@ def test_a_pipe_sink_whose_reader_is_gone_fails_loudly():
             sink.put(Batch())
             sink._thread.join(timeout=0.05)
         sink.close()
+
+
+class Recorder:
+    """A Progress that writes down what the run tells it."""
+
+    def __init__(self):
+        self.events = []
+
+    def start(self, phase, *, total_bytes=None):
+        self.events.append(("start", phase, total_bytes))
+
+    def advance(self, *, inputs=0, postings=0, nbytes=0):
+        self.events.append(("advance", inputs, postings, nbytes))
+
+    def finish(self, phase, counts):
+        self.events.append(("finish", phase, counts))
+
+    def close(self):
+        pass
+
+
+def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
+    """The writer, the corpus steps (dedupe, score) and the runs row on a real database, without a crawl."""
+    from crawler.db.rows import Batch, posting_row
+    from crawler.db.runs import finish_run, start_run
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+    from crawler.pages.appexport import parse_dump
+    from crawler.runner import after_run
+    from normalize.models import RawPosting
+    from normalize.posting import normalize_posting
+
+    db = open_db(str(tmp_path / "jobs.db"))
+    run_id = start_run(db, "ingest", {"paths": ["seeds"]})
+    batch = Batch(run_id)
+    for seed in sorted(SEEDS.glob("*.txt")):
+        for item in parse_dump(seed.read_bytes(), locator=seed.name, fetched_at="2026-11-29T04:00:00+00:00",
+                               as_of="2026-11-29T04:00:00+00:00"):
+            if isinstance(item, RawPosting):
+                batch.postings.append(posting_row(normalize_posting(item)))
+    writer = Writer(db)
+    writer.write(batch)
+    recorder = Recorder()
+    steps = after_run(db, fresh_process=False, progress=recorder)
+    assert (steps["dedupe"]["added"], steps["dedupe"]["clusters"], steps["score"]["scored"]) == (2, 2, 2)
+    assert [(e[0], e[1]) for e in recorder.events] == [("start", "dedupe"), ("finish", "dedupe"),
+                                                       ("start", "scoring"), ("finish", "scoring")]
+    assert recorder.events[3][2]["scored"] == 2
+    report = RunReport(run_id, "ingest", crawl=CrawlReport(files=2, found=2, finish_reason="finished"),
+                       written=writer.counts_of(run_id), steps=steps)
+    report.decide_status()
+    finish_run(db, report)
+    assert db.execute("SELECT status, files, found, new FROM runs WHERE id = ?", [run_id]).fetchone() == ("ok", 2, 2, 2)
+    db.close()

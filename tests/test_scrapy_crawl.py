@@ -133,3 +133,69 @@ def test_scrapy_crawl_writes_the_postings_to_the_feed(server, tmp_path, spider):
     conn.close()
     assert records and {r["key"] for r in records} == stored  # every posting, and nothing but postings
     assert all(r["title"] and r["company"] for r in records)
+
+
+def test_the_crawl_command_limits_o_feeds_to_postings():
+    import argparse
+
+    from crawler.commands.crawl import Command
+    from crawler.run import project_settings
+
+    command = Command()
+    command.settings = project_settings()
+    parser = argparse.ArgumentParser()
+    command.add_options(parser)
+    opts = parser.parse_args(["-o", "out.jsonl", "-o", "all.csv:csv", "-a", "boards=x"])
+    command.process_options(["greenhouse"], opts)
+    feeds = command.settings.getdict("FEEDS")
+    assert {uri: (options["format"], options["item_classes"]) for uri, options in feeds.items()} == {
+        "out.jsonl": ("jsonl", ["normalize.models.Posting"]), "all.csv": ("csv", ["normalize.models.Posting"])}
+
+
+@pytest.mark.parametrize("logger, message, kept", [
+    pytest.param("scrapy.downloadermiddlewares.retry", "Gave up retrying %(request)s", False, id="retries-given-up"),
+    pytest.param("scrapy.downloadermiddlewares.robotstxt", "Error downloading %(request)s: %(f_exception)s", False,
+                 id="robots-download-error"),
+    pytest.param("scrapy.core.scraper", "Error downloading %(request)s", False, id="download-error"),
+    pytest.param("scrapy.core.scraper", "Spider error processing %(request)s", True, id="spider-error-kept"),
+])
+def test_without_v_failed_downloads_leave_the_log_and_errors_lose_their_traceback(logger, message, kept):
+    import logging
+
+    from scrapy.utils.test import get_crawler
+
+    from crawler.extensions import QuietLog
+
+    QuietLog.from_crawler(get_crawler(settings_dict={"JOBCRAWL_LOG_TRACEBACKS": False}))
+    log = logging.getLogger(logger)
+    try:
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            record = logging.LogRecord(logger, logging.ERROR, __file__, 1, message, None, sys.exc_info())
+        assert log.filter(record) is kept
+        if kept:
+            assert logging.Formatter().format(record) == message  # one line, no traceback
+    finally:
+        for name in QuietLog.LOGGERS:  # the filters are process-wide: leave the other tests' loggers as they were
+            for f in list(logging.getLogger(name).filters):
+                logging.getLogger(name).removeFilter(f)
+
+
+def test_with_v_the_log_keeps_its_tracebacks():
+    from scrapy.exceptions import NotConfigured
+    from scrapy.utils.test import get_crawler
+
+    from crawler.extensions import QuietLog
+
+    with pytest.raises(NotConfigured):
+        QuietLog.from_crawler(get_crawler(settings_dict={"JOBCRAWL_LOG_TRACEBACKS": True}))
+
+
+def test_the_feed_keeps_the_class_spiders_emit_for_postings():
+    import crawler.items
+    import normalize.models
+    from crawler.commands.crawl import POSTINGS
+
+    module, name = POSTINGS.rsplit(".", 1)
+    assert getattr(normalize.models, name) is crawler.items.Posting and module == "normalize.models"

@@ -16,6 +16,8 @@ from conftest import AS_OF, SEEDS, problem_lines, run_cli
 from crawler.db.schema import open_db
 from crawler.runner import StepFailed, after_run
 
+pytestmark = pytest.mark.slow  # each test ingests through the real CLI first
+
 REFUSE_CLUSTERS = ("CREATE TRIGGER refuse_clusters BEFORE INSERT ON cluster_members "
                    "BEGIN SELECT RAISE(ABORT, 'cluster_members refused by the test'); END")
 REFUSE_SCORES = ("CREATE TRIGGER refuse_scores BEFORE INSERT ON signals WHEN NEW.scorer = 'jobcrawl-v1' "

@@ -176,6 +176,8 @@ class Preset:
     about: str
     columns: Mapping[str, tuple[str, ...]]
     derived: tuple[Derived, ...] = ()
+    loses_ties: bool = False
+    """When sniffing, the preset is picked only if it explains more columns than any other."""
 
     def names(self) -> set[str]:
         out = {_column_key(part) for alts in self.columns.values() for alt in alts for part in alt.split("+")}
@@ -391,6 +393,7 @@ PRESETS: dict[str, Preset] = {
             (Derived((*_JOBCRAWL_HEADINGS, "other_sections"), _jobcrawl_sections),
              Derived(("salary_min", "salary_max", "salary_currency", "salary_period"), _jobcrawl_salary),
              Derived(_JOBCRAWL_DERIVED_ONLY, lambda cells: {})),
+            loses_ties=True,  # a plain title, company, city file is not an export: generic names it
         ),
         Preset(
             "generic",
@@ -506,7 +509,7 @@ def sniff_preset(header: list[str]) -> tuple[Preset | None, int]:
         binding = bind(header, preset.columns, preset.derived, preset.name)
         if not binding.binds_title:
             continue
-        score = (binding.matched, -len(preset.names()))
+        score = (binding.matched, not preset.loses_ties, -len(preset.names()))
         if best is None or score > best[0]:
             best = (score, preset)
     return (best[1], best[0][0]) if best else (None, 0)
