@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from datetime import datetime
 from pathlib import Path
 
 import click
+
+from crawler.suggest import did_you_mean
+
 
 def _new_file_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A file to create (or replace): its folder must exist. An option not given stays None."""
@@ -90,6 +92,15 @@ WORKERS_OPTION = click.option(
          "of cores; a run of one source or of at most 2 MB of files runs in one process.")
 
 
+def _run_output(command):
+    """``--quiet`` and ``--json``, the options of the commands that run the crawler (ingest, crawl, reparse)."""
+    command = click.option("--json", "as_json", is_flag=True,
+                           help="Print the run report as JSON on standard output (for scripts) instead of the summary; "
+                                "problems still go to stderr.")(command)
+    return click.option("-q", "--quiet", is_flag=True,
+                        help="No progress and no summary: only problems on stderr, and the exit status.")(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="jobcrawl")
 def main() -> None:
@@ -153,8 +164,10 @@ def _parse_as_of(value: str | None) -> datetime | None:
 @click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN",
               help="Map a column onto a field, over the preset (repeatable). COLUMN may join columns "
                    "(city+district); an empty COLUMN unmaps the field.")
-@click.option("--set", "constants", multiple=True, metavar="FIELD=VALUE",
-              help="Give every row this value, e.g. --set company=… when the file has no company (repeatable).")
+@click.option("--value", "constants", multiple=True, metavar="FIELD=VALUE",
+              help="Give every row this value, e.g. --value company=… when the file has no company (repeatable).")
+@click.option("--set", "old_constants", multiple=True, metavar="FIELD=VALUE", hidden=True,
+              help="Deprecated spelling of --value.")
 @click.option("--tz", metavar="ZONE", callback=lambda ctx, param, value: _zone(value),
               help="Time zone of the files' sources (IANA, e.g. Europe/Berlin): their dates are read and their "
                    "times shown in it (stored times stay UTC). Default: Asia/Shanghai for Chinese postings, else UTC.")
@@ -164,17 +177,19 @@ def _parse_as_of(value: str | None) -> datetime | None:
               help="Parse every input again. Without it a text dump whose bytes, --as-of and parser are those "
                    "of its last complete parse, and whose postings are stored as it gave them, is counted "
                    "as unchanged without being parsed; so are the rows of a table file (or of a block of "
-                   "rows of a streamed one) read with the same --format, --preset, --map and --set.")
+                   "rows of a streamed one) read with the same --format, --preset, --map and --value.")
 @click.option("--max-file-size", default="256M", show_default=True, type=ByteSize(), metavar="SIZE",
               help="Read no input file larger than SIZE (e.g. 64M, 1G): a larger one is quarantined, its "
                    "first 64 KB kept.")
 @WORKERS_OPTION
 @click.option("-s", "--setting", "scrapy_settings", multiple=True, metavar="NAME=VALUE",
               help="A Scrapy or jobcrawl setting (repeatable), e.g. -s JOBCRAWL_MAX_TITLE_CHARS=120.")
-@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
+@click.option("-v", "--verbose", count=True, help="Show Scrapy's log with tracebacks (-v info, -vv debug).")
+@_run_output
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], tz: str | None, batch_size: int, reparse: bool,
-           max_file_size: int, workers: int | None, scrapy_settings: tuple[str, ...], verbose: int) -> None:
+           mapping: tuple[str, ...], constants: tuple[str, ...], old_constants: tuple[str, ...], tz: str | None,
+           batch_size: int, reparse: bool, max_file_size: int, workers: int | None, scrapy_settings: tuple[str, ...],
+           verbose: int, quiet: bool, as_json: bool) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
 
     PATHS are files, folders (read recursively) or quoted globs. In folders only .txt .text .dump
@@ -202,7 +217,12 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
              lagou-jd    拉勾 postings with JD (公司, 规模, 职位, 工资, 职位诱惑, 职位描述)
              lagou-api   拉勾 JSON fields (positionName, salary, workYear, companyFullName …)
              51job-list  前程无忧 rows (职位, 公司, 地址, 薪酬, 标签)
+             jobcrawl    a CSV or TSV of `jobcrawl export` (read back as the same postings)
              generic     columns named like the fields, or job_title, company_name, link …
+
+    Progress goes to stderr: on a terminal a bar counting postings (rate, time left) and a line
+    as each phase ends (reading, storing, dedupe, scoring); elsewhere a line every 10 s and one
+    per phase. --quiet shows none of it, --json prints the run report as JSON instead of the summary.
 
     Exit status: 0 when everything was ingested, 1 when some input was quarantined,
     2 for usage errors (no such path, bad --as-of, unknown preset or field), 3 when the run
@@ -216,15 +236,20 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
       jobcrawl ingest 'exports/**/*.txt' --db jobs.db --as-of 2026-11-29T12:00:00+08:00
       jobcrawl ingest jobs.csv --preset jobspy
       jobcrawl ingest boss.csv --map title=岗位 --map location=城市+区域
-      jobcrawl ingest jds.txt --format lines --set company=某公司 --set title=算法工程师
+      jobcrawl ingest jds.txt --format lines --value company=某公司 --value title=算法工程师
     """
     from crawler.inputs import INGEST_SUFFIXES, InputError, resolve_inputs
     from crawler.lock import LockHeld, db_lock
-    from crawler.runner import Job, run_job
     from crawler.pages.tabular import format_for
+    from crawler.progress import make_progress
+    from crawler.runner import Job, run_job
     from crawler.spiders.textdump import TextdumpSpider
 
     anchor = _parse_as_of(as_of)
+    if old_constants:
+        click.echo("jobcrawl ingest: --set FIELD=VALUE is deprecated: use --value FIELD=VALUE "
+                   "(-s/--setting NAME=VALUE is a Scrapy setting)", err=True)
+        constants = old_constants + constants
     try:
         inputs = resolve_inputs(list(paths), suffixes=INGEST_SUFFIXES,
                                 exclude=[db + suffix for suffix in ("", "-wal", "-shm", "-journal")])
@@ -240,34 +265,53 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
         from crawler.spiders.tabular import TabularArgs, TabularSpider
 
         try:
-            TabularArgs(inputs=inputs, **table_options)
+            checked = TabularArgs(inputs=inputs, **table_options)
         except ValidationError as err:
-            raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors())) from None
+            raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ")
+                                             for e in err.errors())) from None
+        _check_mapped_columns(checked.mapping, inputs, fmt)
         spidercls = TabularSpider
         spider_kwargs.update(table_options)
         run_args.update(table_options)
     elif preset or mapping or constants:
-        raise click.UsageError("--preset, --map and --set apply to csv, jsonl and lines files; "
+        raise click.UsageError("--preset, --map and --value apply to csv, jsonl and lines files; "
                                "PATHS hold only text dumps (see --format)")
 
-    show_bar = len(inputs) > 5 and sys.stderr.isatty()
+    settings = {**_run_settings(verbose), "JOBCRAWL_BATCH_SIZE": batch_size, "JOBCRAWL_REPARSE": reparse,
+                "JOBCRAWL_MAX_FILE_SIZE": max_file_size, "JOBCRAWL_TZ": tz,
+                "JOBCRAWL_AS_OF_SOURCE": "as_of" if as_of else "file_mtime", **_setting_pairs(scrapy_settings, "-s")}
+    progress = make_progress(sys.stderr, quiet=quiet, noun="files")
     try:
-        with db_lock(db), click.progressbar(length=len(inputs), label="ingesting", file=sys.stderr,
-                                            hidden=not show_bar) as bar:
-            result = run_job(
-                Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
-                settings={"LOG_LEVEL": _log_level(verbose), "JOBCRAWL_BATCH_SIZE": batch_size,
-                          "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_MAX_FILE_SIZE": max_file_size, "JOBCRAWL_TZ": tz,
-                          "JOBCRAWL_AS_OF_SOURCE": "as_of" if as_of else "file_mtime",
-                          **_setting_pairs(scrapy_settings, "-s")},
-                on_progress=bar.update,
-            )
+        with db_lock(db):
+            result = run_job(Job(spidercls, "ingest", run_args, spider_kwargs), db, workers=workers,
+                             settings=settings, progress=progress)
     except LockHeld as err:
         click.echo(f"jobcrawl ingest: {err}", err=True)
         raise SystemExit(4) from None
-    for table in result.crawl.tables:
-        click.echo(table["summary"])
-    _report(result, db)
+    finally:
+        progress.close()
+    _report(result, db, quiet=quiet, as_json=as_json)
+
+
+def _check_mapped_columns(mapping: dict[str, str], inputs: list, fmt: str) -> None:
+    """A ``--map`` naming a column that no csv or jsonl file of the ingest has is a usage error naming the
+    columns there are, with the closest one (a column some files lack is their own problem: quarantined)."""
+    from crawler.pages.tabular import format_for, missing_columns, table_columns
+
+    headers = {}
+    for inp in inputs:
+        kind = format_for(inp.path, fmt)
+        if mapping and kind in ("csv", "jsonl") and (columns := table_columns(inp.path, kind)):
+            headers[inp.locator] = columns
+    if not headers:
+        return
+    missing = [missing_columns(mapping, header) for header in headers.values()]
+    for name, spec, part in (m for m in missing[0] if all(m in other for other in missing[1:])):
+        every = list(dict.fromkeys(c for header in headers.values() for c in header))
+        shown = "; ".join(f"{locator}: {', '.join(header)}" for locator, header in list(headers.items())[:3])
+        more = f"; … ({len(headers) - 3} more files)" if len(headers) > 3 else ""
+        raise click.BadParameter(f"{name}={spec}: no file has a column {part!r}{did_you_mean(part, every)}; "
+                                 f"columns of {shown}{more}", param_hint="--map")
 
 
 def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
@@ -288,12 +332,9 @@ def _alert_lines(result) -> None:
         click.echo(line, err=i > 0)
 
 
-def _log_level(verbose: int) -> str:
-    return {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG")
-
-
-def _report(result, db: str) -> None:
-    """Print the run's problems and summary; exit 0 (all stored), 1 (some quarantined or not stored) or 3 (failed)."""
+def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> None:
+    """Print the run's problems (stderr) and its summary, or its report as JSON (stdout); exit 0 (all stored),
+    1 (some quarantined or not stored) or 3 (failed)."""
     for line in result.problems:
         click.echo(f"quarantined: {line}", err=True)
     for line in result.crawl.repaired:
@@ -303,14 +344,20 @@ def _report(result, db: str) -> None:
             click.echo(f"repaired: {line}", err=True)
     for line in result.errors:
         click.echo(f"failed: {line}", err=True)
-    click.echo(result.summary())
-    if "dedupe" in result.steps:
-        click.echo(_dedupe_line(result.steps["dedupe"]))
-    if "score" in result.steps:
-        scored = result.steps["score"]
-        click.echo(f"score: {scored.get('scored', 0)} postings scored, {scored.get('unchanged', 0)} unchanged (jobcrawl-v1)")
-    _alert_lines(result)
-    click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), ensure_ascii=False, default=str))
+    elif not quiet:
+        for table in result.crawl.tables:
+            click.echo(table["summary"])
+        click.echo(result.summary())
+        if "dedupe" in result.steps:
+            click.echo(_dedupe_line(result.steps["dedupe"]))
+        if "score" in result.steps:
+            scored = result.steps["score"]
+            click.echo(f"score: {scored.get('scored', 0)} postings scored, {scored.get('unchanged', 0)} unchanged "
+                       "(jobcrawl-v1)")
+        _alert_lines(result)
+        click.echo(f"database {db}: {result.total_postings} postings (run {result.run_id})")
     if result.status == "failed":
         raise SystemExit(3)
     raise SystemExit(1 if result.counts["quarantined"] or result.counts["errors"] else 0)
@@ -319,8 +366,9 @@ def _report(result, db: str) -> None:
 @main.command()
 @click.argument("names", nargs=-1)
 @click.option("--all", "all_sources", is_flag=True, help="Crawl every enabled source of the file.")
-@click.option("--sources", "sources_file", default="sources.toml", show_default=True,
-              type=click.Path(dir_okay=False), help="Sources file (TOML; see seeds/sources.toml).")
+@click.option("--sources", "sources_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Sources file (TOML; the bundled example: seeds/sources.toml). Default: $JOBCRAWL_SOURCES, "
+                   "else ./sources.toml.")
 @DB_OPTION
 @click.option("--jobdir", type=click.Path(file_okay=False),
               help="Keep each source's crawl state in DIR/<source>/: a run stopped by Ctrl-C or a signal "
@@ -329,8 +377,10 @@ def _report(result, db: str) -> None:
               help="Send at most N requests per source (overrides the file; 0 = no cap; cache hits are free).")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="HTTP cache in <db>.httpcache/<source>/: unchanged pages are revalidated (304) instead of downloaded.")
-@click.option("-s", "--set", "overrides", multiple=True, metavar="NAME=VALUE",
-              help="A Scrapy setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
+@click.option("-s", "--setting", "scrapy_settings", multiple=True, metavar="NAME=VALUE",
+              help="A Scrapy or jobcrawl setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
+@click.option("--set", "old_settings", multiple=True, metavar="NAME=VALUE", hidden=True,
+              help="Deprecated spelling of --setting.")
 @WORKERS_OPTION
 @click.option("--redis", "redis_url", metavar="URL",
               help="Distributed: seed the crawl into the Redis at URL (redis://HOST:6379/0) for `jobcrawl worker` "
@@ -338,10 +388,13 @@ def _report(result, db: str) -> None:
 @click.option("--no-store", is_flag=True,
               help="With --redis: do not drain the spool here (a `jobcrawl store` does); wait until it is empty.")
 @REDIS_PREFIX_OPTION
-@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
-def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str, jobdir: str | None,
-          max_requests: int | None, cache: bool, overrides: tuple[str, ...], workers: int | None, redis_url: str | None,
-          no_store: bool, prefix: str, verbose: int) -> None:
+@click.option("-v", "--verbose", count=True,
+              help="Show each failed request and Scrapy's log with tracebacks (-v info, -vv debug).")
+@_run_output
+def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, db: str, jobdir: str | None,
+          max_requests: int | None, cache: bool, scrapy_settings: tuple[str, ...], old_settings: tuple[str, ...],
+          workers: int | None, redis_url: str | None, no_store: bool, prefix: str, verbose: int, quiet: bool,
+          as_json: bool) -> None:
     """Crawl sources of a sources file into the database (in --workers processes, one writer).
 
     NAMES are source names of the file; --all crawls every enabled one. Each source is one row in
@@ -353,10 +406,15 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
     scrapy-redis queue; this process seeds the queue, stores the rows they spool (unless
     --no-store) and finishes the run: the same runs rows, closing and corpus steps as a local crawl.
 
-    Exit status: 0 every source crawled cleanly; 1 some input quarantined, some request failed
-    or a request cap was reached; 2 usage error (sources file, source name, option); 3 a crawl
-    failed or was interrupted (with --jobdir, run it again to resume), or Redis cannot be reached;
-    4 another run holds the database's lock (or, with --redis, another distributed run is active).
+    The sources file is --sources, else $JOBCRAWL_SOURCES, else ./sources.toml. A source whose
+    requests failed gets one line on stderr with the reasons (DNS lookup failed, connection
+    refused, timed out, HTTP 503 …); -v adds each failed request and Scrapy's log. Progress and
+    --quiet / --json as for ingest (--json: a list, one report per source).
+
+    Exit status: 0 every source crawled cleanly; 1 partly: some input quarantined, some request
+    or some source failed, or a request cap was reached; 2 usage error (sources file, source
+    name, option); 3 every source failed, or the run failed or was interrupted (with --jobdir,
+    run it again to resume); 4 another run holds the database's lock.
 
     \b
     Example:
@@ -364,24 +422,30 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
       jobcrawl crawl gitlab linear --sources seeds/sources.toml --jobdir .jobdir --max-requests 500
       jobcrawl crawl --all --sources sources.toml --redis redis://127.0.0.1:6379/0
     """
+    import os
+
     from crawler.lock import LockHeld, db_lock
+    from crawler.progress import make_progress
     from crawler.runner import Job, run_jobs
-    from crawler.sources import SourcesError, load_sources
+    from crawler.sources import SourcesError, load_sources, locate_sources
 
     if bool(names) == all_sources:
         raise click.UsageError("name the sources to crawl, or pass --all (not both)")
-    settings = {"LOG_LEVEL": _log_level(verbose)}
+    if old_settings:
+        click.echo("jobcrawl crawl: --set is deprecated: use -s/--setting NAME=VALUE", err=True)
+    settings = _run_settings(verbose)
     cache_root = Path(str(Path(db).resolve()) + ".httpcache")
     if not cache:
         settings["HTTPCACHE_ENABLED"] = False
-    settings.update(_setting_pairs(overrides, "--set"))
+    settings.update(_setting_pairs(old_settings + scrapy_settings, "-s/--setting"))
     try:
-        sources = load_sources(sources_file)
+        path = locate_sources(sources_file, dict(os.environ), Path.cwd())
+        sources = load_sources(path)
         selected = sources.select(names, all_enabled=all_sources)
     except SourcesError as err:
         raise click.UsageError(str(err)) from None
     if not selected:
-        raise click.UsageError(f"{sources_file}: no enabled source")
+        raise click.UsageError(f"{path}: no enabled source")
     jobs = []
     for source in selected:
         own = sources.settings_for(source)
@@ -395,31 +459,51 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str, db: str,
                         source.args, own, source=source.name))
     if redis_url and (jobdir or workers):
         raise click.UsageError("--jobdir and --workers are for local crawls (the queue of --redis is in Redis)")
+    progress = make_progress(sys.stderr, quiet=quiet, noun="pages")
     try:
         with db_lock(db):
             if redis_url:
                 results = _crawl_distributed(jobs, db, redis_url, prefix=prefix, store=not no_store, settings=settings)
             else:
-                results = run_jobs(jobs, db, settings=settings, workers=workers)
+                results = run_jobs(jobs, db, settings=settings, workers=workers, progress=progress)
     except LockHeld as err:
         click.echo(f"jobcrawl crawl: {err}", err=True)
         raise SystemExit(4) from None
+    finally:
+        progress.close()
     for result in results:
-        for line in result.errors:
+        for line in (result.crawl.request_errors if verbose else []) + result.crawl.errors + result.messages:
             click.echo(f"{result.source}: failed: {line}", err=True)
+        if (line := result.failure_line()) is not None:
+            click.echo(line, err=True)
         for line in result.problems:
             click.echo(f"{result.source}: quarantined: {line}", err=True)
         for line in result.crawl.repaired:
             click.echo(f"{result.source}: repaired: {line}", err=True)
-        click.echo(result.crawl_summary())
+        if not (quiet or as_json):
+            click.echo(result.crawl_summary())
         if result.status == "interrupted" and jobdir:
             click.echo(f"{result.source}: interrupted; run the same command again to resume from {jobdir}", err=True)
-    if "dedupe" in results[-1].steps:
-        click.echo(_dedupe_line(results[-1].steps["dedupe"]))
-    _alert_lines(results[-1])
-    click.echo(f"database {db}: {results[-1].total_postings} postings")
-    statuses = {r.status for r in results}
-    raise SystemExit(3 if statuses & {"failed", "interrupted"} else 1 if "partial" in statuses else 0)
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False, default=str))
+    elif not quiet:
+        if "dedupe" in results[-1].steps:
+            click.echo(_dedupe_line(results[-1].steps["dedupe"]))
+        _alert_lines(results[-1])
+        click.echo(f"database {db}: {results[-1].total_postings} postings")
+    raise SystemExit(crawl_exit_status([r.status for r in results]))
+
+
+def crawl_exit_status(statuses: list[str]) -> int:
+    """3 when every source failed or one was interrupted, 1 when some source is not ``ok``, else 0."""
+    if all(s == "failed" for s in statuses) or "interrupted" in statuses:
+        return 3
+    return 1 if any(s != "ok" for s in statuses) else 0
+
+
+def _run_settings(verbose: int) -> dict:
+    """Scrapy settings of a run for ``-v`` given ``verbose`` times: the log level, and tracebacks only with -v."""
+    return {"LOG_LEVEL": {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG"), "JOBCRAWL_LOG_TRACEBACKS": verbose > 0}
 
 
 def _crawl_distributed(jobs, db: str, url: str, *, prefix: str, store: bool, settings: dict):
@@ -481,7 +565,7 @@ def worker(redis_url: str, sources_file: str | None, concurrency: int | None, on
             only = set(load_sources(sources_file).sources)
         except SourcesError as err:
             raise click.UsageError(str(err)) from None
-    settings = {"LOG_LEVEL": _log_level(verbose), **_setting_pairs(overrides, "--set")}
+    settings = {**_run_settings(verbose), **_setting_pairs(overrides, "--set")}
     logging.getLogger("crawler.distributed").setLevel(logging.INFO)
     try:
         status = run_worker(redis_url, prefix=prefix, only=only, concurrency=concurrency, once=once, settings=settings,
@@ -544,8 +628,9 @@ def store(redis_url: str, db: str, prefix: str, until_empty: bool) -> None:
 @DB_OPTION
 @click.option("--source", "sources", multiple=True, metavar="NAME",
               help="Only raw inputs of this source (textdump, tabular, greenhouse, lever, ashby, jsonld …; repeatable).")
-@click.option("-v", "--verbose", count=True, help="Show Scrapy's log (-v info, -vv debug).")
-def reparse(db: str, sources: tuple[str, ...], verbose: int) -> None:
+@click.option("-v", "--verbose", count=True, help="Show Scrapy's log with tracebacks (-v info, -vv debug).")
+@_run_output
+def reparse(db: str, sources: tuple[str, ...], verbose: int, quiet: bool, as_json: bool) -> None:
     """Parse the stored raw inputs again with today's parsers, without reading files or crawling again.
 
     Every file and every crawled response is kept verbatim in raw_inputs before it is parsed. After a
@@ -563,64 +648,131 @@ def reparse(db: str, sources: tuple[str, ...], verbose: int) -> None:
       jobcrawl reparse --db jobs.db --source greenhouse --source lever
     """
     from crawler.lock import LockHeld, db_lock
+    from crawler.progress import make_progress
     from crawler.runner import Job, run_job
     from crawler.spiders.reparse import ReparseSpider
 
     _require_db(db)
+    progress = make_progress(sys.stderr, quiet=quiet, noun="inputs")
     try:
         with db_lock(db):
             result = run_job(Job(ReparseSpider, "reparse", {"sources": list(sources)},
                                  {"db": str(Path(db).resolve()), "sources": list(sources)}),
-                             db, workers=1, settings={"LOG_LEVEL": _log_level(verbose)})
+                             db, workers=1, settings=_run_settings(verbose), progress=progress)
     except LockHeld as err:
         click.echo(f"jobcrawl reparse: {err}", err=True)
         raise SystemExit(4) from None
-    _report(result, db)
+    finally:
+        progress.close()
+    _report(result, db, quiet=quiet, as_json=as_json)
 
 
-def _flat(value):
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
+def _export_since(value: str | None) -> str | None:
+    from normalize.clock import iso_utc
+    from normalize.dates import parse_as_of
+
+    if value is None:
+        return None
+    try:
+        return iso_utc(parse_as_of(value, None))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO date or datetime (e.g. 2026-11-01)",
+                                 param_hint="--since") from None
 
 
 @main.command()
 @DB_OPTION
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True,
-              help="JSON lines (nested) or CSV (nested values as JSON text).")
 @click.option("--out", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
-              callback=_new_file_path, help="Output file; - for standard output.")
+              callback=_new_file_path,
+              help="Output file; its suffix gives the format (.csv .tsv .jsonl .ndjson .json); - for standard output.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "tsv", "jsonl", "json", "parquet"]),
+              help="csv / tsv: flat columns (see above); jsonl: one nested record per line; json: one array; parquet is not built in. "
+                   "Default: from --out's suffix (standard output: jsonl); it must agree with the suffix.")
+@click.option("--bom/--no-bom", default=None,
+              help="Start a CSV or TSV file with the UTF-8 byte order mark (default: on), which Excel needs to "
+                   "read Chinese text correctly; --no-bom for tools that do not expect one.")
+@click.option("--open", "open_only", is_flag=True, help="Only open postings (not closed).")
+@click.option("--since", metavar="DATE", help="Only postings posted on or after DATE (ISO date or datetime; "
+                                              "without a post time: first seen on or after it).")
+@click.option("--min-score", type=click.IntRange(0, 100), metavar="N",
+              help="Only postings scored at least N (ours, else the app's own).")
+@click.option("--search", metavar="TEXT", help="Only postings matching every term of TEXT in title, company or JD "
+                                               "(as the search box: 算子, CUDA, \"large language\").")
+@click.option("--source", "sources", multiple=True, metavar="NAME",
+              help="Only postings of this source (textdump, tabular, greenhouse, lever …; repeatable).")
 @click.option("--changed-since", metavar="ISO-DATETIME",
               help="Only postings new or changed (a new version, closed, reopened) at or after this time; "
                    "without an offset it means local time.")
-def export(db: str, fmt: str, out: str, changed_since: str | None) -> None:
-    """Export every posting, one record each, with its sections, insights and evaluations.
+@click.option("--columns", metavar="A,B,C",
+              help="Only these columns, in this order (CSV/TSV: the flat columns, e.g. title,company,score; JSON: record keys).")
+def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool, since: str | None,
+           min_score: int | None, search: str | None, sources: tuple[str, ...], changed_since: str | None,
+           columns: str | None) -> None:
+    """Export postings: a flat CSV or TSV for spreadsheets, or JSON with every nested detail.
+
+    CSV and TSV have one row per posting: salary in columns (salary_min, salary_max,
+    salary_currency, salary_period, salary_monthly_min/max, salary_raw), each JD section as one
+    cell with a bullet per line (about, responsibilities, requirements, preferred, benefits,
+    other_sections), skills and tags joined by "; ", our score and its four dimensions, the
+    app's own score, the duplicate cluster. They are UTF-8 with a byte order mark unless
+    --no-bom (Excel needs it for Chinese). `jobcrawl ingest` reads such a CSV back.
+
+    \b
+    Exit status: 0 written (also when no posting matched); 2 usage error.
 
     \b
     Example:
-      jobcrawl export --db jobs.db > postings.jsonl
-      jobcrawl export --format csv --out postings.csv
-      jobcrawl export --changed-since 2026-11-25 > changed.jsonl
+      jobcrawl export --out postings.csv
+      jobcrawl export --out best.csv --open --min-score 80 --search CUDA
+      jobcrawl export --out new.jsonl --since 2026-11-01 --source greenhouse
+      jobcrawl export --out short.tsv --columns title,company,city,salary_monthly_max,score
+      jobcrawl export --format json > postings.json
+      jobcrawl export --changed-since 2026-11-25 --out changed.jsonl
     """
-    from crawler.db.history import CHANGED_SINCE
-    from crawler.db.read import iter_export
+    from crawler.db.read import export_filter, iter_export
     from crawler.db.schema import open_db
+    from crawler.export import ExportError, available_columns, choose_format, is_flat, write_file, write_records
 
+    try:
+        fmt = choose_format(out, fmt)
+    except ExportError as err:
+        raise click.UsageError(str(err)) from None
+    if bom and not is_flat(fmt):
+        raise click.UsageError(f"--bom applies to csv and tsv, not {fmt}")
+    where, params = export_filter(open_only=open_only, since=_export_since(since), min_score=min_score,
+                                  search=search, sources=sources)
     _require_db(db)
-    since = _parse_since(changed_since, "--changed-since")
-    where = {"where": CHANGED_SINCE.replace(":since", "?"), "params": [since] * 3} if since else {}
+    changed = _parse_since(changed_since, "--changed-since")
+    if changed:
+        from crawler.db.history import CHANGED_SINCE
+
+        where = " AND ".join(filter(None, [where, CHANGED_SINCE.replace(":since", "?")]))
+        params = [*params, changed, changed, changed]
     database = open_db(db)
-    stream = click.open_file(out, "w", encoding="utf-8")
-    with stream:
-        if fmt == "jsonl":
-            for record in iter_export(database, **where):
-                stream.write(json.dumps(record, ensure_ascii=False) + "\n")
-        else:
-            writer = None
-            for record in iter_export(database, **where):
-                if writer is None:
-                    writer = csv.DictWriter(stream, fieldnames=list(record), extrasaction="ignore")
-                    writer.writeheader()
-                writer.writerow({k: _flat(v) for k, v in record.items()})
-    database.close()
+    try:
+        records = iter_export(database, where=where, params=params)
+        first = next(records, None)
+        picked = None
+        if columns is not None:
+            known = available_columns(fmt, first or (next(iter_export(database), None) if not is_flat(fmt) else None))
+            picked = [c.strip() for c in columns.split(",") if c.strip()]
+            unknown = [c for c in picked if c not in known]
+            if not picked or (unknown and known):
+                what = unknown[0] if unknown else columns
+                raise click.BadParameter(f"no column {what!r}{did_you_mean(what, known)}; columns: {', '.join(known)}",
+                                         param_hint="--columns")
+
+        def chained():
+            if first is not None:
+                yield first
+            yield from records
+
+        n = write_file(out, lambda stream: write_records(stream, chained(), fmt, columns=picked,
+                                                         bom=is_flat(fmt) if bom is None else bom))
+    finally:
+        database.close()
+    if out != "-":
+        click.echo(f"exported {n} posting{'' if n == 1 else 's'} to {out} ({fmt})", err=True)
 
 
 @main.command()

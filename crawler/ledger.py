@@ -6,7 +6,7 @@ when everything its parse would do is already in the database:
 - the same bytes were read from the same path (``raw_inputs``: source, locator, sha256);
 - its last complete parse (``input_parses``, written once all its postings were stored) had the
   same anchor for relative times and the same :func:`parser_version` (for tables it covers the
-  reading options: format, preset, ``--map``, ``--set``), and quarantined nothing;
+  reading options: format, preset, ``--map``, ``--value``), and quarantined nothing;
 - each of its postings is still stored as that input gave it: as many postings point to the input
   (``postings.raw_input_id``, also moved to the input that last confirmed an unchanged posting)
   as its parse produced. A posting since changed by another version of the file points elsewhere.

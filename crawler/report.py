@@ -38,7 +38,11 @@ class CrawlReport:
     repaired: list[str] = field(default_factory=list)
     """One line per posting stored after a repair (lone surrogates replaced)."""
     errors: list[str] = field(default_factory=list)
-    """One line per request that failed for good and per posting a pipeline raised on."""
+    """One line per posting a pipeline raised on (and other errors that are not a failed request)."""
+    request_errors: list[str] = field(default_factory=list)
+    """One line per request that failed for good: ``URL: reason``."""
+    failures: Counter = field(default_factory=Counter)
+    """Requests that failed for good, by reason (``DNS lookup failed for api.lever.co``, ``HTTP 503`` …)."""
     error_count: int = 0
     """Failed requests, postings lost to a pipeline error and spider exceptions."""
     listings: dict[str, list[str]] = field(default_factory=dict)
@@ -60,6 +64,8 @@ class CrawlReport:
         self.problems += other.problems
         self.repaired += other.repaired
         self.errors += other.errors
+        self.request_errors += other.request_errors
+        self.failures.update(other.failures)
         self.listings.update(other.listings)
         self.tables += other.tables
         self.stage_failed = self.stage_failed or other.stage_failed
@@ -118,7 +124,8 @@ class RunReport:
 
     @property
     def errors(self) -> list[str]:
-        return self.crawl.errors + self.messages
+        """Every error line: failed requests, postings not stored, a failed corpus step."""
+        return self.crawl.request_errors + self.crawl.errors + self.messages
 
     @property
     def responses(self) -> dict[str, int]:
@@ -155,9 +162,12 @@ class RunReport:
 
     def decide_status(self) -> str:
         """``ok``; ``partial`` (something quarantined or failed, or the request cap was reached);
-        ``interrupted`` (a crawl stopped by a signal: resumable with its JOBDIR); ``failed``."""
+        ``interrupted`` (a crawl stopped by a signal: resumable with its JOBDIR); ``failed`` (a stage failed,
+        or a crawl read nothing because every request it made failed)."""
         reason, counts = self.crawl.finish_reason, self.counts
         if self.crawl.stage_failed or self.step_failed:
+            status = "failed"
+        elif self.kind == "crawl" and self.crawl.failures and not self.crawl.files:
             status = "failed"
         elif reason == "finished":
             status = "partial" if counts["quarantined"] or counts["errors"] else "ok"
@@ -193,9 +203,24 @@ class RunReport:
                 f"reopened {c['reopened']} · quarantined {c['quarantined']} · errors {c['errors']}"
                 f"{summary_note(self.stats)} · {self.status} (run {self.run_id})")
 
+    def failure_line(self) -> str | None:
+        """One line on the requests of a crawl that failed for good, by reason (None when none did):
+        ``gitlab: failed: DNS lookup failed for boards-api.greenhouse.io`` when nothing could be read,
+        else ``careers: 3 requests failed: HTTP 503 ×2, too many redirects``."""
+        failures = self.crawl.failures
+        if not failures:
+            return None
+        reasons = ", ".join(reason if n == 1 else f"{reason} ×{n}" for reason, n in failures.most_common())
+        if self.status == "failed" and not self.crawl.files:
+            return f"{self.source}: failed: {reasons}"
+        n = sum(failures.values())
+        return f"{self.source}: {n} request{'' if n == 1 else 's'} failed: {reasons}"
+
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (``--json``)."""
         data = asdict(self)
+        # asdict() rebuilds a Counter from (key, count) pairs, which Counter counts as keys: keep them as dicts.
+        data["crawl"]["responses"], data["crawl"]["failures"] = dict(self.crawl.responses), dict(self.crawl.failures)
         data["counts"] = self.counts
         return data
 

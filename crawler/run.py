@@ -57,13 +57,15 @@ def _crawl_failed(failure, crawler) -> None:
 
 def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, *,
                 on_response: Callable[[], None] | None = None,
+                on_item: Callable[[Any], None] | None = None,
                 on_started: Callable[[CrawlerProcess], None] | None = None,
                 install_signal_handlers: bool = True) -> list[CrawlReport]:
     """Crawl every run at once in this process, to the end (blocking); return each crawl's report, in order.
 
     Each crawler has the project settings, then ``overrides``, then its own settings. A Twisted
-    reactor cannot be restarted: call this once per process. ``on_started`` gets the process
-    before the reactor starts (a worker uses it to stop the crawl on its parent's word).
+    reactor cannot be restarted: call this once per process. ``on_response`` is called for each
+    response, ``on_item`` with each item through the pipelines (progress); ``on_started`` gets the
+    process before the reactor starts (a worker uses it to stop the crawl on its parent's word).
     """
     process = CrawlerProcess(project_settings(overrides))
     crawlers = []
@@ -73,6 +75,8 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
             crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
         if on_response is not None:
             crawler.signals.connect(lambda **_: on_response(), signal=signals.response_received, weak=False)
+        if on_item is not None:
+            crawler.signals.connect(lambda item, **_: on_item(item), signal=signals.item_scraped, weak=False)
         process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, crawler)
         crawlers.append(crawler)
     if on_started is not None:

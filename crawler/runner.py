@@ -34,6 +34,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
+from crawler.progress import NullProgress, Progress
 from crawler.report import CrawlReport, RunReport
 from crawler.run import SpiderRun, run_spiders
 
@@ -181,15 +182,21 @@ def _spider_runs(entries: list[tuple[int, Job]], run_ids: list[int]) -> list[Spi
 
 
 def _run_inline(jobs: list[Job], run_ids: list[int], db: str, overrides: dict[str, Any],
-                on_progress: Callable[[int], None] | None) -> tuple[list[CrawlReport], dict[int | None, dict]]:
+                on_progress: Callable[[int], None] | None, progress: Progress
+                ) -> tuple[list[CrawlReport], dict[int | None, dict]]:
     """Every job in this process; the store stage writes through a background writer of this process."""
     from crawler.sinks import SINKS, WriterSink
+
+    def responded() -> None:
+        progress.advance(inputs=1)
+        if on_progress:
+            on_progress(1)
 
     sink = WriterSink(db)
     SINKS[SINK] = sink
     try:
         reports = run_spiders(_spider_runs(list(enumerate(jobs)), run_ids), {**overrides, "JOBCRAWL_SINK": SINK},
-                              on_response=(lambda: on_progress(1)) if on_progress else None)
+                              on_response=responded, on_item=lambda item: progress.advance(**_item_counts(item)))
         try:
             sink.close()
         except Exception as err:  # the writer failed: what it did not store is missing
@@ -224,7 +231,8 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
 
     try:
         reports = run_spiders(_spider_runs(entries, run_ids), {**overrides, "JOBCRAWL_SINK": SINK},
-                              on_response=progress.tick, on_started=listen, install_signal_handlers=False)
+                              on_response=progress.tick, on_item=progress.item, on_started=listen,
+                              install_signal_handlers=False)
         progress.flush()
         try:
             sink.close()
@@ -240,28 +248,49 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
         raise
 
 
+def _item_counts(item) -> dict[str, int]:
+    """What an item through the pipelines adds to the progress: a posting, or the bytes of a raw input."""
+    from normalize.models import Posting, RawInput
+
+    if isinstance(item, Posting):
+        return {"postings": 1}
+    if isinstance(item, RawInput):
+        return {"nbytes": item.size or 0}
+    return {}
+
+
 class _Ticker:
-    """Counts responses in a worker and sends the count to the parent at most every 0.25 s."""
+    """Counts responses, postings and input bytes in a worker; sends them to the parent at most every 0.25 s."""
 
     def __init__(self, sink):
-        self.sink, self.count, self.last = sink, 0, time.monotonic()
+        self.sink, self.last = sink, time.monotonic()
+        self.counts = {"inputs": 0, "postings": 0, "nbytes": 0}
 
     def tick(self) -> None:
-        self.count += 1
+        self.counts["inputs"] += 1
+        self._maybe_flush()
+
+    def item(self, item) -> None:
+        for key, value in _item_counts(item).items():
+            self.counts[key] += value
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
         if time.monotonic() - self.last >= 0.25:
             self.flush()
 
     def flush(self) -> None:
-        if self.count:
+        if any(self.counts.values()):
             try:
-                self.sink.send("progress", self.count)
+                self.sink.send("progress", dict(self.counts))
             except Exception:  # the parent is gone: the sink reports it
                 pass
-            self.count, self.last = 0, time.monotonic()
+            self.counts = dict.fromkeys(self.counts, 0)
+            self.last = time.monotonic()
 
 
 def _run_workers(jobs: list[Job], shards: list[list[tuple[int, Job]]], run_ids: list[int], db: str,
-                 overrides: dict[str, Any], on_progress: Callable[[int], None] | None
+                 overrides: dict[str, Any], on_progress: Callable[[int], None] | None, progress: Progress
                  ) -> tuple[list[CrawlReport], dict[int | None, dict]]:
     """Each shard in a worker process; their rows are written here, by the one writer."""
     from crawler.db.writer import BackgroundWriter
@@ -303,8 +332,9 @@ def _run_workers(jobs: list[Job], shards: list[list[tuple[int, Job]]], run_ids: 
                         else:
                             stop.stop_all()
                     elif kind == "progress":
-                        if on_progress:
-                            on_progress(payload)
+                        progress.advance(**payload)
+                        if on_progress and payload["inputs"]:
+                            on_progress(payload["inputs"])
                     elif kind == "reports":
                         for i, report in payload:
                             parts.setdefault(i, []).append(report)
@@ -384,12 +414,14 @@ class _Stopper:
 
 
 def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None, workers: int | None = None,
-             on_progress: Callable[[int], None] | None = None, inline_max_bytes: int = INLINE_MAX_BYTES
-             ) -> list[RunReport]:
+             on_progress: Callable[[int], None] | None = None, progress: Progress | None = None,
+             inline_max_bytes: int = INLINE_MAX_BYTES) -> list[RunReport]:
     """Run the jobs into ``db`` (see the module docstring); one :class:`RunReport` per job, in order.
 
     ``workers``: processes (default: the number of cores); ``inline_max_bytes``: ingests of at most this many
-    bytes of files run in this process.
+    bytes of files run in this process. ``progress`` hears of each phase (reading, storing, dedupe, scoring)
+    and, while reading, of the inputs, postings and bytes read (crawler/progress.py shows it);
+    ``on_progress`` gets the number of responses read since its last call.
 
     A crawl that finished removes its JOBDIR, so the next scheduled run starts afresh; an interrupted
     one keeps it to resume.
@@ -407,8 +439,11 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     database.close()
     overrides["JOBCRAWL_DB"] = db
 
+    progress = progress or NullProgress()
     skipped = [_plan_ingest(job, db, overrides) if job.kind == "ingest" else CrawlReport() for job in jobs]
     active = [i for i, job in enumerate(jobs) if job.spider_kwargs.get("inputs", True)]
+    sizes = [_input_bytes(jobs[i]) for i in active]
+    progress.start("reading", total_bytes=None if None in sizes else sum(sizes))
     crawl_reports: list[CrawlReport] = [CrawlReport(finish_reason="finished") for _ in jobs]
     written: dict[int | None, dict] = {}
     processes = 1
@@ -416,33 +451,37 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
         todo = [jobs[i] for i in active]
         ids = [run_ids[i] for i in active]
         n = workers or default_workers()
-        sizes = [_input_bytes(job) for job in todo]
         if any(size is None for size in sizes):
             inline = n <= 1 or len(todo) <= 1
         else:
             inline = n <= 1 or sum(sizes) <= inline_max_bytes
         if inline:
-            got, written = _run_inline(todo, ids, db, overrides, on_progress)
+            got, written = _run_inline(todo, ids, db, overrides, on_progress, progress)
         else:
             shards = _shards(todo, n)
             processes = len(shards)
-            got, written = _run_workers(todo, shards, ids, db, overrides, on_progress)
+            got, written = _run_workers(todo, shards, ids, db, overrides, on_progress, progress)
         for i, report in zip(active, got):
             crawl_reports[i] = report
     for report, skip in zip(crawl_reports, skipped):
         report.merge(skip)
+    progress.finish("reading", {"inputs": sum(r.files for r in crawl_reports),
+                                "postings": sum(r.found for r in crawl_reports),
+                                "inputs_unchanged": sum(r.files_unchanged for r in crawl_reports)})
 
     return finish_jobs(jobs, db, run_ids, crawl_reports, written, workers=processes, stale_skills=stale_skills,
-                       taxonomy=taxonomy, alerts_config=overrides.get("JOBCRAWL_ALERTS_CONFIG"))
+                       taxonomy=taxonomy, alerts_config=overrides.get("JOBCRAWL_ALERTS_CONFIG"), progress=progress)
 
 
 def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: list[CrawlReport],
                 written: dict[int | None, dict], *, workers: int | dict[int, int], stale_skills: bool,
-                taxonomy, alerts_config: str | None = None) -> list[RunReport]:
+                taxonomy, alerts_config: str | None = None, progress: Progress | None = None) -> list[RunReport]:
     """The end of a run, local or distributed: each job's complete listings close what they miss, its
     status is decided; a changed taxonomy retags; the corpus steps run, then the watches' alerts (config
     ``alerts_config``, default crawler.alerts' lookup); each ``runs`` row is finished.
-    ``written``: the writer's counts per run id; ``workers``: processes that crawled (per run id, or one figure)."""
+    ``written``: the writer's counts per run id; ``workers``: processes that crawled (per run id, or one figure);
+    ``progress`` hears of the phases (storing, dedupe, scoring)."""
+    progress = progress or NullProgress()
     from crawler.db import skills
     from crawler.db.closing import close_missing
     from crawler.db.runs import finish_run
@@ -461,11 +500,13 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
         if jobdir and crawl.finish_reason == "finished":
             shutil.rmtree(Path(jobdir), ignore_errors=True)
         results.append(result)
+    progress.finish("storing", {k: sum(r.counts[k] for r in results)
+                                for k in ("new", "updated", "unchanged", "quarantined")})
     last = results[-1]
     if stale_skills:  # the taxonomy changed since the stored postings were tagged
         last.retagged = skills.retag(database, taxonomy)["postings"]
     try:
-        steps = after_run(database)
+        steps = after_run(database, progress=progress)
     except StepFailed as failed:  # the postings are stored; the runs say so, the step can be re-run
         steps = failed.steps
         last.step_failed = {"step": failed.step, "error": failed.detail}
@@ -511,13 +552,14 @@ class StepFailed(RuntimeError):
         self.step, self.steps, self.detail = step, steps, detail
 
 
-def after_run(database, *, fresh_process: bool | None = None) -> dict[str, dict[str, int]]:
+def after_run(database, *, fresh_process: bool | None = None, progress: Progress | None = None
+              ) -> dict[str, dict[str, int]]:
     """Corpus steps run at the end of every ingest and crawl: dedupe (incremental), then market
     statistics and our evaluation of every active posting (``jobcrawl-v1``).
 
     ``fresh_process``: dedupe in a process of its own (default: from ``DEDUPE_PROCESS_MIN`` postings on).
     A step that raises ends the steps with :class:`StepFailed` (each step commits as a whole, so
-    re-running it is safe).
+    re-running it is safe). ``progress`` hears when each step starts and ends (phases dedupe, scoring).
     """
     from crawler.procs import call_in_fresh_process
     from crawler.steps.dedupe import dedupe, dedupe_at
@@ -525,17 +567,22 @@ def after_run(database, *, fresh_process: bool | None = None) -> dict[str, dict[
 
     if fresh_process is None:
         fresh_process = database["postings"].count >= DEDUPE_PROCESS_MIN
+    progress = progress or NullProgress()
     steps: dict[str, dict[str, int]] = {}
     step = "dedupe"
     try:
+        progress.start("dedupe")
         if fresh_process:
             path = database.execute("PRAGMA database_list").fetchone()[2]
             steps["dedupe"] = call_in_fresh_process(dedupe_at, path, name="jobcrawl-dedupe")
         else:
             steps["dedupe"] = dedupe(database)
+        progress.finish("dedupe", steps["dedupe"])
         step = "score"
+        progress.start("scoring")
         scored = score_corpus(database)
     except Exception as err:
         raise StepFailed(step, err, steps, traceback.format_exc()) from err
     steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
+    progress.finish("scoring", steps["score"])
     return steps

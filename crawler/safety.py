@@ -68,7 +68,12 @@ TWISTED_HANDLERS = {
 
 
 class Refused(IgnoreRequest):
-    """A request or response the crawler refuses on purpose; reported as a failed request of the source."""
+    """A request or response the crawler refuses on purpose; reported as a failed request of the source.
+    ``cause``: the error behind the refusal, when there is one (robots.txt unreachable: a DNS or connection error)."""
+
+    def __init__(self, *args, cause: BaseException | None = None):
+        super().__init__(*args)
+        self.cause = cause
 
 
 # --------------------------------------------------------------------------- addresses
@@ -474,10 +479,12 @@ def describe(exc: BaseException) -> str:
 
 
 class Unreadable:
-    """The robots.txt of a host that answered a server error or could not be fetched: disallows all."""
+    """The robots.txt of a host that answered a server error or could not be fetched (``cause``: the network
+    error, if that was it): disallows all."""
 
-    def __init__(self, why: str):
+    def __init__(self, why: str, cause: BaseException | None = None):
         self.why = why
+        self.cause = cause
 
     def allowed(self, url, user_agent) -> bool:
         return False
@@ -498,21 +505,21 @@ class RobotsRfcMiddleware(RobotsTxtMiddleware):
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         if isinstance(exc, IgnoreRequest):  # not fetched on purpose (a refusal, the request cap): no rules
             return super()._robots_error(exc, netloc)
-        self._unreadable(netloc, f"could not be fetched ({describe(exc)})")
+        self._unreadable(netloc, f"could not be fetched ({describe(exc)})", cause=exc)
 
-    def _unreadable(self, netloc: str, why: str) -> None:
+    def _unreadable(self, netloc: str, why: str, cause: BaseException | None = None) -> None:
         self._stats.inc_value("jobcrawl/robots/unreadable")
         logger.warning("robots.txt of %s %s: every page of the host is disallowed until it can be read (RFC 9309)",
                        netloc, why)
         waiting = self._parsers[netloc]
-        self._parsers[netloc] = Unreadable(why)
+        self._parsers[netloc] = Unreadable(why, cause)
         waiting.callback(self._parsers[netloc])
 
     def process_request_2(self, rp, request: Request) -> None:
         if isinstance(rp, Unreadable):
             self._stats.inc_value("jobcrawl/refused/robots")
             raise Refused(f"robots.txt of {urlsplit(request.url).netloc} {rp.why}: every page of the host is "
-                          "disallowed until it can be read (RFC 9309)")
+                          "disallowed until it can be read (RFC 9309)", cause=rp.cause)
         super().process_request_2(rp, request)
 
 

@@ -10,10 +10,14 @@ from crawler.inputs import MAX_FILE_BYTES as _max_file_bytes  # lower case: not 
 BOT_NAME = "jobcrawl"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
+COMMANDS_MODULE = "crawler.commands"   # `scrapy crawl` checks spider arguments first (crawler/commands/crawl.py)
 
 # A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
-EXTENSIONS = {"crawler.extensions.ItemErrors": 0,
+EXTENSIONS = {"crawler.extensions.ItemErrors": 0, "crawler.extensions.QuietLog": 0,
               "crawler.killsafe.JobdirGuard": 0}  # a JOBDIR left by a killed crawl is discarded, not resumed
+# False: an error is one log line without its traceback, a failed request only the run's line per
+# source (crawler.extensions.QuietLog); the CLI sets it false unless -v.
+JOBCRAWL_LOG_TRACEBACKS = True
 
 # The one pipeline chain, one concern each (see crawler/pipelines/__init__.py). Both cores are used
 # by running the whole chain in worker processes over shards of the inputs (crawler/runner.py).

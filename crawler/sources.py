@@ -134,6 +134,31 @@ def _where(err: ValidationError) -> str:
     return f"{place}: {first['msg']}" if place else first["msg"]
 
 
+ENV_VAR = "JOBCRAWL_SOURCES"
+DEFAULT_NAME = "sources.toml"
+EXAMPLE = "seeds/sources.toml"
+
+
+def locate_sources(option: str | None, environ: dict[str, str], cwd: Path) -> Path:
+    """The sources file to use: ``--sources`` (``option``), else ``$JOBCRAWL_SOURCES``, else ``./sources.toml``.
+
+    A file named by the option or the variable must exist; :class:`SourcesError` otherwise, and when
+    none is found, naming each place looked and suggesting the bundled example.
+    """
+    for given, where in ((option, "--sources"), (environ.get(ENV_VAR) or None, f"${ENV_VAR}")):
+        if given is not None:
+            path = Path(given)
+            if not path.is_file():
+                what = "is a folder" if path.is_dir() else "no such file"
+                raise SourcesError(f"{where} {given}: {what} (try --sources {EXAMPLE}, the bundled example)")
+            return path
+    default = cwd / DEFAULT_NAME
+    if default.is_file():
+        return Path(DEFAULT_NAME)
+    raise SourcesError(f"no sources file: --sources not given, ${ENV_VAR} not set, no {DEFAULT_NAME} in {cwd}; "
+                       f"name one, e.g. --sources {EXAMPLE} (the bundled example)")
+
+
 def load_sources(path: str | Path, spider_classes: dict[str, type] | None = None) -> SourcesFile:
     """Read and validate a sources file; raise :class:`SourcesError` naming the file, the source and the problem.
 

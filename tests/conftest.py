@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,14 +21,24 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 AS_OF = "2026-11-29T12:00:00+08:00"
 
 
-def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run `jobcrawl ARGS` in a fresh Python process (a Twisted reactor cannot restart in-process)."""
-    env = dict(os.environ, PYTHONUTF8="1")
+def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: float = 300,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run `jobcrawl ARGS` in a fresh Python process (a Twisted reactor cannot restart in-process); ``env``: more
+    environment variables (an empty value removes one)."""
+    env = {k: v for k, v in dict(os.environ, PYTHONUTF8="1", **(env or {})).items() if v or k not in (env or {})}
     proc = subprocess.run([sys.executable, "-m", "crawler.cli", *args], cwd=cwd or ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"jobcrawl {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+PROGRESS_LINE = re.compile(r"(reading|storing|dedupe|scoring): ")
+
+
+def problem_lines(stderr: str) -> list[str]:
+    """A run's stderr without its progress lines (one per phase, and one every 10 s: crawler/progress.py)."""
+    return [line for line in stderr.splitlines() if not PROGRESS_LINE.match(line)]
 
 
 def free_port() -> int:

@@ -74,6 +74,7 @@ def test_sigkill_mid_ingest_then_rerun_completes(tmp_path):
         key_of = {r["id"]: r["key"] for r in records}
         cluster_of = {r["cluster_id"]: key_of[r["id"]] for r in records if r.get("duplicate_of") is None}
         return {r["key"]: {**{k: v for k, v in r.items() if k != "id"}, "cluster_id": cluster_of.get(r["cluster_id"]),
-                           "duplicate_of": key_of.get(r["duplicate_of"])} for r in records}
+                           "duplicate_of": key_of.get(r["duplicate_of"]),
+                           "dedupe_matched": key_of.get(r.get("dedupe_matched"))} for r in records}
 
     assert by_key(db) == by_key(clean)

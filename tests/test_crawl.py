@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, export_records, run_cli
+from conftest import FIXTURES, ROOT, export_records, problem_lines, run_cli
 from crawler.lock import db_lock
 from mockserver import MockServer, build_docroot
 
@@ -136,9 +136,9 @@ def two_runs(server, tmp_path_factory):
 def test_first_run_exit_status_and_messages(two_runs):
     _, (first, _) = two_runs
     assert first.proc.returncode == 1, first.proc.stderr  # something quarantined, one request failed
-    failed = [line for line in first.proc.stderr.splitlines() if ": failed: " in line]
-    assert [line.split(": failed: ")[0] for line in failed] == ["careers"]
-    assert failed[0].endswith("/redirect-loop/jobs/5: IgnoreRequest: max redirections reached")
+    failed = [line for line in first.proc.stderr.splitlines() if " failed: " in line]
+    assert failed == ["careers: 1 request failed: too many redirects"]
+    assert "Traceback" not in first.proc.stderr
     quarantined = sorted(line.split(": quarantined: ")[1].split(": ", 1)[1] for line in first.proc.stderr.splitlines()
                          if ": quarantined: " in line)
     assert quarantined == [
@@ -514,7 +514,8 @@ USAGE = [
     pytest.param(["gitlab", "--all"], "name the sources to crawl, or pass --all (not both)", id="names-and-all"),
     pytest.param([], "name the sources to crawl, or pass --all (not both)", id="nothing-to-crawl"),
     pytest.param(["nosuch"], "no source named nosuch (sources: gitlab)", id="unknown-name"),
-    pytest.param(["gitlab", "-s", "NOEQUALS"], "expected NAME=VALUE, got 'NOEQUALS'", id="bad-set"),
+    pytest.param(["gitlab", "-s", "NOEQUALS"], "expected NAME=VALUE, got 'NOEQUALS'", id="bad-setting"),
+    pytest.param(["gitlab", "--set", "NOEQUALS"], "expected NAME=VALUE, got 'NOEQUALS'", id="bad-deprecated-set"),
 ]
 
 
@@ -525,3 +526,93 @@ def test_usage_errors_exit_2(tmp_path, args, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert not (tmp_path / "jobs.db").exists()
+
+
+# --------------------------------------------------------------------------- offline: one line per failing source
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+OFFLINE = """
+[defaults]
+settings = {{ RETRY_TIMES = 1, JOBCRAWL_RETRY_BACKOFF = 0.1, DOWNLOAD_TIMEOUT = 20 }}
+
+[sources.nowhere]
+spider = "greenhouse"
+boards = ["acme"]
+base_url = "https://boards.example.invalid"
+
+[sources.closed]
+spider = "lever"
+boards = ["acme"]
+base_url = "http://127.0.0.1:{port}"
+"""
+
+
+def test_offline_crawl_is_one_line_per_source_and_exit_3(tmp_path):
+    port = closed_port()
+    sources = write_sources(tmp_path / "sources.toml", OFFLINE.format(port=port))
+    proc = crawl(tmp_path / "jobs.db", sources, "--all")
+    assert proc.returncode == 3, proc.stderr
+    assert problem_lines(proc.stderr) == ["nowhere: failed: DNS lookup failed for boards.example.invalid",
+                                        f"closed: failed: connection refused by 127.0.0.1:{port}"]
+    assert [(r["status"], r["errors"]) for r in runs(tmp_path / "jobs.db").values()] == [("failed", 1), ("failed", 1)]
+
+
+def test_verbose_offline_crawl_names_each_request_and_shows_tracebacks(tmp_path):
+    port = closed_port()
+    sources = write_sources(tmp_path / "sources.toml", OFFLINE.format(port=port))
+    proc = crawl(tmp_path / "jobs.db", sources, "closed", "-v")
+    assert proc.returncode == 3
+    lines = proc.stderr.splitlines()
+    assert f"closed: failed: http://127.0.0.1:{port}/v0/postings/acme?mode=json: connection refused by " \
+           f"127.0.0.1:{port}" in lines
+    assert f"closed: failed: connection refused by 127.0.0.1:{port}" in lines
+    assert "Traceback (most recent call last):" in lines
+    assert any("Gave up retrying" in line for line in lines)
+
+
+def test_a_failing_source_beside_a_good_one_is_a_partial_run(server, tmp_path):
+    port = closed_port()
+    body = OFFLINE.format(port=port) + f'\n[sources.gitlab]\nspider = "greenhouse"\nboards = ["gitlab"]\n' \
+                                       f'base_url = "{server.base}/greenhouse"\n'
+    proc = crawl(tmp_path / "jobs.db", write_sources(tmp_path / "sources.toml", body), "--all")
+    assert proc.returncode == 1, proc.stderr
+    assert problem_lines(proc.stderr) == ["nowhere: failed: DNS lookup failed for boards.example.invalid",
+                                        f"closed: failed: connection refused by 127.0.0.1:{port}"]
+    assert {source: run["status"] for source, run in runs(tmp_path / "jobs.db").items()} == {
+        "nowhere": "failed", "closed": "failed", "gitlab": "ok"}
+
+
+# --------------------------------------------------------------------------- where the sources file is looked for
+
+
+def test_bare_crawl_names_where_it_looked_for_the_sources_file(tmp_path):
+    proc = run_cli("crawl", "--all", "--db", str(tmp_path / "jobs.db"), cwd=tmp_path, env={"JOBCRAWL_SOURCES": ""})
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"Error: no sources file: --sources not given, $JOBCRAWL_SOURCES not set, no sources.toml in {tmp_path}; "
+        "name one, e.g. --sources seeds/sources.toml (the bundled example)")
+    assert not (tmp_path / "jobs.db").exists()
+
+
+def test_the_sources_file_comes_from_the_environment_then_the_working_folder(tmp_path):
+    port = closed_port()
+    one = ('[sources.{name}]\nspider = "lever"\nboards = ["acme"]\nbase_url = "http://127.0.0.1:%d"\n'
+           'settings = {{ RETRY_TIMES = 0 }}\n' % port)
+    write_sources(tmp_path / "env.toml", one.format(name="from_env"))
+    write_sources(tmp_path / "sources.toml", one.format(name="from_cwd"))
+    by_env = run_cli("crawl", "--all", "--db", "jobs.db", cwd=tmp_path, env={"JOBCRAWL_SOURCES": "env.toml"})
+    by_cwd = run_cli("crawl", "--all", "--db", "jobs.db", "--set", "DOWNLOAD_TIMEOUT=5", cwd=tmp_path,
+                     env={"JOBCRAWL_SOURCES": ""})
+    assert (by_env.returncode, by_cwd.returncode) == (3, 3)
+    assert by_env.stdout.startswith("from_env: ") and by_cwd.stdout.startswith("from_cwd: ")
+    # --set, the old spelling of -s/--setting, still works and says so
+    assert problem_lines(by_cwd.stderr)[0] == "jobcrawl crawl: --set is deprecated: use -s/--setting NAME=VALUE"

@@ -13,7 +13,7 @@ from crawler.db.schema import open_db
 from crawler.lock import LockHeld, db_lock
 from crawler.middlewares import retry_after_seconds
 from crawler.run import project_settings
-from crawler.sources import SourcesError, load_sources
+from crawler.sources import SourcesError, load_sources, locate_sources
 
 # --------------------------------------------------------------------------- sources files
 
@@ -121,6 +121,114 @@ def test_select_keeps_the_order_named_and_runs_disabled_sources_by_name(tmp_path
     assert [s.name for s in sources.select([], all_enabled=True)] == ["b"]
     with pytest.raises(SourcesError, match="no source named c, d \\(sources: a, b\\)"):
         sources.select(["c", "a", "d"])
+
+
+LOCATE = [
+    pytest.param("mine.toml", {"JOBCRAWL_SOURCES": "env.toml"}, True, "mine.toml", id="option-first"),
+    pytest.param(None, {"JOBCRAWL_SOURCES": "env.toml"}, True, "env.toml", id="then-the-variable"),
+    pytest.param(None, {"JOBCRAWL_SOURCES": ""}, True, "sources.toml", id="empty-variable-is-unset"),
+    pytest.param(None, {}, True, "sources.toml", id="then-the-working-folder"),
+    pytest.param(None, {}, False, "no sources file: --sources not given, $JOBCRAWL_SOURCES not set, no sources.toml in "
+                 "{cwd}; name one, e.g. --sources seeds/sources.toml (the bundled example)", id="nowhere"),
+    pytest.param("nope.toml", {}, True, "--sources nope.toml: no such file (try --sources seeds/sources.toml, the "
+                 "bundled example)", id="missing-option-file"),
+    pytest.param(None, {"JOBCRAWL_SOURCES": "gone.toml"}, True, "$JOBCRAWL_SOURCES gone.toml: no such file (try "
+                 "--sources seeds/sources.toml, the bundled example)", id="missing-variable-file"),
+    pytest.param(".", {}, True, "--sources .: is a folder (try --sources seeds/sources.toml, the bundled example)",
+                 id="a-folder"),
+]
+
+
+@pytest.mark.parametrize(("option", "env", "has_default", "expected"), LOCATE)
+def test_the_sources_file_is_the_option_then_the_variable_then_the_working_folders(
+        tmp_path, monkeypatch, option, env, has_default, expected):
+    monkeypatch.chdir(tmp_path)
+    for name in ("mine.toml", "env.toml") + (("sources.toml",) if has_default else ()):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    if "{cwd}" in expected or ":" in expected:
+        with pytest.raises(SourcesError) as caught:
+            locate_sources(option, env, tmp_path)
+        assert str(caught.value) == expected.format(cwd=tmp_path)
+    else:
+        assert locate_sources(option, env, tmp_path) == Path(expected)
+
+
+# --------------------------------------------------------------------------- why a request failed
+
+def _failure(error: Exception, url: str = "https://api.lever.co/v0/postings/acme"):
+    from scrapy import Request
+    from twisted.python.failure import Failure
+
+    try:
+        raise error
+    except Exception:
+        failure = Failure()
+    failure.request = Request(url)
+    return failure
+
+
+def _http_error(status: int):
+    from scrapy import Request
+    from scrapy.http import Response
+    from scrapy.spidermiddlewares.httperror import HttpError
+
+    return HttpError(Response("https://x.com/a", status=status, request=Request("https://x.com/a")), "Ignoring")
+
+
+FAILURES = [
+    pytest.param("CannotResolveHostError", "DNS lookup failed for api.lever.co", id="dns-scrapy"),
+    pytest.param("DNSLookupError", "DNS lookup failed for api.lever.co", id="dns-twisted"),
+    pytest.param("DownloadConnectionRefusedError", "connection refused by api.lever.co", id="refused-scrapy"),
+    pytest.param("ConnectionRefusedError", "connection refused by api.lever.co", id="refused-twisted"),
+    pytest.param("DownloadTimeoutError", "timed out on api.lever.co", id="timeout-scrapy"),
+    pytest.param("TimeoutError", "timed out on api.lever.co", id="timeout-twisted"),
+    pytest.param("TCPTimedOutError", "timed out on api.lever.co", id="tcp-timeout"),
+    pytest.param("http-503", "HTTP 503", id="http-status"),
+    pytest.param("redirects", "too many redirects", id="redirect-loop"),
+    pytest.param("other", "ValueError: odd", id="anything-else"),
+]
+
+
+@pytest.mark.parametrize(("error", "reason"), FAILURES)
+def test_failure_reason_names_what_a_user_can_act_on(error, reason):
+    import scrapy.exceptions
+    import twisted.internet.error
+
+    from crawler.spiders.webbase import failure_reason
+
+    if error == "http-503":
+        exc = _http_error(503)
+    elif error == "redirects":
+        exc = scrapy.exceptions.IgnoreRequest("max redirections reached")
+    elif error == "other":
+        exc = ValueError("odd")
+    else:
+        exc = getattr(scrapy.exceptions, error, None) or getattr(twisted.internet.error, error)
+        exc = exc("boom")
+    assert failure_reason(_failure(exc)) == reason
+
+
+def test_a_refused_port_is_named_with_its_host():
+    from scrapy.exceptions import DownloadConnectionRefusedError
+
+    from crawler.spiders.webbase import failure_reason
+
+    failure = _failure(DownloadConnectionRefusedError("x"), "http://127.0.0.1:9/v0/postings/acme")
+    assert failure_reason(failure) == "connection refused by 127.0.0.1:9"
+
+
+@pytest.mark.parametrize(("statuses", "code"), [
+    pytest.param(["ok", "ok"], 0, id="all-ok"),
+    pytest.param(["ok", "partial"], 1, id="partial"),
+    pytest.param(["ok", "failed"], 1, id="one-source-failed"),
+    pytest.param(["failed", "failed"], 3, id="every-source-failed"),
+    pytest.param(["failed"], 3, id="the-only-source-failed"),
+    pytest.param(["ok", "interrupted"], 3, id="interrupted"),
+])
+def test_crawl_exit_status(statuses, code):
+    from crawler.cli import crawl_exit_status
+
+    assert crawl_exit_status(statuses) == code
 
 
 # --------------------------------------------------------------------------- Retry-After

@@ -28,7 +28,7 @@ from conftest import run_cli
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
 SHARED_ZH = Path(__file__).resolve().parents[2] / "shared" / "data" / "zh"
-LINES_OPTIONS = ["--format", "lines", "--set", "company=智联/51job 样本", "--set", "title=未注明职位"]
+LINES_OPTIONS = ["--format", "lines", "--value", "company=智联/51job 样本", "--value", "title=未注明职位"]
 FILES = {
     "51job_list_java.csv": [],
     "boss_horti_295_with_jd.csv": [],

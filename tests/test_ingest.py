@@ -144,17 +144,6 @@ def test_changed_posting_updates_row_and_keeps_old_version(tmp_path, db_path):
     assert conn.execute("SELECT count(*) FROM postings_fts").fetchone()[0] == 1
 
 
-def test_export_csv_flattens_nested_values(seeded_db, tmp_path):
-    import csv
-
-    out = tmp_path / "postings.csv"
-    run_cli("export", "--db", str(seeded_db), "--format", "csv", "--out", str(out), check=True)
-    rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    assert [r["company"] for r in rows] == ["吉利汽车", "初速度"]
-    assert json.loads(rows[0]["salary"])["monthly_min"] == 43000
-    assert json.loads(rows[1]["sections"])["requirements"][3] == "熟悉CNN/Transformers/DETR等主流模型原理"
-
-
 def test_usage_errors_exit_2(tmp_path, db_path):
     missing = run_cli("ingest", str(tmp_path / "nope"), "--db", str(db_path))
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.gen import write_dumps
-from conftest import AS_OF, ROOT, export_records, run_cli
+from conftest import AS_OF, ROOT, export_records, problem_lines, run_cli
 from crawler.ledger import options_digest, parser_version
 from crawler.pages.tabular import BLOCK_ROWS
 
@@ -41,6 +41,7 @@ def _sql(db: Path, query: str, *args) -> list[tuple]:
         return conn.execute(query, args).fetchall()
 
 
+@pytest.mark.slow
 def test_an_unchanged_folder_is_counted_without_parsing(dumps):
     folder, db, _ = dumps
     before = export_records(db)
@@ -59,6 +60,7 @@ def test_an_unchanged_folder_is_counted_without_parsing(dumps):
         (3, parser_version(200), parser_version(200), "2026-11-29T04:00:00+00:00", "2026-11-29T04:00:00+00:00")]
 
 
+@pytest.mark.slow
 def test_an_edited_file_is_parsed_and_restoring_it_parses_it_again(dumps):
     folder, db, files = dumps
     before = export_records(db)
@@ -80,6 +82,7 @@ def test_an_edited_file_is_parsed_and_restoring_it_parses_it_again(dumps):
     assert _ingest(folder, db).endswith(SKIPPED_ALL)
 
 
+@pytest.mark.slow
 def test_reparse_another_anchor_or_another_parser_parse_again(dumps):
     folder, db, _ = dumps
     assert _ingest(folder, db, "--reparse") == (
@@ -96,6 +99,7 @@ def test_reparse_another_anchor_or_another_parser_parse_again(dumps):
     assert _sql(db, "SELECT count(*) FROM input_parses WHERE parser = ?", parser_version(200)) == [(3,)]
 
 
+@pytest.mark.slow
 def test_a_file_whose_postings_are_not_all_stored_as_it_gave_them_is_parsed_again(dumps):
     folder, db, _ = dumps
     with sqlite3.connect(db) as conn:  # as after a posting of the first file was replaced from elsewhere
@@ -106,6 +110,7 @@ def test_a_file_whose_postings_are_not_all_stored_as_it_gave_them_is_parsed_agai
     assert _sql(db, "SELECT raw_input_id FROM postings WHERE id = 1") == [(1,)]  # confirmed by its input again
 
 
+@pytest.mark.slow
 def test_quarantined_input_is_parsed_and_reported_every_time(tmp_path):
     folder = tmp_path / "in"
     write_dumps(folder, 2, per_file=2)
@@ -114,12 +119,13 @@ def test_quarantined_input_is_parsed_and_reported_every_time(tmp_path):
     for run in range(2):
         proc = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF)
         assert proc.returncode == 1
-        assert proc.stderr.splitlines() == ["quarantined: empty.txt: empty file (0 bytes)"]
+        assert problem_lines(proc.stderr) == ["quarantined: empty.txt: empty file (0 bytes)"]
         assert proc.stdout.splitlines()[0] == (
             f"files read 2 · postings found 2 · new {2 - 2 * run} · updated 0 · unchanged {2 * run} · quarantined 1"
             + (" · 1 file unchanged since its last parse, not stored again" if run else ""))
 
 
+@pytest.mark.slow
 def test_a_database_path_with_uri_characters(tmp_path):
     folder = tmp_path / "in"
     write_dumps(folder, 2, per_file=2)
@@ -142,6 +148,7 @@ JOBSPY = Path(__file__).resolve().parents[1] / "fixtures" / "tabular" / "jobspy.
 TABLE_DEFAULTS = {"format": "auto", "preset": None, "mapping": {}, "constants": {}}
 
 
+@pytest.mark.slow
 def test_an_unchanged_table_is_counted_without_being_stored_again(tmp_path):
     folder, db = tmp_path / "in", tmp_path / "jobs.db"
     folder.mkdir()
@@ -169,6 +176,7 @@ def _import(db: Path, *extra: str) -> str:
     return run_cli("ingest", str(JOBSPY), "--db", str(db), "--as-of", AS_OF, *extra, check=True).stdout.splitlines()[1]
 
 
+@pytest.mark.slow
 def test_other_table_options_parse_the_table_again(tmp_path):
     db = tmp_path / "jobs.db"
     run_cli("ingest", str(JOBSPY), "--db", str(db), "--as-of", AS_OF, check=True)

@@ -55,6 +55,7 @@ def without_ids(records: list[dict]) -> dict[str, dict]:
         r["cluster_id"] = next((key_of[m["id"]] for m in records if m["cluster_id"] == r["cluster_id"]
                                 and m.get("duplicate_of") is None), None)
         r["duplicate_of"] = key_of.get(r["duplicate_of"])
+        r["dedupe_matched"] = key_of.get(r.get("dedupe_matched"))
         out[r["key"]] = r
     return out
 
@@ -145,29 +146,66 @@ def test_shard_reports_merge_into_one():
     a = CrawlReport(files=2, found=5, requests=3, problems=["a.txt: empty"], finish_reason="finished",
                     stats={"item_scraped_count": 4, "start_time": "x"})
     a.responses.update({"200": 3})
-    b = CrawlReport(files=1, found=1, requests=1, errors=["u: HTTP 500"], error_count=1, finish_reason="shutdown",
-                    listings={"greenhouse:x": ["k"]}, stats={"item_scraped_count": 1})
+    a.failures.update({"HTTP 500": 1})
+    b = CrawlReport(files=1, found=1, requests=1, request_errors=["u: HTTP 500"], errors=["a#1: KeyError: 'x'"],
+                    error_count=2, finish_reason="shutdown", listings={"greenhouse:x": ["k"]},
+                    stats={"item_scraped_count": 1})
     b.responses.update({"200": 1, "500": 1})
+    b.failures.update({"HTTP 500": 1, "timed out on b": 1})
     a.merge(b)
-    assert (a.files, a.found, a.requests, a.error_count, a.finish_reason) == (3, 6, 4, 1, "shutdown")
-    assert (dict(a.responses), a.problems, a.errors, a.listings) == (
-        {"200": 4, "500": 1}, ["a.txt: empty"], ["u: HTTP 500"], {"greenhouse:x": ["k"]})
+    assert (a.files, a.found, a.requests, a.error_count, a.finish_reason) == (3, 6, 4, 2, "shutdown")
+    assert (dict(a.responses), a.problems, a.request_errors, a.errors, a.listings, dict(a.failures)) == (
+        {"200": 4, "500": 1}, ["a.txt: empty"], ["u: HTTP 500"], ["a#1: KeyError: 'x'"], {"greenhouse:x": ["k"]},
+        {"HTTP 500": 2, "timed out on b": 1})
     assert a.stats == {"item_scraped_count": 5, "start_time": "x"}
 
 
-@pytest.mark.parametrize("kind, reason, written, errors, stage_failed, status", [
-    pytest.param("ingest", "finished", {"new": 2}, 0, None, "ok", id="ok"),
-    pytest.param("ingest", "finished", {"quarantined": 1}, 0, None, "partial", id="quarantined"),
-    pytest.param("crawl", "finished", {}, 2, None, "partial", id="errors"),
-    pytest.param("crawl", "request_cap", {}, 0, None, "partial", id="request-cap"),
-    pytest.param("crawl", "shutdown", {}, 0, None, "interrupted", id="signal"),
-    pytest.param("ingest", "shutdown", {}, 0, None, "failed", id="ingest-stopped"),
-    pytest.param("ingest", "finished", {"new": 2}, 0, "storing failed: disk full", "failed", id="stage-failed"),
+@pytest.mark.parametrize("kind, reason, written, errors, stage_failed, files, failures, status", [
+    pytest.param("ingest", "finished", {"new": 2}, 0, None, 1, {}, "ok", id="ok"),
+    pytest.param("ingest", "finished", {"quarantined": 1}, 0, None, 1, {}, "partial", id="quarantined"),
+    pytest.param("crawl", "finished", {}, 2, None, 0, {}, "partial", id="errors"),
+    pytest.param("crawl", "finished", {}, 2, None, 1, {"HTTP 503": 2}, "partial", id="some-requests-failed"),
+    pytest.param("crawl", "finished", {}, 2, None, 0, {"HTTP 503": 2}, "failed", id="every-request-failed"),
+    pytest.param("crawl", "finished", {}, 0, None, 0, {}, "ok", id="nothing-to-read"),
+    pytest.param("crawl", "request_cap", {}, 0, None, 1, {}, "partial", id="request-cap"),
+    pytest.param("crawl", "shutdown", {}, 0, None, 1, {}, "interrupted", id="signal"),
+    pytest.param("ingest", "shutdown", {}, 0, None, 1, {}, "failed", id="ingest-stopped"),
+    pytest.param("ingest", "finished", {"new": 2}, 0, "storing failed: disk full", 1, {}, "failed", id="stage-failed"),
 ])
-def test_a_run_status_follows_from_its_report(kind, reason, written, errors, stage_failed, status):
-    report = RunReport(1, kind, crawl=CrawlReport(finish_reason=reason, error_count=errors, stage_failed=stage_failed),
-                       written=written)
+def test_a_run_status_follows_from_its_report(kind, reason, written, errors, stage_failed, files, failures, status):
+    crawl = CrawlReport(finish_reason=reason, error_count=errors, stage_failed=stage_failed, files=files)
+    crawl.failures.update(failures)
+    report = RunReport(1, kind, crawl=crawl, written=written)
     assert report.decide_status() == status
+
+
+@pytest.mark.parametrize("files, failures, line", [
+    pytest.param(0, {}, None, id="no-failure"),
+    pytest.param(0, {"DNS lookup failed for api.lever.co": 1}, "acme: failed: DNS lookup failed for api.lever.co",
+                 id="nothing-read"),
+    pytest.param(0, {"HTTP 503": 1, "connection refused by 127.0.0.1:9": 3},
+                 "acme: failed: connection refused by 127.0.0.1:9 ×3, HTTP 503", id="several-reasons-most-first"),
+    pytest.param(4, {"too many redirects": 1}, "acme: 1 request failed: too many redirects", id="partly-one"),
+    pytest.param(4, {"HTTP 503": 2, "timed out on x.com": 1}, "acme: 3 requests failed: HTTP 503 ×2, timed out on x.com",
+                 id="partly-several"),
+])
+def test_one_failure_line_per_source(files, failures, line):
+    crawl = CrawlReport(finish_reason="finished", files=files, error_count=sum(failures.values()))
+    crawl.failures.update(failures)
+    report = RunReport(1, "crawl", source="acme", crawl=crawl)
+    report.decide_status()
+    assert report.failure_line() == line
+
+
+def test_json_report_is_plain_data():
+    crawl = CrawlReport(files=1, found=2, error_count=1, finish_reason="finished")
+    crawl.failures.update({"HTTP 503": 1})
+    crawl.responses.update({"200": 1})
+    report = RunReport(5, "crawl", source="acme", crawl=crawl, written={"new": 2}, steps={"score": {"scored": 2}})
+    report.decide_status()
+    data = json.loads(json.dumps(report.as_dict()))
+    assert (data["run_id"], data["status"], data["counts"]["new"], data["crawl"]["failures"],
+            data["crawl"]["responses"], data["steps"]) == (5, "partial", 2, {"HTTP 503": 1}, {"200": 1}, {"score": {"scored": 2}})
 
 
 def test_the_runs_stats_hold_counters_that_counted():
@@ -217,3 +255,57 @@ def test_a_pipe_sink_whose_reader_is_gone_fails_loudly():
             sink.put(Batch())
             sink._thread.join(timeout=0.05)
         sink.close()
+
+
+class Recorder:
+    """A Progress that writes down what the run tells it."""
+
+    def __init__(self):
+        self.events = []
+
+    def start(self, phase, *, total_bytes=None):
+        self.events.append(("start", phase, total_bytes))
+
+    def advance(self, *, inputs=0, postings=0, nbytes=0):
+        self.events.append(("advance", inputs, postings, nbytes))
+
+    def finish(self, phase, counts):
+        self.events.append(("finish", phase, counts))
+
+    def close(self):
+        pass
+
+
+def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
+    """The writer, the corpus steps (dedupe, score) and the runs row on a real database, without a crawl."""
+    from crawler.db.rows import Batch, posting_row
+    from crawler.db.runs import finish_run, start_run
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+    from crawler.pages.appexport import parse_dump
+    from crawler.runner import after_run
+    from normalize.models import RawPosting
+    from normalize.posting import normalize_posting
+
+    db = open_db(str(tmp_path / "jobs.db"))
+    run_id = start_run(db, "ingest", {"paths": ["seeds"]})
+    batch = Batch(run_id)
+    for seed in sorted(SEEDS.glob("*.txt")):
+        for item in parse_dump(seed.read_bytes(), locator=seed.name, fetched_at="2026-11-29T04:00:00+00:00",
+                               as_of="2026-11-29T04:00:00+00:00"):
+            if isinstance(item, RawPosting):
+                batch.postings.append(posting_row(normalize_posting(item)))
+    writer = Writer(db)
+    writer.write(batch)
+    recorder = Recorder()
+    steps = after_run(db, fresh_process=False, progress=recorder)
+    assert (steps["dedupe"]["added"], steps["dedupe"]["clusters"], steps["score"]["scored"]) == (2, 2, 2)
+    assert [(e[0], e[1]) for e in recorder.events] == [("start", "dedupe"), ("finish", "dedupe"),
+                                                       ("start", "scoring"), ("finish", "scoring")]
+    assert recorder.events[3][2]["scored"] == 2
+    report = RunReport(run_id, "ingest", crawl=CrawlReport(files=2, found=2, finish_reason="finished"),
+                       written=writer.counts_of(run_id), steps=steps)
+    report.decide_status()
+    finish_run(db, report)
+    assert db.execute("SELECT status, files, found, new FROM runs WHERE id = ?", [run_id]).fetchone() == ("ok", 2, 2, 2)
+    db.close()

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AS_OF, SEEDS, run_cli
+from conftest import AS_OF, SEEDS, problem_lines, run_cli
 from crawler.db.schema import open_db
 from crawler.runner import StepFailed, after_run
+
+pytestmark = pytest.mark.slow  # each test ingests through the real CLI first
 
 REFUSE_CLUSTERS = ("CREATE TRIGGER refuse_clusters BEFORE INSERT ON cluster_members "
                    "BEGIN SELECT RAISE(ABORT, 'cluster_members refused by the test'); END")
@@ -39,7 +41,7 @@ def test_a_failing_dedupe_is_one_line_and_a_failed_run_and_can_be_rerun(db_path)
 
     assert proc.returncode == 3
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert proc.stderr.splitlines() == [
+    assert problem_lines(proc.stderr) == [
         "failed: the dedupe step failed: sqlite3.IntegrityError: cluster_members refused by the test; the postings are stored: "
         f"run `jobcrawl dedupe --db {db_path}` to retry"]
     assert proc.stdout.splitlines()[0] == (
@@ -67,7 +69,7 @@ def test_a_failing_score_keeps_the_dedupe_it_follows(db_path):
     proc = run_cli("ingest", str(SEEDS), "--db", str(db_path), "--as-of", AS_OF)
 
     assert proc.returncode == 3
-    assert proc.stderr.splitlines() == [
+    assert problem_lines(proc.stderr) == [
         "failed: the score step failed: sqlite3.IntegrityError: signals refused by the test; the postings are stored: "
         f"run `jobcrawl score --db {db_path}` to retry"]
     assert "dedupe: 2 clustered" in proc.stdout

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import crawler.pages.tabular as tabular
-from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, problem_lines, run_cli
 from crawler.pages.tabular import (
     TableOptions,
     TableReport,
@@ -329,7 +329,7 @@ FILE_PROBLEMS = [
     pytest.param(b"\n\n", "csv", {}, ("no_posting", "no header row: the file holds only blank lines"), id="blank-lines"),
     pytest.param("序号,备注\n1,无\n".encode(), "csv", {},
                  ("no_mapping", "no column gives the title (columns: 序号, 备注); use --map title=COLUMN, "
-                                "--set title=VALUE or --preset NAME"), id="no-title-column"),
+                                "--value title=VALUE or --preset NAME"), id="no-title-column"),
     pytest.param("职位名称,公司名称\n甲,乙\n".encode(), "csv", {"mapping": {"location": "城市"}},
                  ("no_mapping", "--map location=城市: no column '城市' (columns: 职位名称, 公司名称)"), id="map-unknown-column"),
     pytest.param(b'\n  \n', "jsonl", {}, ("no_posting", "no JSON object in the file"), id="jsonl-nothing"),
@@ -476,7 +476,7 @@ def runs(tmp_path_factory):
         "custom_mapped": [str(TABULAR / "custom_columns.csv"), "--map", "company=单位", "--map", "location=城市+区域",
                           "--map", "description=说明"],
         "jsonl": [str(TABULAR / "postings.jsonl")],
-        "lines": [str(TABULAR / "jds.txt"), "--format", "lines", "--set", "company=示例平台", "--set", "title=未注明"],
+        "lines": [str(TABULAR / "jds.txt"), "--format", "lines", "--value", "company=示例平台", "--value", "title=未注明"],
         "again": [str(TABULAR / "boss_list.csv")],
         "mixed": [str(SEEDS / "000_7c4373297891d5ca.txt"), str(TABULAR / "jobspy.csv")],
     }
@@ -504,14 +504,14 @@ def test_cli_exit_codes_and_file_lines(runs):
         "(the later row wins)",
         "files read 1 · postings found 7 · new 4 · updated 0 · unchanged 0 · quarantined 2",
     ]
-    assert out["boss"].stderr.splitlines() == [
+    assert problem_lines(out["boss"].stderr) == [
         "quarantined: boss_list.csv#6: row 6: no title",
         "quarantined: boss_list.csv#8: row 8: 9 cells but the header has 8 columns",
     ]
-    assert out["custom_unmapped"].stderr.splitlines() == [
+    assert problem_lines(out["custom_unmapped"].stderr) == [
         "quarantined: custom_columns.csv: no column gives the company (columns: 岗位, 单位, 月薪, 城市, 区域, 说明); "
-        "use --map company=COLUMN, --set company=VALUE or --preset NAME"]
-    assert out["jsonl"].stderr.splitlines() == [
+        "use --map company=COLUMN, --value company=VALUE or --preset NAME"]
+    assert problem_lines(out["jsonl"].stderr) == [
         "quarantined: postings.jsonl#2: line 2: not JSON (Expecting value at column 39)",
         "quarantined: postings.jsonl#3: line 3: a JSON list, not an object",
         'repaired: postings.jsonl#6: salary is a JSON number, not text: read as text ("30000")',
@@ -632,10 +632,10 @@ def test_cli_mixed_run_keeps_text_dumps_as_they_were(runs):
 @pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     pytest.param(["--preset", "indeed"], "unknown preset 'indeed'; presets: jobspy, zh-board, boss-list, boss-jd, "
-                                         "lagou-jd, lagou-api, 51job-list, generic, none", id="unknown-preset"),
+                                         "lagou-jd, lagou-api, 51job-list, jobcrawl, generic, none", id="unknown-preset"),
     pytest.param(["--map", "salary_max=x"], "unknown field 'salary_max'", id="unknown-field"),
     pytest.param(["--map", "title"], "--map 'title': expected FIELD=VALUE", id="map-without-equals"),
-    pytest.param(["--set", "source_id=1"], "--set source_id: one value for every row would make them all one posting",
+    pytest.param(["--value", "source_id=1"], "--value source_id: one value for every row would make them all one posting",
                  id="constant-id"),
 ])
 def test_cli_usage_errors_exit_2(tmp_path, args, message):
@@ -645,11 +645,73 @@ def test_cli_usage_errors_exit_2(tmp_path, args, message):
     assert not (tmp_path / "jobs.db").exists()
 
 
+MAP_ERRORS = [
+    pytest.param([str(TABULAR / "custom_columns.csv")], ["--map", "title=岗X"],
+                 "Invalid value for --map: title=岗X: no file has a column '岗X' (did you mean 岗位?); columns of "
+                 "custom_columns.csv: 岗位, 单位, 月薪, 城市, 区域, 说明", id="one-file"),
+    pytest.param([str(TABULAR / "custom_columns.csv"), str(TABULAR / "postings.jsonl")],
+                 ["--map", "company=单位", "--map", "location=城市+Area"],
+                 "Invalid value for --map: location=城市+Area: no file has a column 'Area'; columns of "
+                 "custom_columns.csv: 岗位, 单位, 月薪, 城市, 区域, 说明; postings.jsonl: job_title, company_name, city, "
+                 "salary, tags, posted, team, description, remote", id="no-file-and-no-close-name"),
+    pytest.param([str(TABULAR / "postings.jsonl")], ["--map", "title=JOB_TITEL"],
+                 "Invalid value for --map: title=JOB_TITEL: no file has a column 'JOB_TITEL' (did you mean job_title?)",
+                 id="jsonl-keys-any-case"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("paths, args, message", MAP_ERRORS)
+def test_cli_map_to_a_column_no_file_has_is_a_usage_error(tmp_path, paths, args, message):
+    proc = run_cli("ingest", *paths, *args, "--db", str(tmp_path / "jobs.db"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(f"Error: {message}")
+    assert not (tmp_path / "jobs.db").exists()
+
+
+@pytest.mark.slow
+def test_cli_map_to_a_column_some_files_have_quarantines_the_others(tmp_path):
+    proc = run_cli("ingest", str(TABULAR / "custom_columns.csv"), str(TABULAR / "boss_list.csv"), "--map", "title=岗位",
+                   "--map", "company=单位", "--db", str(tmp_path / "jobs.db"), "--as-of", AS_OF)
+    assert proc.returncode == 1
+    assert "quarantined: boss_list.csv: --map title=岗位: no column '岗位' (columns: 职位名称, 职位地址, 薪资, " \
+           "学历经验要求, 公司名称, 公司信息, 公司福利, 详情页链接)" in proc.stderr.splitlines()
+
+
+@pytest.mark.slow
+def test_cli_set_is_a_deprecated_spelling_of_value(tmp_path):
+    proc = run_cli("ingest", str(TABULAR / "jds.txt"), "--format", "lines", "--set", "company=示例平台",
+                   "--value", "title=未注明", "--db", str(tmp_path / "jobs.db"), "--as-of", AS_OF)
+    assert proc.returncode == 0, proc.stderr
+    assert problem_lines(proc.stderr) == ["jobcrawl ingest: --set FIELD=VALUE is deprecated: use --value FIELD=VALUE "
+                                        "(-s/--setting NAME=VALUE is a Scrapy setting)"]
+    assert {(r["company"], r["title"]) for r in export_records(tmp_path / "jobs.db")} == {("示例平台", "未注明")}
+
+
+@pytest.mark.parametrize("name, fmt, columns", [
+    pytest.param("custom_columns.csv", "csv", ["岗位", "单位", "月薪", "城市", "区域", "说明"], id="csv-header"),
+    pytest.param("zh_board_gb18030.csv", "csv", ["职位名称", "公司名称", "薪资", "工作地点", "经验要求", "学历要求",
+                                                 "职位描述", "福利", "发布时间", "公司信息"], id="gb18030"),
+    pytest.param("postings.jsonl", "jsonl", ["job_title", "company_name", "city", "salary", "tags", "posted", "team",
+                                             "description", "remote"], id="jsonl-keys"),
+    pytest.param("jds.txt", "lines", None, id="lines-have-no-columns"),
+    pytest.param("missing.csv", "csv", None, id="unreadable"),
+])
+def test_table_columns(name, fmt, columns):
+    assert tabular.table_columns(TABULAR / name, fmt) == columns
+
+
+def test_missing_columns_compare_names_as_binding_does():
+    header = ["职位名称", "Company Name", "城市", "区域"]
+    mapping = {"title": "职位名称", "company": "company_name", "location": "城市+区X", "description": ""}
+    assert tabular.missing_columns(mapping, header) == [("location", "城市+区X", "区X")]
+
+
 @pytest.mark.slow
 def test_cli_table_options_need_a_table(tmp_path):
     proc = run_cli("ingest", str(SEEDS), "--preset", "jobspy", "--db", str(tmp_path / "jobs.db"))
     assert proc.returncode == 2
-    assert "--preset, --map and --set apply to csv, jsonl and lines files" in proc.stderr
+    assert "--preset, --map and --value apply to csv, jsonl and lines files" in proc.stderr
 
 
 @pytest.mark.slow

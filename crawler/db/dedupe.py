@@ -26,6 +26,9 @@ _INSERT_KEY = (f"INSERT OR REPLACE INTO dedupe_signatures ({', '.join(KEY_COLUMN
                f"VALUES ({', '.join('?' * len(KEY_COLUMNS))})")
 _KEY_FIELDS = "s.signature, s.company, s.title, s.city, s.fingerprint, s.identity, s.url, s.has_jd, s.completeness"
 _ORDER = "p.locator || char(31) || printf('%012d', p.position) || char(31) || p.key"
+_SEEN = "printf('%012d', coalesce(p.first_run_id, 0))"
+"""When a posting was first seen, for choosing canonical members: the run that first saw it (first_seen is the
+time a page was fetched, which differs with the order in which a run fetched its pages)."""
 """A posting's place in its input: the same from run to run, unlike its row id (worker processes deliver
 postings in an order of their own)."""
 
@@ -124,17 +127,19 @@ def _key(row: tuple) -> DedupeKey:
 
 
 def unclustered(conn: sqlite3.Connection) -> list[int]:
-    """Postings with a key and no cluster yet, in first-seen order."""
+    """Postings with a key and no cluster yet, by the run that first saw them, then their place in their input:
+    the same order however the run's worker processes delivered them (first_seen is a fetch time, and ids follow
+    the delivery)."""
     return [r[0] for r in conn.execute(
         "SELECT s.posting_id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
-        f" WHERE s.posting_id NOT IN (SELECT posting_id FROM cluster_members) ORDER BY p.first_seen, {_ORDER}")]
+        f" WHERE s.posting_id NOT IN (SELECT posting_id FROM cluster_members) ORDER BY p.first_run_id, {_ORDER}")]
 
 
 def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey, str | None, str]]:
     """(posting id, stored key, first seen, place in its input) of ``ids``, in the given order."""
     q = _marks(ids)
     found = {r[0]: (r[0], _key(r[3:]), r[1], r[2]) for r in conn.execute(
-        f"SELECT s.posting_id, p.first_seen, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s JOIN postings p"
+        f"SELECT s.posting_id, {_SEEN}, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s JOIN postings p"
         f" ON p.id = s.posting_id WHERE s.posting_id IN ({q})", ids)}
     return [found[i] for i in ids if i in found]
 
@@ -147,7 +152,7 @@ def clustered(conn: sqlite3.Connection) -> Iterator[tuple[str, DedupeKey, int, s
     """Every clustered posting as ``(id, key, cluster id, first seen, place in its input)`` (what
     ``Clusterer.from_stored`` reads), streamed in id order."""
     for row in conn.execute(
-            f"SELECT s.posting_id, m.cluster_id, p.first_seen, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s"
+            f"SELECT s.posting_id, m.cluster_id, {_SEEN}, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s"
             " JOIN cluster_members m USING (posting_id) JOIN postings p ON p.id = s.posting_id ORDER BY s.posting_id"):
         yield str(row[0]), _key(row[4:]), row[1], row[2], row[3]
 
@@ -181,14 +186,15 @@ def clusters_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
 
 def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
     """Recompute the ``clusters`` rows of ``cluster_ids`` from their members: canonical member
-    (``choose_canonical`` on the stored completeness and first_seen), size, companies (normalized names: 华为 and
+    (``choose_canonical`` on the stored completeness and the run that first saw it), size, companies (normalized names: 华为 and
     华为技术有限公司 are one), cities, reasons.
 
     Members are read as small tuples, one cluster at a time (the largest cluster bounds the memory)."""
     for part in _chunks(cluster_ids):
         members = conn.execute(
             "SELECT m.cluster_id, m.posting_id, m.reason, m.cross_company, coalesce(s.company, p.company), p.city,"
-            f" p.first_seen, p.last_seen, s.completeness, {_ORDER} FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
+            f" p.first_seen, p.last_seen, s.completeness, {_ORDER}, {_SEEN} FROM cluster_members m"
+            " JOIN postings p ON p.id = m.posting_id"
             " LEFT JOIN dedupe_signatures s ON s.posting_id = m.posting_id"
             f" WHERE m.cluster_id IN ({_marks(part)}) ORDER BY m.cluster_id", part)
         found: set[int] = set()
@@ -196,7 +202,7 @@ def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
         for cid, group in groupby(members, key=itemgetter(0)):
             found.add(cid)
             group = list(group)
-            canonical = choose_canonical({"key": m[9], "completeness": m[8] or 0, "first_seen": m[6], "posting_id": m[1]}
+            canonical = choose_canonical({"key": m[9], "completeness": m[8] or 0, "first_seen": m[10], "posting_id": m[1]}
                                          for m in group)
             rows.append((
                 cid, canonical["posting_id"], len(group), len({m[4] for m in group if m[4]}),

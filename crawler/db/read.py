@@ -127,3 +127,40 @@ def search(db: sqlite_utils.Database, query: str, *, limit: int = 50) -> list[di
         return []
     return list(db.query(f"SELECT id, company, title, city FROM postings WHERE id IN ({','.join('?' * len(ids))})"
                          " ORDER BY id", ids))
+
+
+def search_clauses(query: str, id_column: str = "id") -> tuple[list[str], list[str]]:
+    """The SQL condition on ``id_column`` (and its parameter) that keeps the postings matching every term of
+    ``query``, as :func:`search` finds them (the one full-text index, crawler/db/fts.py); none for an empty query."""
+    from .fts import TABLE, fts_query
+
+    expression = fts_query(query)
+    if expression == '""':
+        return [], []
+    return [f"{id_column} IN (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?)"], [expression]
+
+
+def export_filter(*, open_only: bool = False, since: str | None = None, min_score: int | None = None,
+                  search: str | None = None, sources: list[str] | tuple[str, ...] = ()) -> tuple[str | None, list]:
+    """The ``where`` and ``params`` of :func:`iter_export` for ``jobcrawl export``'s filters, all of which must hold:
+    open (not closed), posted on or after ``since`` (an ISO UTC time; postings without a post time: first seen),
+    the listing's score (ours, else the app's) at least ``min_score``, every term of ``search`` (as :func:`search`),
+    from one of ``sources``."""
+    clauses: list[str] = []
+    params: list = []
+    if open_only:
+        clauses.append("closed_at IS NULL")
+    if since:
+        clauses.append("coalesce(posted_at, first_seen) >= ?")
+        params.append(since)
+    if min_score is not None:
+        clauses.append("score >= ?")
+        params.append(min_score)
+    if search:
+        terms, values = search_clauses(search)
+        clauses += terms
+        params += values
+    if sources:
+        clauses.append(f"source IN ({', '.join('?' * len(sources))})")
+        params += list(sources)
+    return (" AND ".join(clauses) or None), params

@@ -16,14 +16,19 @@ if TYPE_CHECKING:
 def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
               mark_stale: bool = True, status: str = "running", started: str | None = None) -> int:
     """Record a run as running; runs left running by a killed process are marked interrupted
-    (``mark_stale=False`` when starting the second and later runs of one process)."""
+    (``mark_stale=False`` when starting the second and later runs of one process). The postings such a run
+    stored never reached the corpus steps: they count as first seen by this run (``first_run_id``), so a
+    killed run completed by the next one clusters and reads as "new" as one uninterrupted run would."""
     with db.conn:
-        if mark_stale:
-            db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
         cur = db.execute(
             "INSERT INTO runs (kind, source, started, status, args) VALUES (?, ?, ?, ?, ?)",
             (kind, source, started or now_iso(), status, json.dumps(args, ensure_ascii=False, default=str)),
         )
+        if mark_stale:
+            stale = "SELECT id FROM runs WHERE status = 'running' AND id != ?"
+            db.execute(f"UPDATE postings SET first_run_id = ? WHERE first_run_id IN ({stale})"
+                       " AND id NOT IN (SELECT posting_id FROM cluster_members)", (cur.lastrowid, cur.lastrowid))
+            db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running' AND id != ?", (cur.lastrowid,))
     return cur.lastrowid
 
 

@@ -27,7 +27,7 @@ from .rows import EVAL_COLS, INPUT_COLS, POSTING_COLS, QUARANTINE_COLS, Batch, P
 from .skills import PS_COLS
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version")
-_INSERT_POSTING = "INSERT INTO postings (id, {cols}) VALUES (?, {qs})".format(
+_INSERT_POSTING = "INSERT INTO postings (id, {cols}, first_run_id) VALUES (?, {qs}, ?)".format(
     cols=", ".join(f"[{c}]" for c in _ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
 _UPDATE_COLS = tuple(c for c in _ALL_COLS if c != "first_seen")
 _UPDATE_POSTING = "UPDATE postings SET {sets}, first_seen = min(first_seen, ?) WHERE id = ?".format(
@@ -78,7 +78,7 @@ class Writer:
                 return
             before = counts.copy()
             input_ids = self._write_inputs(batch, counts)
-            self._write_postings(batch.postings, input_ids, counts)
+            self._write_postings(batch.postings, input_ids, counts, batch.run_id)
             self._write_quarantine(batch, input_ids, counts)
             if self._pending:
                 self._record_parses(batch, input_ids)
@@ -138,7 +138,7 @@ class Writer:
                     " parsed_at) VALUES (?, ?, ?, ?, ?, ?, ?)", (raw_id, as_of, parser, status, count, batch.run_id, now))
 
     def _write_postings(self, postings: list[PostingRow], input_ids: dict[tuple[str, str], int],
-                        counts: Counter) -> None:
+                        counts: Counter, batch_run_id: int | None) -> None:
         if not postings:
             return
         latest: dict[str, PostingRow] = {}
@@ -161,7 +161,7 @@ class Writer:
             if old is None:
                 pid = next_id
                 next_id += 1
-                inserts.append((pid, *p.values, raw_input_id, 1))
+                inserts.append((pid, *p.values, raw_input_id, 1, batch_run_id))
                 counts["new"] += 1
             else:
                 pid, old_hash, last_seen, version, closed_at = old

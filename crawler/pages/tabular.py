@@ -6,13 +6,13 @@ Formats (:func:`format_for` picks one by suffix unless told):
   ``,`` ``\\t`` ``;`` ``|``; standard quoting, so quoted fields may span lines and keep their ``\\r\\n``.
 - ``jsonl``: one JSON object per line (keys are the columns); a ``.json`` file holding one array of
   objects is read the same way.
-- ``lines``: one free-text job description per line, no header; constants (``--set``) give what the
+- ``lines``: one free-text job description per line, no header; constants (``--value``) give what the
   file lacks (company, title).
 
 **Columns → fields.** A :class:`Preset` maps our raw fields (:data:`FIELDS`) to column names. Without a
 preset name the header is sniffed: the preset explaining the most header columns wins (ties: the
 preset naming fewer columns, i.e. the more specific one). ``--map field=column`` overrides or
-extends it (``field=colA+colB`` joins columns; ``field=`` unmaps); ``--set field=value`` gives every
+extends it (``field=colA+colB`` joins columns; ``field=`` unmaps); ``--value field=value`` gives every
 row that value. Columns no field uses go to ``extra`` under their header name: nothing is dropped.
 Tags and benefits are split on ``, ， 、 ; ； | ｜`` and line breaks, or read as a JSON / Python list
 literal (``['大数据', 'SQL']``); benefits become a ``福利待遇`` section. Company facts run together
@@ -22,7 +22,7 @@ literal (``['大数据', 'SQL']``); benefits become a ``福利待遇`` section. 
 spreadsheet shows); for ``jsonl`` and ``lines`` it is the line number (item number in a JSON array).
 It is the posting's ``position`` and appears in every problem (``row 17: no title``). Blank rows and
 rows repeating the header are skipped and counted. Title and company are required: the store keys
-dedupe and scoring on them, and a file without them can supply constants (``--set company=…``).
+dedupe and scoring on them, and a file without them can supply constants (``--value company=…``).
 A row with more non-empty cells than the header has columns is quarantined (misaligned); fewer cells
 mean empty trailing cells.
 
@@ -180,6 +180,8 @@ class Preset:
     about: str
     columns: Mapping[str, tuple[str, ...]]
     derived: tuple[Derived, ...] = ()
+    loses_ties: bool = False
+    """When sniffing, the preset is picked only if it explains more columns than any other."""
 
     def names(self) -> set[str]:
         out = {_column_key(part) for alts in self.columns.values() for alt in alts for part in alt.split("+")}
@@ -200,14 +202,22 @@ _JOBSPY_INTERVALS = {"yearly": "year", "monthly": "month", "weekly": "week", "da
 def _jobspy_salary(cells: dict[str, str]) -> dict[str, Any]:
     """``min_amount, max_amount, interval, currency`` → ``USD 120000-150000/year``; JobSpy's currency
     defaults to USD (its model's default), so a blank currency means USD."""
-    low, high = _number_text(cells.get("min_amount", "")), _number_text(cells.get("max_amount", ""))
-    if not low and not high:
+    interval = cells.get("interval", "")
+    text = _salary_text(cells.get("min_amount", ""), cells.get("max_amount", ""), cells.get("currency") or "USD",
+                        _JOBSPY_INTERVALS.get(interval.lower(), interval))
+    if text is None:
         rest = {k: v for k, v in cells.items() if v}
         return {"extra": rest} if rest else {}
+    return {"salary": text}
+
+
+def _salary_text(low: str, high: str, currency: str, period: str) -> str | None:
+    """``USD 120000-150000/year`` from the parts of a structured salary; None without an amount."""
+    low, high = _number_text(low), _number_text(high)
+    if not low and not high:
+        return None
     amount = f"{low}-{high}" if low and high and low != high else low or high
-    interval = cells.get("interval", "")
-    period = _JOBSPY_INTERVALS.get(interval.lower(), interval)
-    return {"salary": f"{cells.get('currency') or 'USD'} {amount}" + (f"/{period}" if period else "")}
+    return f"{currency} {amount}".strip() + (f"/{period}" if period else "")
 
 
 def _remote_flag(cells: dict[str, str]) -> dict[str, Any]:
@@ -219,6 +229,45 @@ def _remote_flag(cells: dict[str, str]) -> dict[str, Any]:
         elif value:
             out.setdefault("extra", {})[column] = value
     return out
+
+
+_JOBCRAWL_HEADINGS = {
+    "about": ("关于这个职位", "About the role"), "responsibilities": ("岗位职责", "Responsibilities"),
+    "requirements": ("任职要求", "Requirements"), "preferred": ("加分项", "Preferred qualifications"),
+    "benefits": ("福利待遇", "Benefits"),
+}
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _jobcrawl_sections(cells: dict[str, str]) -> dict[str, Any]:
+    """The section columns of a ``jobcrawl export`` CSV (one bullet per line; ``other_sections``: a heading
+    line, its bullets, a blank line between sections) → one description with a heading per section, which
+    the description's section splitting (normalize/sections.py) cuts back into the same sections."""
+    parts = []
+    for key, (zh, en) in _JOBCRAWL_HEADINGS.items():
+        text = cells.get(key, "").strip()
+        if text:
+            parts.append(f"{zh if _CJK.search(text) else en}\n{text}")
+    for block in re.split(r"\n\s*\n", cells.get("other_sections", "").strip()):
+        heading, _, text = block.strip().partition("\n")
+        if heading:
+            parts.append(f"【{heading.strip()}】\n{text.strip()}")
+    return {"description": "\n".join(parts)} if parts else {}
+
+
+def _jobcrawl_salary(cells: dict[str, str]) -> dict[str, Any]:
+    """A ``jobcrawl export`` row without ``salary_raw``: its salary columns as ``CNY 30000-50000/month``."""
+    text = _salary_text(cells.get("salary_min", ""), cells.get("salary_max", ""), cells.get("salary_currency", ""),
+                        cells.get("salary_period", ""))
+    return {"salary": text} if text else {}
+
+
+_JOBCRAWL_DERIVED_ONLY = (
+    "id", "source", "remote", "salary_months", "salary_monthly_min", "salary_monthly_max", "posted_raw",
+    "first_seen", "last_seen", "closed_at", "score", "score_level", "score_by", "score_pay", "score_growth",
+    "score_worklife", "score_mission", "score_summary", "source_score", "cluster_id", "duplicate_of", "skills",
+)
+"""Columns of a ``jobcrawl export`` that this database computes again (ids, times, scores, clusters, skills)."""
 
 
 _CHIP_EXPERIENCE = re.compile(r"经验|应届|在校")
@@ -336,6 +385,21 @@ PRESETS: dict[str, Preset] = {
             (Derived(("标签", "地址"), _51job_labels),),
         ),
         Preset(
+            "jobcrawl",
+            "a CSV or TSV of `jobcrawl export` (title, company, city, salary_raw, responsibilities, requirements …)",
+            {
+                "source_id": ("source_id",), "url": ("url",), "title": ("title",), "company": ("company",),
+                "location": ("city+district", "city"), "category": ("category",), "seniority": ("seniority",),
+                "employment_type": ("employment_type",), "work_mode": ("work_mode",), "experience": ("experience",),
+                "education": ("education",), "company_info": ("company_info",), "salary": ("salary_raw",),
+                "posted": ("posted_at",), "valid_through": ("valid_through",), "tags": ("tags",),
+            },
+            (Derived((*_JOBCRAWL_HEADINGS, "other_sections"), _jobcrawl_sections),
+             Derived(("salary_min", "salary_max", "salary_currency", "salary_period"), _jobcrawl_salary),
+             Derived(_JOBCRAWL_DERIVED_ONLY, lambda cells: {})),
+            loses_ties=True,  # a plain title, company, city file is not an export: generic names it
+        ),
+        Preset(
             "generic",
             "columns named like our fields, or common English names (job_title, company_name, city, link …)",
             {
@@ -419,6 +483,28 @@ def _renamed(fn: Callable[[dict[str, str]], dict[str, Any]], names: dict[str, st
     return lambda cells: fn({key: cells.get(actual, "") for key, actual in names.items()})
 
 
+def missing_columns(mapping: Mapping[str, str], header: list[str]) -> list[tuple[str, str, str]]:
+    """``(field, spec, column)`` for each column a mapping names that ``header`` does not have (names
+    compare as :func:`bind` compares them)."""
+    keys = {_column_key(h) for h in header}
+    return [(name, spec, part) for name, spec in mapping.items() if spec
+            for part in spec.split("+") if _column_key(part) not in keys]
+
+
+def table_columns(path: Path, fmt: str) -> list[str] | None:
+    """The columns of a ``csv`` or ``jsonl`` file as its parse sees them (the header row; the keys of the first
+    JSON objects); None when it has none or cannot be read (its parse will say why)."""
+    report = TableReport(locator=path.name, format=fmt)
+    table = _Table(locator=path.name, fetched_at="", as_of="", source="tabular", options=TableOptions(preset="none"),
+                   report=report)
+    try:
+        with path.open("rb") as stream:
+            _start(_open(stream, fmt, SINGLE_INPUT_BYTES), table, report, path.name)
+    except (OSError, DecodeError):
+        return None
+    return table.header or None
+
+
 def sniff_preset(header: list[str]) -> tuple[Preset | None, int]:
     """The preset explaining the most header columns (ties: the one naming fewer columns) and how many it
     explains; ``(None, 0)`` when no preset binds a title column."""
@@ -427,7 +513,7 @@ def sniff_preset(header: list[str]) -> tuple[Preset | None, int]:
         binding = bind(header, preset.columns, preset.derived, preset.name)
         if not binding.binds_title:
             continue
-        score = (binding.matched, -len(preset.names()))
+        score = (binding.matched, not preset.loses_ties, -len(preset.names()))
         if best is None or score > best[0]:
             best = (score, preset)
     return (best[1], best[0][0]) if best else (None, 0)
@@ -845,15 +931,12 @@ class _Table:
         self.binding = binding
         self.report.preset = binding.preset
         self.report.columns, self.report.matched = len(header), binding.matched
-        keys = {_column_key(h) for h in header}
-        for name, spec in opts.mapping.items():
-            missing = [part for part in spec.split("+") if spec and _column_key(part) not in keys]
-            if missing:
-                return f"--map {name}={spec}: no column {missing[0]!r} (columns: {', '.join(header)})"
+        for name, spec, part in missing_columns(opts.mapping, header):
+            return f"--map {name}={spec}: no column {part!r} (columns: {', '.join(header)})"
         for name in REQUIRED:
             if name not in binding.fields and name not in opts.constants:
                 return (f"no column gives the {name} (columns: {', '.join(header)}); "
-                        f"use --map {name}=COLUMN, --set {name}=VALUE or --preset NAME")
+                        f"use --map {name}=COLUMN, --value {name}=VALUE or --preset NAME")
         return None
 
     def is_header(self, cells: list[str]) -> bool:

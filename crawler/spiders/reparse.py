@@ -11,25 +11,35 @@ from __future__ import annotations
 import sqlite3
 
 import scrapy
+from pydantic import BaseModel, ConfigDict, Field
 
 from crawler.db import readonly_uri
 from crawler.db.queries import latest_raw_inputs
 from crawler.pages.reparse import NotReparseable, reparse_items
 from crawler.report import report_of
+from crawler.spiders import check_arguments
+from crawler.spiders.webbase import Names
 from normalize.clock import now_iso
 from normalize.models import Quarantined
+
+
+class ReparseArgs(BaseModel):
+    """The spider's arguments (``scrapy crawl reparse -a db=jobs.db -a sources=greenhouse,lever``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    db: str = Field(min_length=1, description="The database whose raw inputs are parsed again.")
+    sources: Names = Field(default_factory=list, description="Only these sources (comma-separated); default all.")
 
 
 class ReparseSpider(scrapy.Spider):
     name = "reparse"
     custom_settings = {"AUTOTHROTTLE_ENABLED": False, "ROBOTSTXT_OBEY": False}
 
-    def __init__(self, db: str | None = None, sources: str | list[str] | None = None, **kwargs):
-        super().__init__(**kwargs)
-        if not db:
-            raise ValueError("reparse needs db=<database file>")
-        self.db = db
-        self.sources = [s for s in (sources.split(",") if isinstance(sources, str) else sources or []) if s]
+    def __init__(self, **kwargs):
+        super().__init__()
+        args = check_arguments(self.name, ReparseArgs, kwargs)
+        self.db, self.sources = args.db, args.sources
 
     async def start(self):
         report = report_of(self.crawler)

@@ -10,7 +10,7 @@ Arguments (keywords from Python; ``-a NAME=VALUE`` strings on the command line):
 - ``preset``: a name of :data:`crawler.pages.tabular.PRESETS`, ``none`` (the mapping only), or unset
   (each file's header picks the best preset);
 - ``mapping`` (``--map``): field → column (``colA+colB`` joins, empty unmaps); ``constants``
-  (``--set``): field → value for every row. Dicts, or strings of ``field=value`` pairs separated by ``;``.
+  (``--value``): field → value for every row. Dicts, or strings of ``field=value`` pairs separated by ``;``.
 
 A table file larger than ``JOBCRAWL_TABLE_STREAM_MB`` (default 16, :data:`~crawler.pages.tabular.SINGLE_INPUT_BYTES`)
 is still requested through the engine, but :class:`TableFileHandler` only opens it (a regular file
@@ -48,7 +48,7 @@ from crawler.pages.tabular import (
     parse_assignments,
     parse_table,
 )
-from crawler.spiders.textdump import InputProblem, RegularFileHandler, TextdumpArgs, TextdumpSpider
+from crawler.spiders.textdump import InputProblem, RegularFileHandler, TextdumpArgs, TextdumpCommandArgs, TextdumpSpider
 from normalize.clock import now_iso
 from normalize.models import Quarantined, RawInput
 
@@ -61,7 +61,7 @@ class TabularArgs(TextdumpArgs):
     format: Literal["auto", "text", "csv", "jsonl", "lines"] = Field("auto", description="How to read each file.")
     preset: str | None = Field(None, description="Preset name, `none`, or None to sniff each header.")
     mapping: dict[str, str] = Field(default_factory=dict, description="Field → column spec (`--map`).")
-    constants: dict[str, str] = Field(default_factory=dict, description="Field → value for every row (`--set`).")
+    constants: dict[str, str] = Field(default_factory=dict, description="Field → value for every row (`--value`).")
 
     @field_validator("preset")
     @classmethod
@@ -73,15 +73,26 @@ class TabularArgs(TextdumpArgs):
     @field_validator("mapping", "constants", mode="before")
     @classmethod
     def _pairs(cls, value, info):
-        what = "--map" if info.field_name == "mapping" else "--set"
+        what = "--map" if info.field_name == "mapping" else "--value"
         if isinstance(value, str):
             value = [pair for pair in value.split(";") if pair.strip()]
         if isinstance(value, dict):
             value = [f"{k}={v}" for k, v in value.items()]
         out = parse_assignments(list(value or []), what)
         if info.field_name == "constants" and (fixed := [f for f in NOT_CONSTANT if f in out]):
-            raise ValueError(f"--set {fixed[0]}: one value for every row would make them all one posting")
+            raise ValueError(f"--value {fixed[0]}: one value for every row would make them all one posting")
         return out
+
+
+class TabularCommandArgs(TextdumpCommandArgs):
+    """The arguments on the command line (``scrapy crawl tabular -a paths=jobs.csv -a preset=jobspy``)."""
+
+    format: str | None = Field(None, description="auto, text, csv, jsonl or lines.")
+    preset: str | None = Field(None, description="A preset name, or none (the mapping only).")
+    mapping: str | list[str] | dict[str, str] | None = Field(
+        None, description="field=column pairs separated by ';' (--map).")
+    constants: str | list[str] | dict[str, str] | None = Field(
+        None, description="field=value pairs separated by ';' (--value).")
 
 
 class TableFileHandler(RegularFileHandler):
@@ -106,12 +117,15 @@ class TabularSpider(TextdumpSpider):
         "DOWNLOAD_HANDLERS": {"file": "crawler.spiders.tabular.TableFileHandler"},
     }
 
+    CommandArgs = TabularCommandArgs
+
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
                  inputs: list[InputFile] | None = None, format: str = "auto", preset: str | None = None,
                  mapping=None, constants=None, unchanged: dict | None = None, **kwargs):
-        super().__init__(paths=paths, as_of=as_of, inputs=inputs, unchanged=unchanged, **kwargs)
-        self.args = TabularArgs(inputs=self.args.inputs, as_of=self.args.as_of, format=format, preset=preset,
-                                mapping=mapping or {}, constants=constants or {})
+        options = {"format": format, "preset": preset, "mapping": mapping, "constants": constants}
+        super().__init__(paths=paths, as_of=as_of, inputs=inputs, unchanged=unchanged, **options, **kwargs)
+        self.args = self.validated(TabularArgs, inputs=self.args.inputs, as_of=self.args.as_of, format=format,
+                                   preset=preset, mapping=mapping or {}, constants=constants or {})
         self.options = TableOptions(self.args.preset, self.args.mapping, self.args.constants)
         self.stream_above = SINGLE_INPUT_BYTES
 

@@ -25,12 +25,13 @@ import scrapy
 from scrapy.core.downloader.handlers.file import FileDownloadHandler
 from scrapy.http import Response
 from scrapy.utils.asyncio import run_in_thread
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from crawler.inputs import MAX_FILE_BYTES, InputFile, Problem, TooLarge, mtime, open_regular, resolve_inputs
+from crawler.inputs import MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, mtime, open_regular, resolve_inputs
 from crawler.ledger import parser_of
 from crawler.pages.appexport import parse_dump
 from crawler.report import report_of
+from crawler.spiders import SpiderArgumentError, argument_error, check_arguments, describe
 from normalize.clock import iso_utc, now_iso
 from normalize.models import Quarantined, RawInput
 from normalize.text import sha256_hex
@@ -79,8 +80,19 @@ class RegularFileHandler(FileDownloadHandler):
         return Response(url=request.url, body=body)
 
 
+class TextdumpCommandArgs(BaseModel):
+    """The arguments on the command line (``scrapy crawl textdump -a paths=seeds/``). Python callers (the run)
+    give the resolved ``inputs`` instead of ``paths``, and ``unchanged``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paths: str | list[str] | None = Field(None, description="Files, folders or globs (separated by os.pathsep).")
+    as_of: str | datetime | None = Field(None, description="Anchor for relative times; default each file's mtime.")
+
+
 class TextdumpSpider(scrapy.Spider):
     name = "textdump"
+    CommandArgs: type[TextdumpCommandArgs] = TextdumpCommandArgs
     # Local files are not someone else's server: no throttling, no robots.txt. One file at a
     # time, in the order given, so row ids follow file order (reading is not the bottleneck).
     custom_settings = {
@@ -97,13 +109,32 @@ class TextdumpSpider(scrapy.Spider):
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
                  inputs: list[InputFile] | None = None, unchanged: dict | None = None, **kwargs):
-        super().__init__(**kwargs)
-        if inputs is None:
-            if isinstance(paths, str):
-                paths = paths.split(os.pathsep)
-            inputs = resolve_inputs(list(paths or []))
-        self.args = TextdumpArgs(inputs=inputs, as_of=as_of)
+        super().__init__()
+        inputs = self.command_inputs(paths, inputs, {"as_of": as_of, **kwargs})
+        self.args = self.validated(TextdumpArgs, inputs=inputs, as_of=as_of)
         self.unchanged = unchanged or {}  # source → crawler.ledger.unchanged_inputs, from the run
+
+    def command_inputs(self, paths, inputs, given: dict) -> list[InputFile]:
+        """The inputs: ``inputs`` from Python, else ``paths`` resolved; checks the other arguments ``given``
+        against :attr:`CommandArgs` (:class:`~crawler.spiders.SpiderArgumentError` for an unknown one).
+        ``inputs`` given as text comes from the command line (``-a inputs=…``), where no such argument exists."""
+        if isinstance(inputs, str):
+            given, inputs = {**given, "inputs": inputs}, None
+        check_arguments(self.name, self.CommandArgs, {"paths": paths, **given})
+        if inputs is not None:
+            return inputs
+        if isinstance(paths, str):
+            paths = paths.split(os.pathsep)
+        try:
+            return resolve_inputs(list(paths or []))
+        except InputError as err:
+            raise SpiderArgumentError(f"{self.name}: paths: {err}; arguments: {describe(self.CommandArgs)}") from None
+
+    def validated(self, model: type[BaseModel], **values) -> BaseModel:
+        try:
+            return model(**values)
+        except ValidationError as err:
+            raise argument_error(self.name, err, self.CommandArgs) from None
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):

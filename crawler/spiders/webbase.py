@@ -17,16 +17,24 @@ Where a spider may go: ``origins()``, its own URLs' hosts and ports plus the sou
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import scrapy
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
-from scrapy.exceptions import IgnoreRequest, ResponseDataLossError
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+)
 from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
 from crawler.pages.base import BoardPage, WebPage
 from crawler.report import report_of
+from crawler.spiders import check_arguments
 from normalize.clock import now_iso
 from crawler.safety import DEFAULT_PORTS, Origin, Refused, split_url
 from normalize.models import Quarantined, RawInput, RawPosting
@@ -60,6 +68,32 @@ def page_reader(page_class: type[WebPage], company: str | None, page_kwargs: dic
     return {"page": f"{page_class.__module__}.{page_class.__qualname__}", "company": company, "kwargs": page_kwargs}
 
 
+_NETWORK_FAILURES = (
+    ((CannotResolveHostError, DNSLookupError), "DNS lookup failed for {host}"),
+    ((DownloadConnectionRefusedError, ConnectionRefusedError), "connection refused by {netloc}"),
+    ((DownloadTimeoutError, TimeoutError, TCPTimedOutError), "timed out on {host}"),
+)
+
+
+def failure_reason(failure: Failure) -> str:
+    """Why a request failed, in a few words a user can act on: ``DNS lookup failed for api.lever.co``,
+    ``connection refused by 127.0.0.1:9``, ``timed out on example.com``, ``HTTP 503``, ``too many
+    redirects``; anything else as its exception's name and message. Requests failing for one reason
+    share its text (the host is part of it, the path is not)."""
+    if failure.check(HttpError):
+        return f"HTTP {failure.value.response.status}"
+    url = urlsplit(failure.request.url)
+    # A host whose robots.txt could not be fetched for a network error is refused (RFC 9309): that error is the reason.
+    error = getattr(failure.value, "cause", None) or failure.value
+    for types, text in _NETWORK_FAILURES:
+        if isinstance(error, types):
+            return text.format(host=url.hostname or url.netloc, netloc=url.netloc)
+    if failure.check(IgnoreRequest) and "max redirections" in str(failure.value):
+        return "too many redirects"
+    message = failure.getErrorMessage() or SILENT_ERRORS.get(type(failure.value), "")
+    return f"{type(failure.value).__name__}: {message}"
+
+
 class WebArgs(BaseModel):
     """Arguments every web spider takes."""
 
@@ -82,7 +116,7 @@ class WebSpider(scrapy.Spider):
     }
 
     def __init__(self, **kwargs: Any):
-        self.args = self.Args(**kwargs)
+        self.args = check_arguments(self.name, self.Args, kwargs)
         self._book: dict[str, Any] = {}
         self._origins: list[Origin] | None = None
         self.configure()
@@ -174,13 +208,8 @@ class WebSpider(scrapy.Spider):
         if (failure.check(IgnoreRequest) and not failure.check(Refused)
                 and any(w in str(failure.value) for w in ("robots.txt", "request cap"))):
             return
-        if failure.check(HttpError):
-            status = failure.value.response.status
-            reason = f"HTTP {status}"
-        else:
-            status = None
-            message = failure.getErrorMessage() or SILENT_ERRORS.get(type(failure.value), "")
-            reason = f"{type(failure.value).__name__}: {message}"
+        status = failure.value.response.status if failure.check(HttpError) else None
+        reason = failure_reason(failure)
         # 404/410: the page is gone, which is news, not a fault (it does not block closing).
         self.problem(request.url, reason, gone=status in (404, 410))
 
@@ -190,7 +219,8 @@ class WebSpider(scrapy.Spider):
         self.crawler.stats.inc_value("jobcrawl/errors")
         report = report_of(self.crawler)
         report.error_count += 1
-        report.errors.append(f"{url}: {reason}")
+        report.failures[reason] += 1
+        report.request_errors.append(f"{url}: {reason}")
         self.logger.warning("failed: %s: %s", url, reason)
 
     def closing_listings(self, reason: str) -> dict[str, list[str]]:
