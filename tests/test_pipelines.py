@@ -156,6 +156,16 @@ def test_store_without_a_sink_writes_through_a_writer_of_its_own(tmp_path):
     assert quarantine == [("bad.txt", "empty")]
     assert sections[0][0] > 5
     assert report_of(crawler).problems == ["bad.txt: empty file"]
+    # the dedupe key is made by the store stage (so the dedupe step after a run has none left to make)
+    from crawler.db.dedupe import key_values
+    from normalize.dedupe import posting_signature
+
+    posting = normalize.process_item(seed_items()[1])
+    conn = sqlite3.connect(db)
+    stored_key = conn.execute("SELECT signature, company, title, city, fingerprint, identity, url, has_jd, completeness"
+                              " FROM dedupe_signatures").fetchall()
+    conn.close()
+    assert stored_key == [key_values(posting_signature(posting))]
     assert (crawler.stats.get_value("jobcrawl/new"), crawler.stats.get_value("jobcrawl/quarantined")) == (1, 1)
 
 

@@ -26,11 +26,11 @@ _INSERT_KEY = (f"INSERT OR REPLACE INTO dedupe_signatures ({', '.join(KEY_COLUMN
                f"VALUES ({', '.join('?' * len(KEY_COLUMNS))})")
 _KEY_FIELDS = "s.signature, s.company, s.title, s.city, s.fingerprint, s.identity, s.url, s.has_jd, s.completeness"
 _ORDER = "p.locator || char(31) || printf('%012d', p.position) || char(31) || p.key"
+"""A posting's place in its input: the same from run to run, unlike its row id (worker processes deliver
+postings in an order of their own)."""
 _SEEN = "printf('%012d', coalesce(p.first_run_id, 0))"
 """When a posting was first seen, for choosing canonical members: the run that first saw it (first_seen is the
 time a page was fetched, which differs with the order in which a run fetched its pages)."""
-"""A posting's place in its input: the same from run to run, unlike its row id (worker processes deliver
-postings in an order of their own)."""
 
 
 def _chunks(ids: list[int], size: int = BATCH) -> Iterator[list[int]]:
@@ -77,8 +77,13 @@ def stamp_first_runs(conn: sqlite3.Connection) -> int:
 
 def key_row(posting_id: int, content_hash: str | None, key: DedupeKey) -> tuple:
     """A posting's :class:`DedupeKey` as a ``dedupe_signatures`` row (what the writer stores beside the posting)."""
-    return (posting_id, content_hash, key.signature or None, key.company, key.title, key.city, key.fingerprint,
-            key.identity, key.url, int(key.has_jd), key.completeness)
+    return (posting_id, content_hash, *key_values(key))
+
+
+def key_values(key: DedupeKey) -> tuple:
+    """The columns of a :func:`key_row` after ``posting_id`` and ``content_hash`` (what the store stage sends)."""
+    return (key.signature or None, key.company, key.title, key.city, key.fingerprint, key.identity, key.url,
+            int(key.has_jd), key.completeness)
 
 
 def store_keys(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:

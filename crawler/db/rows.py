@@ -50,6 +50,8 @@ class PostingRow(NamedTuple):
     """``(scorer, dimension, position, key, value)`` of that evaluation."""
     search: tuple
     """The posting's full-text index columns, prepared (crawler.db.fts.index_values)."""
+    dedupe: tuple | None = None
+    """Its dedupe key's columns (crawler.db.dedupe.key_values), made by the store stage; None: the dedupe step makes it."""
 
 
 def search_body(posting: Posting) -> str:
@@ -83,8 +85,8 @@ def evaluation_rows(posting_id: int, ev: Evaluation, computed_at: str) -> tuple[
     return [posting_id, *row], [(posting_id, *s) for s in signals]
 
 
-def posting_row(p: Posting) -> PostingRow:
-    """A normalized, tagged posting as the rows the writer stores."""
+def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
+    """A normalized, tagged posting as the rows the writer stores (``dedupe``: its dedupe key's columns)."""
     flat = flatten_posting(p)
     sections = []
     seq = 0
@@ -98,7 +100,7 @@ def posting_row(p: Posting) -> PostingRow:
     evaluation, signals = (evaluation_values(p.source_evaluation, p.as_of) if p.source_evaluation else (None, []))
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
                       p.complete_listing, tuple(flat[c] for c in POSTING_COLS), sections, skills, evaluation, signals,
-                      fts.index_values(p.title, p.company, p.city, p.skills, search_body(p)))
+                      fts.index_values(p.title, p.company, p.city, p.skills, search_body(p)), dedupe)
 
 
 def input_row(item: RawInput) -> tuple:

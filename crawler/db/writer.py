@@ -22,7 +22,7 @@ import sqlite_utils
 
 from normalize.clock import now_iso
 
-from . import fts, spool
+from . import dedupe, fts, spool
 from .rows import EVAL_COLS, INPUT_COLS, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow
 from .skills import PS_COLS
 
@@ -200,8 +200,10 @@ class Writer:
         fts.insert_prepared(c, search)
 
     def _write_children(self, children: Iterable[tuple[int, PostingRow]]) -> None:
-        sections, skills, evals, signals = [], [], [], []
+        sections, skills, evals, signals, keys = [], [], [], [], []
         for pid, p in children:
+            if p.dedupe is not None:
+                keys.append((pid, p.content_hash, *p.dedupe))
             sections.extend((pid, *s) for s in p.sections)
             skills.extend((pid, *s) for s in p.skills)
             if p.evaluation is not None:
@@ -216,6 +218,8 @@ class Writer:
             c.executemany(_INSERT_EVAL, evals)
         if signals:
             c.executemany(_INSERT_SIGNAL, signals)
+        if keys:
+            dedupe.store_keys(c, keys)
 
     def _snapshot(self, pid: int, version: int, superseded_at: str) -> None:
         """Keep the stored version's exported record before it is replaced."""

@@ -1,12 +1,19 @@
-"""Store: items become plain rows (crawler/db/rows.py), handed in batches to the run's sink (crawler/sinks.py)."""
+"""Store: items become plain rows (crawler/db/rows.py), handed in batches to the run's sink (crawler/sinks.py).
+
+Each posting's dedupe key (normalize.dedupe.posting_signatures: fingerprint, identity, MinHash signature) is made
+here, for a batch at a time: computed together they cost a third of one at a time, and made here they are made in
+the worker processes, so the dedupe step after the run only does the corpus's work (crawler/steps/dedupe.py).
+"""
 
 from __future__ import annotations
 
 from itemadapter import ItemAdapter
 
+from crawler.db.dedupe import key_values
 from crawler.db.rows import Batch, input_row, posting_row, quarantine_row
 from crawler.report import report_of
 from crawler.sinks import SINKS, WriterSink
+from normalize.dedupe import posting_signatures
 from normalize.models import Posting, Quarantined, RawInput
 
 from . import item_where
@@ -24,6 +31,7 @@ class StorePipeline:
         self.sink = None
         self.own_sink = False
         self.batch = Batch(run_id)
+        self.postings: list[Posting] = []  # of the batch: rows once their dedupe keys are made
         self.parsers: dict[str, str] = {}
 
     @classmethod
@@ -44,8 +52,8 @@ class StorePipeline:
 
     def process_item(self, item, spider=None):
         if isinstance(item, Posting):
-            self.batch.postings.append(posting_row(item))
-            if len(self.batch.postings) >= self.batch_size:
+            self.postings.append(item)
+            if len(self.postings) >= self.batch_size:
                 self.flush()
         elif isinstance(item, RawInput):
             self.batch.inputs.append(input_row(item))
@@ -55,6 +63,9 @@ class StorePipeline:
         return item
 
     def flush(self) -> None:
+        keys = posting_signatures(self.postings)
+        self.batch.postings = [posting_row(p, key_values(k)) for p, k in zip(self.postings, keys)]
+        self.postings = []
         batch, self.batch = self.batch, Batch(self.run_id, parsers=self.parsers)
         if batch:
             try:
