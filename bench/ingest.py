@@ -1,64 +1,122 @@
-"""Benchmark: end-to-end ingest throughput and peak memory.
+"""Benchmark: end-to-end ingest of text dumps, against a plain loop measured in the same run.
 
-Generates N postings in the app layout (bench/gen.py mixed_postings: real JD bullets from
-fixtures/dedupe/bases.jsonl, varied company, title, salary, city; 10 % reposts), writes them as
-dump files of 100 postings each, runs ``jobcrawl ingest`` on them in a fresh process, and prints
-postings/s (wall clock, whole command), the CPU time of all its processes (per posting: 2 cores
-give at most 2,000 / that many ms postings per second), and its peak RSS: of its largest process
-(the engine, the stage worker, the dedupe process or a scoring worker) and of all its processes
-together (bench/sizes.run_measured). Then runs the same command again and prints its time: nothing
-changed, so no file is parsed again.
+Generates N postings in the app's layout (bench/gen.py: ``mixed`` = real JD bullets from
+fixtures/dedupe/bases.jsonl with varied company, title, salary, city and 10 % reposts; ``seeds`` =
+variants of the two seeds at their full length, AI-insight lists included), writes them as dump files
+of ``--per-file`` postings each, then in fresh processes:
 
-    python bench/ingest.py               # N = 10,000 and 100,000
-    python bench/ingest.py --n 2000      # a quick run
+1. the reference (bench/reference_ingest.py): the same files read by a plain loop (``parse_dump``, one
+   ``executemany`` into a postings table of the same columns, the same full-text index);
+2. ``jobcrawl ingest`` of the folder (every stage, both cores, dedupe and scoring included);
+3. the same ingest again: nothing changed.
 
-Targets (issue 2): ≥ 1,500 postings/s on the 2-core machine; peak RSS < 300 MB at 100k and within
-20 % of the 10k figure.
+Prints postings/s (wall clock, whole command), the CPU time of all its processes per posting and its
+ratio to the reference's (the figure that does not move with the shared machine's load), peak RSS of
+the largest process, the database's bytes against the input's, and the re-run's time.
+
+    python bench/ingest.py                        # mixed pages, N = 10,000 and 100,000, 100 per file
+    python bench/ingest.py --n 10000 --kind seeds # pages of the seeds' full length
+    python bench/ingest.py --n 10000 --per-file 1 # one posting per file
+    python bench/ingest.py --n 3000 --per-file 1 --rerun-only   # the unchanged re-run of 3,000 files
+
+Targets (issue 24): ≥ 1,000 postings/s at 10k and 100k; ≥ 900/s on full-length pages; ≥ 400/s with one
+posting per file; CPU ≤ 2.5 × the reference; unchanged re-run of 3,000 files ≤ 3 s, of 100k postings ≤ 10 s;
+peak RSS < 300 MB and within 20 % between 10k and 100k; database ≤ 5 × the input bytes.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.sizes import per_size, run_measured  # noqa: E402
+from bench.sizes import run_measured  # noqa: E402
+
+AS_OF = "2026-11-29T12:00:00+08:00"
 
 
-def one(n: int, workdir: Path) -> dict:
-    """Run in a fresh process: generate (in a child of its own, so this process stays small), ingest, measure."""
+def generate(folder: Path, n: int, per_file: int, kind: str) -> int:
+    """Write the dumps in a child process (this one stays small); returns their bytes."""
+    writer = "write_mixed_dumps" if kind == "mixed" else "write_dumps"
     subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
-                    " from bench.gen import write_mixed_dumps;"
-                    " write_mixed_dumps(Path(sys.argv[2]), int(sys.argv[3]), per_file=100)",
-                    str(ROOT), str(workdir / "in"), str(n)], check=True)
+                    f" from bench.gen import {writer};"
+                    f" {writer}(Path(sys.argv[2]), int(sys.argv[3]), per_file=int(sys.argv[4]))",
+                    str(ROOT), str(folder), str(n), str(per_file)], check=True)
+    return sum(p.stat().st_size for p in folder.iterdir())
+
+
+def one(n: int, per_file: int, kind: str, workdir: Path, rerun_only: bool) -> dict:
+    inputs = workdir / "in"
+    input_bytes = generate(inputs, n, per_file, kind)
+    out: dict = {"n": n, "per_file": per_file, "kind": kind, "input_mb": round(input_bytes / 2**20, 1)}
     db = workdir / "jobs.db"
-    command = [sys.executable, "-m", "crawler.cli", "ingest", str(workdir / "in"), "--db", str(db),
-               "--as-of", "2026-11-29T12:00:00+08:00"]
+    command = [sys.executable, "-m", "crawler.cli", "ingest", str(inputs), "--db", str(db), "--as-of", AS_OF, "-q"]
+    if not rerun_only:
+        ref = run_measured([sys.executable, str(ROOT / "bench" / "reference_ingest.py"), str(inputs),
+                            str(workdir / "reference.db")], cwd=ROOT)
+        if ref["returncode"] != 0:
+            raise SystemExit(ref["stderr"])
+        out["reference_cpu_ms"] = round(1000 * ref["cpu_seconds"] / n, 3)
     run = run_measured(command, cwd=ROOT)
-    if run["returncode"] != 0:
+    if run["returncode"] not in (0, 1):
         raise SystemExit(run["stderr"])
-    again = run_measured(command, cwd=ROOT)  # nothing changed: every file is skipped (crawler/ledger.py)
-    if again["returncode"] != 0:
+    db_bytes = sum(p.stat().st_size for p in workdir.glob("jobs.db*"))
+    again = run_measured(command, cwd=ROOT)
+    if again["returncode"] not in (0, 1):
         raise SystemExit(again["stderr"])
-    return {"n": n, "seconds": round(run["seconds"], 2), "postings_per_s": round(n / run["seconds"]),
-            "cpu_seconds": round(run["cpu_seconds"], 1),
-            "peak_rss_mb": run["peak_rss_mb"], "peak_total_mb": run["peak_total_mb"],
-            "db_mb": round(db.stat().st_size / 2**20), "summary": run["stdout"].splitlines()[0],
-            "rerun_seconds": round(again["seconds"], 2), "rerun_summary": again["stdout"].splitlines()[0]}
+    out.update(seconds=round(run["seconds"], 2), postings_per_s=round(n / run["seconds"]),
+               cpu_ms=round(1000 * run["cpu_seconds"] / n, 3), peak_rss_mb=run["peak_rss_mb"],
+               peak_total_mb=run["peak_total_mb"], db_ratio=round(db_bytes / input_bytes, 2),
+               rerun_seconds=round(again["seconds"], 2))
+    if "reference_cpu_ms" in out:
+        out["cpu_ratio"] = round(out["cpu_ms"] / out["reference_cpu_ms"], 2)
+    return out
+
+
+def show(r: dict) -> str:
+    line = (f"N={r['n']:>7,} ({r['kind']}, {r['per_file']}/file, {r['input_mb']} MB): {r['seconds']:>6.1f} s = "
+            f"{r['postings_per_s']:>5,} postings/s · CPU {r['cpu_ms']:.2f} ms/posting")
+    if "cpu_ratio" in r:
+        line += f" = {r['cpu_ratio']:.2f} × the reference ({r['reference_cpu_ms']:.2f} ms)"
+    return (line + f" · peak RSS {r['peak_rss_mb']} MB (all processes {r['peak_total_mb']} MB) · database "
+            f"{r['db_ratio']:.2f} × input\n{'':10}unchanged re-run {r['rerun_seconds']:.2f} s")
 
 
 def main() -> None:
-    results = per_size(__file__, __doc__, one, lambda result: (
-        f"N={result['n']:>7,}  {result['seconds']:>7.1f} s  {result['postings_per_s']:>6,} postings/s  "
-        f"({result['cpu_seconds']:.1f} CPU-s of all its processes: {1000 * result['cpu_seconds'] / result['n']:.2f} ms per posting)  "
-        f"peak RSS {result['peak_rss_mb']:>4} MB (largest process; all processes at once {result['peak_total_mb']} MB)  db {result['db_mb']} MB  [{result['summary']}]\n"
-        f"         re-run, nothing changed: {result['rerun_seconds']:.1f} s  [{result['rerun_summary']}]"))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, action="append", help="postings (repeatable); default 10,000 and 100,000")
+    parser.add_argument("--per-file", type=int, default=100, help="postings per dump file (default 100)")
+    parser.add_argument("--kind", choices=["mixed", "seeds"], default="mixed", help="generated pages (see above)")
+    parser.add_argument("--rerun-only", action="store_true", help="skip the reference (only the ingest and its re-run)")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        workdir = Path(tempfile.mkdtemp(prefix="jobcrawl-bench-"))
+        try:
+            print(json.dumps(one(args.one, args.per_file, args.kind, workdir, args.rerun_only)))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return
+    results = []
+    for n in args.n or (10_000, 100_000):
+        proc = subprocess.run([sys.executable, __file__, "--one", str(n), "--per-file", str(args.per_file),
+                               "--kind", args.kind, *(["--rerun-only"] if args.rerun_only else [])],
+                              capture_output=True, text=True, check=True)
+        results.append(json.loads(proc.stdout.splitlines()[-1]))
+        print(show(results[-1]), flush=True)
     if len(results) > 1:
         print(f"peak RSS ratio {results[-1]['n']:,} / {results[0]['n']:,}: "
               f"{results[-1]['peak_rss_mb'] / results[0]['peak_rss_mb']:.2f}")
+    import os
+
+    print("load average (1, 5, 15 min) {:.2f} {:.2f} {:.2f} on {} cores".format(*os.getloadavg(), os.cpu_count()))
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ def main(folder: Path, db_path: Path) -> int:
             row[index["first_seen"]] = row[index["last_seen"]] = AS_OF
             rows.append(row)
             body = "\n".join(line for section in item.sections for line in section.lines)
-            search.append((len(rows), item.title or "", item.company or "", body))
+            search.append((len(rows), item.title, item.company, item.location, None, body))
     with db.conn:
         db.conn.executemany(f"INSERT INTO postings (id, {', '.join(POSTING_COLS)}) VALUES (?, {', '.join('?' * len(POSTING_COLS))})",
                             [(i + 1, *row) for i, row in enumerate(rows)])
