@@ -17,6 +17,10 @@ encoded size and the encode + decode time of one batch, pickle protocol 5 (used)
 Redis memory: INFO used_memory before and after seeding 10,000 start requests into one source's
 queue (with the dupefilter's fingerprints): bytes per queued request.
 
+One worker must be latency-bound for the speed-up to mean anything: at ``--concurrency 1`` one worker
+has 8 requests in flight and needs about half a core, so 4 workers fit this machine's 2 cores; at
+``--concurrency 2`` one worker already uses most of a core and 4 workers are CPU-bound (×2.0).
+
     python bench/crawl_distributed.py                      # 8 hosts × 100 pages, 1/2/4 workers
     python bench/crawl_distributed.py --hosts 4 --pages 50 # a quick run
 
@@ -177,7 +181,8 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=8, help="hosts (loopback addresses), one source each")
     parser.add_argument("--pages", type=int, default=100, help="job pages per host")
     parser.add_argument("--workers", default="1,2,4", help="worker counts to run (comma-separated)")
-    parser.add_argument("--concurrency", type=int, default=2, help="requests in flight per source in each worker")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="requests in flight per source in each worker (default 1: see below)")
     parser.add_argument("--rows", type=int, default=20_000, help="postings pushed to the spool for the writer")
     args = parser.parse_args()
 
