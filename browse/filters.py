@@ -12,9 +12,8 @@ posting in :data:`SCAN_RATIO`), the break-even measured at 500,000 postings.
 
 When nothing else selects the rows (:func:`own_ids`), the count is known and the facets are counted
 from the indexes: the page's query is the only one with the clause, and when it reads in score
-order the walk along the score index wins from about 500 matches (:data:`PAGE_SCAN_RATIO`): at
-500,000 postings, 14 ms against 99 ms seeking for the 8,683 matches of ``感知 PyTorch``, 10 ms
-against 188 ms for ``感知`` (10,879); 84 to 96 ms against 2 to 9 ms for 1 to 5 matches. The search
+order the walk along the score index wins from about 500 matches (:data:`PAGE_SCAN_RATIO`): it wins for
+many matches and loses to seeking for a handful (``bench/browse.py``; figures in bench/README.md). The search
 is then checked against its matches held in memory (:func:`search_function`), not collected again.
 
 Datasette's own search (``fts_table`` in the metadata) always writes the first, so the metadata of
@@ -85,9 +84,8 @@ def search_function(conn: sqlite3.Connection, database):
     from the matches the served ``database``'s facet index holds in memory, or those read on
     ``conn`` when it holds none (the SQL of a page run again in the SQL editor).
 
-    Read along the score index and checked against matches in memory, a search's page costs well
-    under 1 ms, where ``+id in (subquery)`` has SQLite collect every match again (20 to 50 ms for
-    100,000 to 150,000 matches at 500,000 postings). A page's SQL uses it only while the index is
+    Read along the score index and checked against matches in memory, a search's page does not have
+    SQLite collect every match again as ``+id in (subquery)`` does. A page's SQL uses it only while the index is
     of the file as it is (:func:`listing_filters`)."""
     own = Lru(4)  # search → matches as bytes by id, without an index
 

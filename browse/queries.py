@@ -162,8 +162,8 @@ from found join postings p on p.id = found.id
 order by p.id desc"""
 """The ``search`` canned query: the 100 postings stored last that ``:q`` finds, with the matched
 text (rendered highlighted by the plugin). FTS5 reads its matches in rowid order and stops at the
-100th, so the snippets are made for those alone; ordering by relevance (bm25) ranks every match
-first: 150-750 ms for 50,000 to 120,000 matches among 500,000 postings."""
+100th, so the snippets are made for those alone; ordering by relevance (bm25) would rank every match
+first, which costs a large search a large part of a second at 500,000 postings."""
 
 
 def limited(sql: str, limit: int) -> str:

@@ -16,8 +16,8 @@ token keeps ``算，子`` from matching ``算子``. A Latin term matches whole w
 in ``Google``); ``term*`` matches words it starts (``Tensor*`` finds ``TensorRT``).
 
 The text looks as written once the two marks are removed (:func:`plain`, :data:`PLAIN_SQL`), so
-FTS5's own ``snippet()`` highlights matches in it (:func:`snippet_sql`). Indexing costs about 0.1 ms
-of CPU per posting of the seeds' length (``bench/fts.py``).
+FTS5's own ``snippet()`` highlights matches in it (:func:`snippet_sql`). Its indexing cost is measured
+by ``bench/fts.py`` (figures in bench/README.md).
 
 The writer calls :func:`insert_rows` and :func:`delete_rows` in its transaction; retagging calls
 :func:`set_skills`; migrations call :func:`rebuild`. Saved searches and exports call
