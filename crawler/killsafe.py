@@ -5,9 +5,12 @@
   the spider's state are saved only when the spider closes. After a kill, the seen file names pages
   whose postings were never committed while the queue that held the rest is lost: the next run would
   skip those pages and, for a ``complete`` site, even close their postings. :class:`JobdirGuard`
-  marks the JOBDIR as in use while a crawl runs and removes the mark when the spider closes (finished
-  or stopped by a signal, both of which save the queue); a run that finds the mark discards the
-  JOBDIR and starts afresh (stat ``jobcrawl/jobdir_discarded``). The HTTP cache keeps the restart
+  marks the JOBDIR as in use while a crawl runs; the mark goes only once the postings of the pages
+  it names are committed: when the spider closes (finished or stopped by a signal, both of which save
+  the queue) for a crawl that stores as it closes (``scrapy crawl``), else when the run's writer has
+  committed (:func:`release`, called by crawler/runner.py). A run that finds the mark discards the
+  JOBDIR and starts afresh (stat ``jobcrawl/jobdir_discarded``): a kill between the spider's close and
+  the writer's last commit would otherwise leave a saved state naming pages that were never stored. The HTTP cache keeps the restart
   cheap: a 304 per unchanged page.
 - **The HTTP cache** (``<db>.httpcache/``). Scrapy's FilesystemCacheStorage writes an entry as
   seven files, the one that makes it a hit (``pickled_meta``) second, and rewrites every entry that
@@ -50,6 +53,8 @@ class JobdirGuard:
         jobdir.mkdir(parents=True, exist_ok=True)
         started = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
         self.mark.write_text(f"pid {os.getpid()}, started {started}\n", encoding="utf-8")
+        # In a run the store stage hands rows to the run's writer, which commits after the spider closed.
+        self.committed_after_close = bool(crawler.settings.get("JOBCRAWL_SINK"))
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -60,7 +65,13 @@ class JobdirGuard:
         return cls(crawler, Path(jobdir))
 
     def spider_closed(self, spider, reason: str) -> None:
-        self.mark.unlink(missing_ok=True)
+        if not self.committed_after_close:
+            self.mark.unlink(missing_ok=True)
+
+
+def release(jobdir: str | Path) -> None:
+    """The crawl that used ``jobdir`` closed and its postings are committed: its saved state can be resumed."""
+    (Path(jobdir) / MARK).unlink(missing_ok=True)
 
 
 class WholeEntryCacheStorage(FilesystemCacheStorage):

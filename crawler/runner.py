@@ -486,6 +486,7 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     from crawler.db.closing import close_missing
     from crawler.db.runs import finish_run
     from crawler.db.schema import open_db
+    from crawler.killsafe import release
 
     database = open_db(db)
     results = []
@@ -499,6 +500,8 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
         jobdir = job.settings.get("JOBDIR")
         if jobdir and crawl.finish_reason == "finished":
             shutil.rmtree(Path(jobdir), ignore_errors=True)
+        elif jobdir and not crawl.stage_failed:  # its rows are committed: the saved queue may be resumed
+            release(jobdir)
         results.append(result)
     progress.finish("storing", {k: sum(r.counts[k] for r in results)
                                 for k in ("new", "updated", "unchanged", "quarantined")})
