@@ -207,11 +207,12 @@ class TerminalProgress:
         t.advance(inputs, postings, nbytes)
         if self.bar is None or t.phase != "reading":
             return
-        if nbytes and t.total_bytes:
-            estimate = max(t.postings * t.total_bytes // max(t.nbytes, 1), t.postings)
+        if t.total_bytes and t.nbytes and t.postings:
+            # Bytes are counted as inputs are read and postings as they are stored, so the estimate is made
+            # again on every update (and never below the postings counted: tqdm drops a total that n passed).
             self.bar.bar_format = ("{desc} {n_fmt}/~{total_fmt} postings {bar:20} "
                                    "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
-            self.bar.total = estimate
+            self.bar.total = max(t.postings * t.total_bytes // t.nbytes, t.postings)
         self.bar.set_postfix_str(f"{t.noun} {_n(t.inputs)}", refresh=False)
         self.bar.update(postings)
 
@@ -219,6 +220,8 @@ class TerminalProgress:
         from tqdm import tqdm
 
         if phase != "storing":
+            if self.bar is not None:
+                self.bar.refresh()  # its last state, even when every update came within one refresh interval
             self._close_bar()
         tqdm.write(self.tally.line(phase, counts), file=self.stream)
 

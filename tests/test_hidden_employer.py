@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from scrapy.utils.test import get_crawler
 
-from conftest import export_records, run_cli
+from conftest import export_records, problem_lines, run_cli
 from crawler.pipelines.validate import ValidatePipeline
 from normalize.models import Quarantined, RawPosting, RawSection
 
@@ -63,7 +63,7 @@ def test_hidden_employers_are_stored_and_shown(tmp_path):
     db = tmp_path / "jobs.db"
     proc = run_cli("ingest", str(src), "--db", str(db))
     assert proc.returncode == 1  # the row with neither title nor description
-    assert proc.stderr.splitlines() == ["quarantined: liepin.csv#5: row 5: no title"]
+    assert problem_lines(proc.stderr) == ["quarantined: liepin.csv#5: row 5: no title"]
     assert "postings found 4 · new 3 · updated 0 · unchanged 0 · quarantined 1" in proc.stdout
     records = {r["source_id"][-7:]: r for r in export_records(db)}
     assert {k: (r["company"], r["problems"]) for k, r in records.items()} == {
