@@ -258,3 +258,31 @@ def jd_sample(conn: sqlite3.Connection, limit: int) -> list[int]:
     return [r[0] for r in conn.execute(
         "SELECT p.id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
         " WHERE s.has_jd AND s.company != '' ORDER BY p.key LIMIT ?", (limit,))]
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def largest_clusters(conn: sqlite3.Connection, top: int) -> list[tuple[int, int, int, int, str]]:
+    """The ``top`` largest clusters as (id, size, companies, cities, reasons JSON), largest first."""
+    return conn.execute("SELECT id, size, companies, cities, reasons FROM clusters"
+                        " ORDER BY size DESC, companies DESC, id LIMIT ?", (top,)).fetchall()
+
+
+def wide_cluster_members(conn: sqlite3.Connection, companies: int = 2) -> dict[int, list[tuple[int, str, bytes, float]]]:
+    """Cluster id → its members as (posting id, normalized company, JD signature, similarity), for the clusters
+    spanning more than ``companies`` companies (as ``clusters.companies`` counts them)."""
+    out: dict[int, list[tuple[int, str, bytes, float]]] = defaultdict(list)
+    for cid, pid, company, signature, similarity in conn.execute(
+            "SELECT m.cluster_id, m.posting_id, coalesce(s.company, ''), s.signature, m.similarity"
+            " FROM clusters c JOIN cluster_members m ON m.cluster_id = c.id"
+            " LEFT JOIN dedupe_signatures s ON s.posting_id = m.posting_id"
+            " WHERE c.companies > ? ORDER BY m.cluster_id, m.posting_id", (companies,)):
+        out[cid].append((pid, company, signature or b"", similarity))
+    return dict(out)
+
+
+def lowest_cross_company_similarity(conn: sqlite3.Connection, cluster_id: int) -> float | None:
+    """The lowest similarity with which a member of ``cluster_id`` joined from another company; None if none did."""
+    return conn.execute("SELECT min(similarity) FROM cluster_members WHERE cluster_id = ? AND cross_company",
+                        (cluster_id,)).fetchone()[0]
