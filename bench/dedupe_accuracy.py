@@ -481,28 +481,21 @@ def print_report(report: Report) -> None:
 def shared_clusters(workdir: Path, top: int = 5) -> None:
     """Per file of ../shared/data/zh: postings, clusters, the ``top`` largest with their company and city
     counts, and the clusters spanning more than two companies with the lowest similarity of a cross-company
-    member (a copy must be near-identical)."""
-    import sqlite3
-
+    member (a copy must be near-identical) and of two members' JD texts of different companies
+    (bench/shared.py ``cluster_report``)."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from shared import ingested
+    from shared import cluster_report, ingested
 
     for name, db in ingested(workdir).items():
-        conn = sqlite3.connect(db)
-        postings, clusters, duplicates = conn.execute(
-            "SELECT (SELECT count(*) FROM postings), (SELECT count(*) FROM clusters),"
-            " (SELECT count(*) FROM cluster_members WHERE reason != 'new')").fetchone()
-        print(f"{name}: {postings} postings, {clusters} clusters, {duplicates} duplicates")
-        for size, companies, cities, reasons in conn.execute(
-                "SELECT size, companies, cities, reasons FROM clusters ORDER BY size DESC, companies DESC, id LIMIT ?",
-                (top,)):
+        report = cluster_report(db, top)
+        print(f"{name}: {report['clustered']} postings, {report['clusters']} clusters, {report['duplicates']} duplicates")
+        for _, size, companies, cities, reasons in report["largest"]:
             print(f"    size {size:4d}  companies {companies:3d}  cities {cities:2d}  {reasons}")
-        wide, lowest = conn.execute(
-            "SELECT count(*), min((SELECT min(similarity) FROM cluster_members m WHERE m.cluster_id = c.id"
-            " AND m.cross_company)) FROM clusters c WHERE c.companies > 2").fetchone()
-        print(f"    clusters spanning more than 2 companies: {wide}"
-              + (f" (lowest similarity of a cross-company member: {lowest})" if wide else ""))
-        conn.close()
+        wide = report["wide"]
+        print(f"    clusters spanning more than 2 companies: {len(wide)}")
+        for cid, w in wide.items():
+            print(f"      #{cid} size {w['size']}: lowest similarity of a cross-company member {w['cross_company']},"
+                  f" of two members of different companies {w['pairs']:.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,3 +42,31 @@ def ingested(workdir: Path) -> dict[str, Path]:
                             *OPTIONS.get(path.name, [])], cwd=ROOT, capture_output=True, check=False)
         out[path.name] = db
     return out
+
+
+def cluster_report(db: Path, top: int = 5) -> dict:
+    """The clusters of one database: ``clustered`` postings, ``clusters``, ``duplicates``, the ``top`` largest
+    (id, size, companies, cities, reasons) and, per cluster spanning more than two companies, ``wide``: its
+    size, the lowest similarity with which a member joined from another company (``cross_company``, as the
+    clusterer measured it), and the lowest estimated Jaccard of the JD texts of two members of different
+    companies (``pairs``: :func:`normalize.dedupe.jaccard` of their stored signatures)."""
+    import itertools
+    import sqlite3
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from crawler.db import dedupe as store
+    from normalize.dedupe import jaccard, signature_from_bytes
+
+    conn = sqlite3.connect(db)
+    try:
+        out = {"clustered": store.clustered_count(conn), **store.totals(conn),
+               "largest": store.largest_clusters(conn, top), "wide": {}}
+        for cid, members in store.wide_cluster_members(conn).items():
+            pairs = [jaccard(signature_from_bytes(a[2]), signature_from_bytes(b[2]))
+                     for a, b in itertools.combinations(members, 2) if a[1] != b[1]]
+            out["wide"][cid] = {"size": len(members), "cross_company": store.lowest_cross_company_similarity(conn, cid),
+                                "pairs": min(pairs)}
+        return out
+    finally:
+        conn.close()

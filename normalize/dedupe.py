@@ -290,6 +290,17 @@ def companies_agree(a: str, b: str) -> bool:
     return _agree(a, b)
 
 
+def count_companies(names) -> int:
+    """Companies among normalized names as :func:`companies_agree` sees them: a name contained in another
+    (``天力物业`` in ``天力物业发展``) is not a company of its own. Blank names are not counted."""
+    distinct = sorted({n for n in names if n}, key=len, reverse=True)
+    kept: list[str] = []
+    for name in distinct:
+        if not (len(name) >= 2 and any(name in longer for longer in kept)):
+            kept.append(name)
+    return len(kept)
+
+
 def titles_agree(a: str, b: str) -> bool:
     """Normalized titles agree: equal, one contains the other (``java开发工程师`` / ``高级java开发工程师``),
     or one unknown. Titles that differ inside (``前端开发工程师`` / ``后端开发工程师``) disagree.

@@ -306,6 +306,15 @@ _PAY_WORDS = re.compile(r"salary|(?<![a-z])pay|compensation|wage|(?<![a-z])base(
                         r"(?<![a-z])ote(?![a-z])|薪|工资|待遇|收入", re.I)
 _NOT_PAY = re.compile(r"stipend|401\s?\(?k|bonus|reimburs|allowance|(?<![a-z])match|relocation|budget|revenue|fund|"
                       r"raised|valuation|per diem|补贴|补助|奖金|报销|融资|营收|估值", re.I)
+_PAY_LABEL = re.compile(r"(?:salary|(?<![a-z])pay|compensation|wage)(?:\s+(?:range|rate))?"
+                        r"(?:\s+for\s+(?:this|the)\s+(?:role|position|job))?\s*(?:is|of)?\s*[:：]?\s*$"
+                        r"|^\s*$", re.I)
+"""What may stand right before a single amount on its line: a pay label (``Salary:``, ``Base salary``, ``Pay:``,
+``The base salary for this role is``) or nothing (the amount opens its line)."""
+_CLAUSE_END = re.compile(r"[.;:\n]|,\s|[$€£\d]")
+"""Where the words that name a single amount (``$20,000 relocation budget``) end: the clause, or the next amount."""
+_MIN_SINGLE_YEARLY = 10_000
+_SINGLE_CURRENCIES = ("USD", "EUR", "GBP")
 _CONTEXT = 80
 """Characters before an amount that say what it is (within its line)."""
 _AFTER = 10
@@ -321,7 +330,8 @@ def salary_from_text(blocks: Iterable[tuple[str, str]]) -> Salary | None:
     it is a range or states its period, parses (:func:`parse_salary`) and is plausible. Outside the
     compensation section its line must also name pay (salary, pay, compensation, wage, base, rate, range,
     薪, 工资, 待遇 … in the 80 characters before it). Never when the words before it on its line (or just after
-    it) speak of a stipend, a 401(k), a bonus, an allowance, a budget or funding. The result has
+    it) speak of a stipend, a 401(k), a bonus, an allowance, a budget or funding. A single amount without a
+    period (``Salary: $150,000``) counts only as yearly pay labelled as such (:func:`_single_pay`). The result has
     ``source = text`` and the amount, spaces collapsed, as ``raw``.
     """
     for key, text in blocks:
@@ -345,8 +355,19 @@ def _text_salary(key: str, text: str, match: re.Match[str]) -> Salary | None:
     if key != "compensation" and not _PAY_WORDS.search("\n".join(before[-2:]) + match.group()):
         return None
     salary = parse_salary(re.sub(r"\s+", " ", match.group()).strip())
-    if (salary.status != "parsed" or salary.implausible
-            or (salary.min == salary.max and not _period(_prepare(match.group())))):
+    if salary.status != "parsed" or salary.implausible:
+        return None
+    if (salary.min == salary.max and not _period(_prepare(match.group()))
+            and not _single_pay(key, before[-1], _CLAUSE_END.split(text[match.end():], 1)[0], salary)):
         return None
     salary.source = "text"
     return salary
+
+
+def _single_pay(key: str, before: str, clause: str, salary: Salary) -> bool:
+    """A single amount without a period is pay only when labelled as pay — right after a pay label on its line,
+    or opening a line of the compensation section — with no other money named in the rest of its ``clause``,
+    and plausible as yearly pay (USD/EUR/GBP, 10,000 or more)."""
+    labelled = bool(_PAY_LABEL.search(before)) and (key == "compensation" or before.strip() != "")
+    return (labelled and not _NOT_PAY.search(clause) and salary.period == "year" and salary.currency in _SINGLE_CURRENCIES
+            and salary.min >= _MIN_SINGLE_YEARLY)

@@ -14,6 +14,7 @@ import pytest
 from datasketch import MinHash
 
 from normalize.dedupe import (
+    count_companies,
     BUCKET_CAP,
     NUM_PERM,
     SEED,
@@ -683,6 +684,18 @@ def test_posting_signature_of_a_posting():
 ])
 def test_salary_identity(salary, expected):
     assert salary_identity(salary) == expected
+
+
+@pytest.mark.parametrize("names, expected", [
+    pytest.param(["天力物业", "天力物业", "天力物业发展"], 1, id="contained-name-is-the-same-employer"),
+    pytest.param(["天力物业", "天力物业发展", "富力物业集团"], 2, id="another-employer"),
+    pytest.param(["吉利", "吉利汽车", "吉利控股"], 2, id="short-name-in-two-longer-ones"),
+    pytest.param(["a", "ab"], 2, id="one-character-is-never-contained"),
+    pytest.param(["", None, "华为"], 1, id="blank-names-not-counted"),
+    pytest.param([], 0, id="none"),
+])
+def test_count_companies(names, expected):
+    assert count_companies(names) == expected
 
 
 def test_identity_needs_company_and_title():

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from normalize.dedupe import CommonShingles, DedupeKey, choose_canonical
+from normalize.dedupe import CommonShingles, DedupeKey, choose_canonical, count_companies
 
 BATCH = 1000
 KEY_COLUMNS = ("posting_id", "content_hash", "signature", "company", "title", "city", "fingerprint", "identity", "url",
@@ -191,8 +191,8 @@ def clusters_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
 
 def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
     """Recompute the ``clusters`` rows of ``cluster_ids`` from their members: canonical member
-    (``choose_canonical`` on the stored completeness and the run that first saw it), size, companies (normalized names: 华为 and
-    华为技术有限公司 are one), cities, reasons.
+    (``choose_canonical`` on the stored completeness and the run that first saw it), size, companies (normalized names, counted by
+    ``count_companies``: 华为 and 华为技术有限公司 are one, and so are 天力物业 and 天力物业发展), cities, reasons.
 
     Members are read as small tuples, one cluster at a time (the largest cluster bounds the memory)."""
     for part in _chunks(cluster_ids):
@@ -210,7 +210,7 @@ def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
             canonical = choose_canonical({"key": m[9], "completeness": m[8] or 0, "first_seen": m[10], "posting_id": m[1]}
                                          for m in group)
             rows.append((
-                cid, canonical["posting_id"], len(group), len({m[4] for m in group if m[4]}),
+                cid, canonical["posting_id"], len(group), count_companies(m[4] for m in group),
                 len({m[5] for m in group if m[5]}), json.dumps(dict(sorted(Counter(m[2] for m in group).items()))),
                 int(any(m[3] for m in group)), min(m[6] for m in group), max(m[7] for m in group),
             ))
@@ -258,3 +258,31 @@ def jd_sample(conn: sqlite3.Connection, limit: int) -> list[int]:
     return [r[0] for r in conn.execute(
         "SELECT p.id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
         " WHERE s.has_jd AND s.company != '' ORDER BY p.key LIMIT ?", (limit,))]
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def largest_clusters(conn: sqlite3.Connection, top: int) -> list[tuple[int, int, int, int, str]]:
+    """The ``top`` largest clusters as (id, size, companies, cities, reasons JSON), largest first."""
+    return conn.execute("SELECT id, size, companies, cities, reasons FROM clusters"
+                        " ORDER BY size DESC, companies DESC, id LIMIT ?", (top,)).fetchall()
+
+
+def wide_cluster_members(conn: sqlite3.Connection, companies: int = 2) -> dict[int, list[tuple[int, str, bytes, float]]]:
+    """Cluster id → its members as (posting id, normalized company, JD signature, similarity), for the clusters
+    spanning more than ``companies`` companies (as ``clusters.companies`` counts them)."""
+    out: dict[int, list[tuple[int, str, bytes, float]]] = defaultdict(list)
+    for cid, pid, company, signature, similarity in conn.execute(
+            "SELECT m.cluster_id, m.posting_id, coalesce(s.company, ''), s.signature, m.similarity"
+            " FROM clusters c JOIN cluster_members m ON m.cluster_id = c.id"
+            " LEFT JOIN dedupe_signatures s ON s.posting_id = m.posting_id"
+            " WHERE c.companies > ? ORDER BY m.cluster_id, m.posting_id", (companies,)):
+        out[cid].append((pid, company, signature or b"", similarity))
+    return dict(out)
+
+
+def lowest_cross_company_similarity(conn: sqlite3.Connection, cluster_id: int) -> float | None:
+    """The lowest similarity with which a member of ``cluster_id`` joined from another company; None if none did."""
+    return conn.execute("SELECT min(similarity) FROM cluster_members WHERE cluster_id = ? AND cross_company",
+                        (cluster_id,)).fetchone()[0]
