@@ -431,6 +431,19 @@ def test_export_filters_and_columns_through_the_cli(seeded_db, tmp_path):
     assert (none.stdout, none.returncode) == ("[]\n", 0)
 
 
+@pytest.mark.slow
+def test_the_seeds_evidence_as_the_readme_shows_it(seeded_db, tmp_path):
+    out = tmp_path / "evidence.tsv"
+    run_cli("export", "--db", str(seeded_db), "--out", str(out), "--columns", "title,score,score_level,completeness,"
+            "score_pay_level,source_score,dedupe_reason,posted_local,first_seen_local", check=True)
+    assert out.read_bytes().decode("utf-8-sig").splitlines() == [
+        "title\tscore\tscore_level\tcompleteness\tscore_pay_level\tsource_score\tdedupe_reason\tposted_local\t"
+        "first_seen_local",
+        "AI算子开发工程师\t72\t中等\t1\t中等\t72\tnew\t2026-11-29T08:00:00+08:00\t2026-11-29T12:00:00+08:00",
+        "模型训练优化开发工程师\t75\t中等\t1\t较高\t78\tnew\t2026-11-29T10:00:00+08:00\t2026-11-29T12:00:00+08:00",
+    ]
+
+
 ROUND_TRIP_FIELDS = ("title", "company", "city", "district", "category", "seniority", "employment_type", "work_mode",
                      "experience", "education", "url", "posted_at", "valid_through", "tags", "sections")
 SALARY_FIELDS = ("raw", "min", "max", "currency", "period", "months", "monthly_min", "monthly_max")
