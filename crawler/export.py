@@ -3,7 +3,9 @@
 The format comes from the output's suffix (:data:`SUFFIXES`) unless ``--format`` names it; the two must
 agree. JSON formats carry the nested export record (crawler/db/read.py); CSV and TSV carry
 :func:`flat_row`: one column per salary part, each JD section as text (one bullet per line), skills
-and tags joined by ``; ``, our score and its dimensions, the duplicate cluster. CSV and TSV start with a
+and tags joined by ``; ``, our score with its level, completeness and four dimensions (``信息不足``: an empty
+number, never a default or the app's, which has its own column), the duplicate cluster with the reason,
+similarity and member it matched, times in UTC and in the posting's zone. CSV and TSV start with a
 UTF-8 byte order mark by default: Excel reads a file without one in the machine's ANSI code page, which
 turns Chinese into mojibake. ``jobcrawl ingest`` reads such a file back (the ``jobcrawl`` preset of
 crawler/pages/tabular.py).
@@ -18,6 +20,9 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
+from crawler.db.read import LOCAL_TIMES
+from normalize.models import DIMENSIONS
+
 FORMATS = ("csv", "tsv", "jsonl", "json")
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
 NOT_BUILT_IN = {
@@ -25,6 +30,7 @@ NOT_BUILT_IN = {
                "(pyarrow 166 MB, polars 175 MB); export CSV or JSONL and convert it, e.g. "
                "duckdb -c \"COPY (FROM 'postings.jsonl') TO 'postings.parquet'\"",
 }
+DIMENSION_LABELS = ("薪资福利", "成长发展", "工作生活", "使命价值")
 SECTION_COLUMNS = ("about", "responsibilities", "requirements", "preferred", "benefits")
 LIST_SEPARATOR = "; "
 
@@ -53,23 +59,39 @@ FLAT_COLUMNS: dict[str, str] = {
     "salary_months": "Months paid a year (13 for 13薪).",
     "salary_monthly_min": "Lower pay per month.",
     "salary_monthly_max": "Upper pay per month.",
+    "salary_source": "Where the salary was read: field (a salary field of the source) or text (the JD text).",
     "posted_raw": "Post time as written.",
     "posted_at": "Post time (ISO 8601, UTC).",
+    "posted_local": "Post time in the posting's zone (tz), with its offset.",
+    "posted_source": "What the post time rests on: source (a date it states), as_of, fetched or file_mtime "
+                     "(counted back from the file's modification time: approximate).",
     "valid_through": "Application deadline.",
-    "first_seen": "When jobcrawl first stored it.",
-    "last_seen": "When jobcrawl last saw it.",
-    "closed_at": "When it disappeared from its complete listing (empty: open).",
-    "score": "Overall score 0–100: ours (jobcrawl-v1), else the app's own.",
-    "score_level": "较低 (<60), 中等 (60–79) or 较高 (≥80).",
-    "score_by": "Scorer of score: jobcrawl-v1 or source.",
-    "score_pay": "Our 薪资福利 score.",
-    "score_growth": "Our 成长发展 score.",
-    "score_worklife": "Our 工作生活 score.",
-    "score_mission": "Our 使命价值 score.",
+    "first_seen": "When jobcrawl first stored it (UTC).",
+    "first_seen_local": "first_seen in the posting's zone.",
+    "last_seen": "When jobcrawl last saw it (UTC).",
+    "last_seen_local": "last_seen in the posting's zone.",
+    "closed_at": "When it disappeared from its complete listing (UTC; empty: open).",
+    "closed_at_local": "closed_at in the posting's zone.",
+    "tz": "The posting's time zone (Asia/Shanghai for Chinese postings unless --tz said otherwise, else UTC).",
+    "score": "Our overall score 0–100 (jobcrawl-v1): the weighted mean of the known dimensions; empty when "
+             "score_level is 信息不足 or the posting is not scored yet. Never the app's (that is source_score).",
+    "score_level": "Level of our overall: 较低 (<60), 中等 (60–79), 较高 (≥80) or 信息不足 (fewer than two "
+                   "dimensions known).",
+    "score_by": "Our scorer (jobcrawl-v1); empty when not scored yet.",
+    "completeness": "Share of the overall's weight whose dimension is known (0–1).",
+    **{f"score_{dim}{part}": f"Our {label} {what}." for dim, label in zip(DIMENSIONS, DIMENSION_LABELS)
+       for part, what in (("", "score 0–100; empty when its level is 信息不足"),
+                          ("_level", "level: 较低, 中等, 较高 or 信息不足 (too little evidence)"))},
     "score_summary": "Our one-sentence explanation.",
-    "source_score": "The app's own 综合评分, where it gave one.",
+    "source_score": "The app's own 综合评分, where it gave one (kept apart from ours).",
     "cluster_id": "Duplicate cluster.",
     "duplicate_of": "Canonical posting of its cluster, when it is a duplicate.",
+    "dedupe_reason": "How it joined its cluster: new (its first member), same_url, same_content, same_identity, "
+                     "near_duplicate or cross_company_copy.",
+    "dedupe_similarity": "Similarity of its JD text with the posting it matched (0–1; 1 for the exact reasons).",
+    "dedupe_matched": "The posting it matched when it joined.",
+    "cross_company": "true when it matched a posting of another company (a copy: staffing agency).",
+    "different_city": "true when it matched a posting in another city.",
     "skills": "Canonical skills found, joined by '; '.",
     "tags": "The source's tags, joined by '; '.",
     "about": "About the role: one bullet per line.",
@@ -131,21 +153,26 @@ def flat_row(record: dict[str, Any]) -> dict[str, Any]:
     salary = record.get("salary") or {}
     ours = record.get("evaluation") or {}
     theirs = record.get("source_evaluation") or {}
-    scored = ours if ours.get("overall") is not None else theirs
     sections: dict[str, list[str]] = record.get("sections") or {}
     row: dict[str, Any] = {name: record.get(name) for name in (
         "id", "source", "source_id", "url", "title", "company", "city", "district", "category", "seniority",
         "employment_type", "work_mode", "remote", "experience", "education", "posted_raw", "posted_at",
-        "valid_through", "first_seen", "last_seen", "closed_at", "cluster_id", "duplicate_of")}
+        "posted_local", "posted_source", "valid_through", *LOCAL_TIMES, *(f"{t}_local" for t in LOCAL_TIMES), "tz",
+        "cluster_id", "duplicate_of", "dedupe_reason", "dedupe_similarity", "dedupe_matched", "cross_company",
+        "different_city")}
     row["company_info"] = (record.get("company_info") or {}).get("raw")
     row["salary_raw"] = salary.get("raw")
     for part in ("min", "max", "currency", "period", "months", "monthly_min", "monthly_max"):
         row[f"salary_{part}"] = salary.get(part)
-    row["score"] = scored.get("overall")
-    row["score_level"] = _level(scored.get("overall"))
-    row["score_by"] = scored.get("scorer")
-    for dim in ("pay", "growth", "worklife", "mission"):
+    row["salary_source"] = salary.get("source")
+    row["score"] = ours.get("overall")
+    row["score_level"] = ours.get("overall_level")
+    row["score_by"] = ours.get("scorer")
+    row["completeness"] = ours.get("completeness")
+    levels = ours.get("levels") or {}
+    for dim in DIMENSIONS:
         row[f"score_{dim}"] = ours.get(dim)
+        row[f"score_{dim}_level"] = levels.get(dim)
     row["score_summary"] = ours.get("summary")
     row["source_score"] = theirs.get("overall")
     row["skills"] = _joined(record.get("skills"))
@@ -155,12 +182,6 @@ def flat_row(record: dict[str, Any]) -> dict[str, Any]:
     row["other_sections"] = "\n\n".join(
         "\n".join([key, *bullets]) for key, bullets in sections.items() if key not in SECTION_COLUMNS)
     return {name: _text(row[name]) for name in FLAT_COLUMNS}
-
-
-def _level(overall: int | None) -> str | None:
-    if overall is None:
-        return None
-    return "较低" if overall < 60 else "中等" if overall < 80 else "较高"
 
 
 def _picked(record: dict[str, Any], columns: list[str] | None) -> dict[str, Any]:

@@ -59,17 +59,23 @@ RECORD = {
     "employment_type": "全职员工", "work_mode": "仅现场办公", "remote": False, "experience": "3-5年",
     "education": "本科", "company_info": {"raw": "汽车 · 10000人以上", "industry": "汽车"},
     "posted_raw": "发布于 大约 4 小时前", "posted_at": "2026-11-29T00:00:00+00:00", "valid_through": None,
+    "posted_local": "2026-11-29T08:00:00+08:00", "posted_source": "as_of", "tz": "Asia/Shanghai",
     "first_seen": "2026-11-29T04:00:00+00:00", "last_seen": "2026-11-30T04:00:00+00:00", "closed_at": None,
+    "first_seen_local": "2026-11-29T12:00:00+08:00", "last_seen_local": "2026-11-30T12:00:00+08:00",
+    "closed_at_local": None,
     "salary": {"raw": "30-50K·14薪", "min": 30000.0, "max": 50000.0, "currency": "CNY", "period": "month",
-               "months": 14, "monthly_min": 30000.0, "monthly_max": 50000.0, "annual_min": 420000.0},
+               "months": 14, "monthly_min": 30000.0, "monthly_max": 50000.0, "annual_min": 420000.0, "source": "field"},
     "skills": ["CUDA", "C++"], "tags": ["Cuda", "大模型"],
     "sections": {"about": ["做算子"], "requirements": ["本科", "熟悉CUDA, C++"], "团队氛围": ["扁平", "开放"],
                  "benefits": ["五险一金"]},
     "section_headings": {"about": "关于这个职位", "requirements": "最低要求", "团队氛围": "【团队氛围】"},
-    "evaluation": {"scorer": "jobcrawl-v1", "overall": 80, "pay": 81, "growth": 97, "worklife": 50, "mission": 78,
+    "evaluation": {"scorer": "jobcrawl-v1", "overall": 80, "overall_level": "较高", "pay": 81, "growth": 97,
+                   "worklife": 50, "mission": 78, "completeness": 1.0,
+                   "levels": {"pay": "较高", "growth": "较高", "worklife": "较低", "mission": "中等"},
                    "summary": "成长空间大。"},
-    "source_evaluation": {"scorer": "source", "overall": 72},
-    "cluster_id": 3, "duplicate_of": 1,
+    "source_evaluation": {"scorer": "source", "overall": 72, "overall_level": "中等"},
+    "cluster_id": 3, "duplicate_of": 1, "dedupe_reason": "near_duplicate", "dedupe_similarity": 0.84375,
+    "dedupe_matched": 1, "cross_company": False, "different_city": False,
 }
 
 
@@ -82,25 +88,73 @@ def test_flat_row_has_every_column_in_order_with_plain_values():
         "remote": "false", "experience": "3-5年", "education": "本科", "company_info": "汽车 · 10000人以上",
         "salary_raw": "30-50K·14薪", "salary_min": 30000, "salary_max": 50000, "salary_currency": "CNY",
         "salary_period": "month", "salary_months": 14, "salary_monthly_min": 30000, "salary_monthly_max": 50000,
-        "posted_raw": "发布于 大约 4 小时前", "posted_at": "2026-11-29T00:00:00+00:00",
-        "first_seen": "2026-11-29T04:00:00+00:00", "last_seen": "2026-11-30T04:00:00+00:00",
-        "score": 80, "score_level": "较高", "score_by": "jobcrawl-v1", "score_pay": 81, "score_growth": 97,
-        "score_worklife": 50, "score_mission": 78, "score_summary": "成长空间大。", "source_score": 72,
-        "cluster_id": 3, "duplicate_of": 1, "skills": "CUDA; C++", "tags": "Cuda; 大模型",
+        "salary_source": "field", "posted_raw": "发布于 大约 4 小时前", "posted_at": "2026-11-29T00:00:00+00:00",
+        "posted_local": "2026-11-29T08:00:00+08:00", "posted_source": "as_of",
+        "first_seen": "2026-11-29T04:00:00+00:00", "first_seen_local": "2026-11-29T12:00:00+08:00",
+        "last_seen": "2026-11-30T04:00:00+00:00", "last_seen_local": "2026-11-30T12:00:00+08:00", "tz": "Asia/Shanghai",
+        "score": 80, "score_level": "较高", "score_by": "jobcrawl-v1", "completeness": 1,
+        "score_pay": 81, "score_pay_level": "较高", "score_growth": 97, "score_growth_level": "较高",
+        "score_worklife": 50, "score_worklife_level": "较低", "score_mission": 78, "score_mission_level": "中等",
+        "score_summary": "成长空间大。", "source_score": 72,
+        "cluster_id": 3, "duplicate_of": 1, "dedupe_reason": "near_duplicate", "dedupe_similarity": 0.84375,
+        "dedupe_matched": 1, "cross_company": "false", "different_city": "false",
+        "skills": "CUDA; C++", "tags": "Cuda; 大模型",
         "about": "做算子", "requirements": "本科\n熟悉CUDA, C++", "benefits": "五险一金",
         "other_sections": "团队氛围\n扁平\n开放",
     }
 
 
+SCORE_COLUMNS = ("score", "score_level", "score_by", "completeness", "score_pay", "score_pay_level", "score_growth",
+                 "score_growth_level", "score_worklife", "score_worklife_level", "score_mission", "score_mission_level",
+                 "source_score")
+KNOWN = {"scorer": "jobcrawl-v1", "overall": 59, "overall_level": "较低", "pay": 40, "growth": 70, "worklife": 60,
+         "mission": 65, "completeness": 1.0, "levels": {"pay": "较低", "growth": "中等", "worklife": "中等", "mission": "中等"}}
+INSUFFICIENT = {"scorer": "jobcrawl-v1", "overall": None, "overall_level": "信息不足", "pay": 70, "growth": None,
+                "worklife": None, "mission": None, "completeness": 0.35,
+                "levels": {"pay": "中等", "growth": "信息不足", "worklife": "信息不足", "mission": "信息不足"}}
+TWO_KNOWN = {"scorer": "jobcrawl-v1", "overall": 85, "overall_level": "较高", "pay": None, "growth": 90,
+             "worklife": 79, "mission": None, "completeness": 0.45,
+             "levels": {"pay": "信息不足", "growth": "较高", "worklife": "中等", "mission": "信息不足"}}
+
+
 @pytest.mark.parametrize(("evaluation", "source", "expected"), [
-    pytest.param({"scorer": "jobcrawl-v1", "overall": 59}, {"overall": 90}, (59, "较低", "jobcrawl-v1", 90), id="ours"),
-    pytest.param(None, {"scorer": "source", "overall": 60}, (60, "中等", "source", 60), id="the-apps-without-ours"),
-    pytest.param({"scorer": "jobcrawl-v1", "overall": 79}, None, (79, "中等", "jobcrawl-v1", None), id="79-is-medium"),
-    pytest.param(None, None, (None, None, None, None), id="unscored"),
+    pytest.param(KNOWN, {"scorer": "source", "overall": 90},
+                 (59, "较低", "jobcrawl-v1", 1, 40, "较低", 70, "中等", 60, "中等", 65, "中等", 90), id="ours-all-known"),
+    pytest.param(INSUFFICIENT, {"scorer": "source", "overall": 72},
+                 (None, "信息不足", "jobcrawl-v1", 0.35, 70, "中等", None, "信息不足", None, "信息不足", None, "信息不足", 72),
+                 id="ours-insufficient-never-the-apps"),
+    pytest.param(TWO_KNOWN, None,
+                 (85, "较高", "jobcrawl-v1", 0.45, None, "信息不足", 90, "较高", 79, "中等", None, "信息不足", None),
+                 id="two-known-dimensions-give-an-overall"),
+    pytest.param(None, {"scorer": "source", "overall": 60},
+                 (None, None, None, None, None, None, None, None, None, None, None, None, 60), id="the-apps-only"),
+    pytest.param(None, None, (None,) * 13, id="unscored"),
 ])
-def test_flat_score_is_ours_else_the_apps(evaluation, source, expected):
+def test_flat_score_is_ours_and_the_apps_stays_in_its_own_column(evaluation, source, expected):
     row = flat_row({"evaluation": evaluation, "source_evaluation": source})
-    assert (row["score"], row["score_level"], row["score_by"], row["source_score"]) == expected
+    assert tuple(row[c] for c in SCORE_COLUMNS) == expected
+
+
+DEDUPE_COLUMNS = ("cluster_id", "duplicate_of", "dedupe_reason", "dedupe_similarity", "dedupe_matched", "cross_company",
+                  "different_city")
+
+
+@pytest.mark.parametrize(("evidence", "expected"), [
+    pytest.param({"cluster_id": 2, "duplicate_of": None, "dedupe_reason": "new", "dedupe_similarity": 1.0,
+                  "dedupe_matched": None, "cross_company": False, "different_city": False},
+                 (2, None, "new", 1, None, "false", "false"), id="canonical-member"),
+    pytest.param({"cluster_id": 2, "duplicate_of": 5, "dedupe_reason": "same_url", "dedupe_similarity": 1.0,
+                  "dedupe_matched": 5, "cross_company": False, "different_city": False},
+                 (2, 5, "same_url", 1, 5, "false", "false"), id="same-url"),
+    pytest.param({"cluster_id": 2, "duplicate_of": 5, "dedupe_reason": "cross_company_copy",
+                  "dedupe_similarity": 0.96875, "dedupe_matched": 6, "cross_company": True, "different_city": True},
+                 (2, 5, "cross_company_copy", 0.96875, 6, "true", "true"), id="cross-company-copy"),
+    pytest.param({"cluster_id": None, "duplicate_of": None, "dedupe_reason": None, "dedupe_similarity": None,
+                  "dedupe_matched": None, "cross_company": None, "different_city": None},
+                 (None,) * 7, id="dedupe-not-run"),
+])
+def test_flat_dedupe_evidence(evidence, expected):
+    assert tuple(flat_row(evidence)[c] for c in DEDUPE_COLUMNS) == expected
 
 
 # --------------------------------------------------------------------------- writing
@@ -167,16 +221,24 @@ POSTINGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def filter_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("filters") / "jobs.db"
+def _new_db(tmp_path_factory, name: str, fill) -> Path:
+    """A migrated database file filled by ``fill(connection)`` in one transaction."""
+    path = tmp_path_factory.mktemp(name) / "jobs.db"
     db = open_db(path)
     with db.conn:
-        db.conn.executemany("INSERT INTO postings (id, key, source, title, company, posted_at, first_seen, closed_at, score)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", POSTINGS)
-        fts.insert_rows(db.conn, [(p[0], p[3], p[4], None, None, "") for p in POSTINGS])
+        fill(db.conn)
     db.close()
     return path
+
+
+@pytest.fixture(scope="module")
+def filter_db(tmp_path_factory) -> Path:
+    def fill(conn):
+        conn.executemany("INSERT INTO postings (id, key, source, title, company, posted_at, first_seen, closed_at, score)"
+                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", POSTINGS)
+        fts.insert_rows(conn, [(p[0], p[3], p[4], None, None, "") for p in POSTINGS])
+
+    return _new_db(tmp_path_factory, "filters", fill)
 
 
 @pytest.mark.parametrize(("filters", "ids"), [
@@ -199,6 +261,129 @@ def test_export_filters(filter_db, filters, ids):
         assert [r["id"] for r in iter_export(db, where=where, params=params)] == ids
     finally:
         db.close()
+
+
+# --------------------------------------------------------------------------- evidence and local times (a real database)
+
+EVIDENCE_POSTINGS = [
+    # id, key, title, company, city, tz, first_seen, last_seen, closed_at
+    (1, "e1", "CUDA算子开发工程师", "吉利汽车", "杭州", "Asia/Shanghai", "2026-11-29T04:00:00+00:00",
+     "2026-11-30T20:30:00+00:00", None),
+    (2, "e2", "CUDA算子开发工程师（急招）", "吉利汽车", "杭州", None, "2026-11-29T05:00:00+00:00",
+     "2026-11-30T05:00:00+00:00", "2026-11-30T16:00:00+00:00"),
+    (3, "e3", "CUDA算子开发工程师", "某人力资源", "上海", "America/New_York", "2026-07-01T12:00:00+00:00",
+     "2026-12-01T12:00:00+00:00", None),
+    (4, "e4", "Inference Engineer", "Acme", None, None, "2026-11-01T00:00:00+00:00", "2026-11-02T00:00:00+00:00", None),
+]
+EVALUATIONS = [
+    # posting_id, scorer, overall, overall_level, completeness, (pay, level), (growth, level), (worklife, level),
+    # (mission, level)
+    (1, "jobcrawl-v1", 80, "较高", 1.0, (81, "较高"), (97, "较高"), (50, "较低"), (78, "中等")),
+    (1, "source", 72, "中等", None, (85, "较高"), (90, "较高"), (50, "较低"), (75, "中等")),
+    (2, "jobcrawl-v1", None, "信息不足", 0.35, (70, "中等"), (None, "信息不足"), (None, "信息不足"), (None, "信息不足")),
+    (2, "source", 72, "中等", None, (85, "较高"), (90, "较高"), (50, "较低"), (75, "中等")),
+    (3, "jobcrawl-v1", 62, "中等", 0.55, (60, "中等"), (65, "中等"), (None, "信息不足"), (None, "信息不足")),
+]
+MEMBERS = [  # posting_id, cluster_id, reason, similarity, matched_posting_id, cross_company, different_city
+    (1, 1, "new", 1.0, None, 0, 0),
+    (2, 1, "near_duplicate", 0.84375, 1, 0, 0),
+    (3, 1, "cross_company_copy", 0.96875, 1, 1, 1),
+]
+
+
+@pytest.fixture(scope="module")
+def evidence_db(tmp_path_factory) -> Path:
+    def fill(conn):
+        conn.executemany("INSERT INTO postings (id, key, source, title, company, city, tz, first_seen, last_seen,"
+                         " closed_at) VALUES (?, ?, 'tabular', ?, ?, ?, ?, ?, ?, ?)", EVIDENCE_POSTINGS)
+        conn.executemany(
+            "INSERT INTO evaluations (posting_id, scorer, overall, overall_level, completeness, pay, pay_level, growth,"
+            " growth_level, worklife, worklife_level, mission, mission_level) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " ?, ?)", [(*e[:5], *(v for dim in e[5:] for v in dim)) for e in EVALUATIONS])
+        conn.execute("INSERT INTO clusters (id, canonical_posting_id, size, companies, cities, cross_company)"
+                     " VALUES (1, 1, 3, 2, 2, 1)")
+        conn.executemany("INSERT INTO cluster_members (posting_id, cluster_id, reason, similarity, matched_posting_id,"
+                         " cross_company, different_city) VALUES (?, ?, ?, ?, ?, ?, ?)", MEMBERS)
+
+    return _new_db(tmp_path_factory, "evidence", fill)
+
+
+def _flat_rows(path: Path) -> dict[int, dict]:
+    db = open_db(path)
+    try:
+        return {r["id"]: r for r in map(flat_row, iter_export(db))}
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize(("posting_id", "expected"), [
+    pytest.param(1, {"tz": "Asia/Shanghai", "first_seen": "2026-11-29T04:00:00+00:00",
+                     "first_seen_local": "2026-11-29T12:00:00+08:00", "last_seen_local": "2026-12-01T04:30:00+08:00",
+                     "closed_at": None, "closed_at_local": None}, id="shanghai-crosses-midnight"),
+    pytest.param(2, {"tz": None, "first_seen": "2026-11-29T05:00:00+00:00",
+                     "first_seen_local": "2026-11-29T13:00:00+08:00", "last_seen_local": "2026-11-30T13:00:00+08:00",
+                     "closed_at": "2026-11-30T16:00:00+00:00", "closed_at_local": "2026-12-01T00:00:00+08:00"},
+                 id="old-row-without-tz-chinese-is-shanghai"),
+    pytest.param(3, {"tz": "America/New_York", "first_seen": "2026-07-01T12:00:00+00:00",
+                     "first_seen_local": "2026-07-01T08:00:00-04:00", "last_seen_local": "2026-12-01T07:00:00-05:00",
+                     "closed_at": None, "closed_at_local": None}, id="tz-setting-with-daylight-saving"),
+    pytest.param(4, {"tz": None, "first_seen": "2026-11-01T00:00:00+00:00",
+                     "first_seen_local": "2026-11-01T00:00:00+00:00", "last_seen_local": "2026-11-02T00:00:00+00:00",
+                     "closed_at": None, "closed_at_local": None}, id="old-row-without-tz-latin-is-utc"),
+])
+def test_times_in_the_postings_zone_beside_utc(evidence_db, posting_id, expected):
+    row = _flat_rows(evidence_db)[posting_id]
+    assert {k: row[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize(("posting_id", "expected"), [
+    pytest.param(1, {"score": 80, "score_level": "较高", "completeness": 1, "score_worklife": 50,
+                     "score_worklife_level": "较低", "source_score": 72, "cluster_id": 1, "duplicate_of": None,
+                     "dedupe_reason": "new", "dedupe_similarity": 1, "dedupe_matched": None,
+                     "cross_company": "false", "different_city": "false"}, id="canonical-scored"),
+    pytest.param(2, {"score": None, "score_level": "信息不足", "completeness": 0.35, "score_worklife": None,
+                     "score_worklife_level": "信息不足", "source_score": 72, "cluster_id": 1, "duplicate_of": 1,
+                     "dedupe_reason": "near_duplicate", "dedupe_similarity": 0.84375, "dedupe_matched": 1,
+                     "cross_company": "false", "different_city": "false"}, id="insufficient-duplicate"),
+    pytest.param(3, {"score": 62, "score_level": "中等", "completeness": 0.55, "score_worklife": None,
+                     "score_worklife_level": "信息不足", "source_score": None, "cluster_id": 1, "duplicate_of": 1,
+                     "dedupe_reason": "cross_company_copy", "dedupe_similarity": 0.96875, "dedupe_matched": 1,
+                     "cross_company": "true", "different_city": "true"}, id="cross-company-copy"),
+    pytest.param(4, {"score": None, "score_level": None, "completeness": None, "score_worklife": None,
+                     "score_worklife_level": None, "source_score": None, "cluster_id": None, "duplicate_of": None,
+                     "dedupe_reason": None, "dedupe_similarity": None, "dedupe_matched": None,
+                     "cross_company": None, "different_city": None}, id="not-scored-not-clustered"),
+])
+def test_score_and_dedupe_evidence_of_a_real_database(evidence_db, posting_id, expected):
+    row = _flat_rows(evidence_db)[posting_id]
+    assert {k: row[k] for k in expected} == expected
+
+
+def test_the_listing_falls_back_to_the_apps_score_the_export_does_not(evidence_db):
+    conn = sqlite3.connect(evidence_db)
+    try:
+        assert conn.execute("SELECT score, score_by FROM postings WHERE id = 2").fetchone() == (72, "source")
+    finally:
+        conn.close()
+    row = _flat_rows(evidence_db)[2]
+    assert (row["score"], row["score_level"], row["score_by"], row["source_score"]) == (None, "信息不足", "jobcrawl-v1", 72)
+
+
+def test_evidence_columns_through_the_cli(evidence_db, tmp_path):
+    from click.testing import CliRunner
+
+    from crawler.cli import main
+
+    out = tmp_path / "evidence.csv"
+    columns = "id,score,score_level,source_score,dedupe_reason,dedupe_similarity,cross_company,first_seen_local"
+    result = CliRunner().invoke(main, ["export", "--db", str(evidence_db), "--out", str(out), "--columns", columns])
+    assert (result.exit_code, result.output) == (0, f"exported 4 postings to {out} (csv)\n")
+    assert out.read_bytes().decode("utf-8") == "\ufeff" + (
+        "id,score,score_level,source_score,dedupe_reason,dedupe_similarity,cross_company,first_seen_local\n"
+        "1,80,较高,72,new,1,false,2026-11-29T12:00:00+08:00\n"
+        "2,,信息不足,72,near_duplicate,0.84375,false,2026-11-29T13:00:00+08:00\n"
+        "3,62,中等,,cross_company_copy,0.96875,true,2026-07-01T08:00:00-04:00\n"
+        "4,,,,,,,2026-11-01T00:00:00+00:00\n").replace("\n", "\r\n")
 
 
 # --------------------------------------------------------------------------- the command
@@ -246,6 +431,19 @@ def test_export_filters_and_columns_through_the_cli(seeded_db, tmp_path):
     assert (none.stdout, none.returncode) == ("[]\n", 0)
 
 
+@pytest.mark.slow
+def test_the_seeds_evidence_as_the_readme_shows_it(seeded_db, tmp_path):
+    out = tmp_path / "evidence.tsv"
+    run_cli("export", "--db", str(seeded_db), "--out", str(out), "--columns", "title,score,score_level,completeness,"
+            "score_pay_level,source_score,dedupe_reason,posted_local,first_seen_local", check=True)
+    assert out.read_bytes().decode("utf-8-sig").splitlines() == [
+        "title\tscore\tscore_level\tcompleteness\tscore_pay_level\tsource_score\tdedupe_reason\tposted_local\t"
+        "first_seen_local",
+        "AI算子开发工程师\t72\t中等\t1\t中等\t72\tnew\t2026-11-29T08:00:00+08:00\t2026-11-29T12:00:00+08:00",
+        "模型训练优化开发工程师\t75\t中等\t1\t较高\t78\tnew\t2026-11-29T10:00:00+08:00\t2026-11-29T12:00:00+08:00",
+    ]
+
+
 ROUND_TRIP_FIELDS = ("title", "company", "city", "district", "category", "seniority", "employment_type", "work_mode",
                      "experience", "education", "url", "posted_at", "valid_through", "tags", "sections")
 SALARY_FIELDS = ("raw", "min", "max", "currency", "period", "months", "monthly_min", "monthly_max")
@@ -259,7 +457,7 @@ def test_round_trip_export_then_ingest_gives_the_same_postings(seeded_db, tmp_pa
     again = tmp_path / "again.db"
     proc = run_cli("ingest", str(out), "--db", str(again), "--as-of", AS_OF, check=True)
     assert f"postings.{suffix}: csv, utf-8-sig, delimiter {'comma' if suffix == 'csv' else 'tab'} · preset jobcrawl " \
-           "(sniffed), 49 of 49 columns mapped" in proc.stdout
+           "(sniffed), 66 of 66 columns mapped" in proc.stdout
     before, after = export_records(seeded_db), export_records(again)
     assert len(after) == len(before) == 2
     for old, new in zip(before, after):
@@ -283,7 +481,7 @@ def test_the_jobcrawl_preset_reads_the_columns_of_an_export():
     items = list(parse_table(data, locator="p.csv", fetched_at=AS_OF, as_of=AS_OF, fmt="csv", options=TableOptions(),
                              report=report))
     first, second = [item for item in items if isinstance(item, RawPosting)]
-    assert (report.preset, report.sniffed, report.matched, report.columns) == ("jobcrawl", True, 49, 49)
+    assert (report.preset, report.sniffed, report.matched, report.columns) == ("jobcrawl", True, 66, 66)
     assert first.description == "关于这个职位\n做算子\n任职要求\n本科\n熟悉CUDA, C++\n福利待遇\n五险一金\n【团队氛围】\n扁平\n开放"
     assert (first.source_id, first.title, first.company, first.location, first.salary, first.posted, first.tags,
             first.extra) == ("a.txt#0", "AI算子开发工程师", "吉利汽车", "杭州", "30-50K·14薪", "2026-11-29T00:00:00+00:00",

@@ -1,7 +1,7 @@
 """Reading postings back: export records (JSONL/CSV), shared by ``jobcrawl export`` and tests.
 
 An export record has the shape of :class:`normalize.models.Posting` (nested salary, sections,
-insights, source evaluation, times in UTC with ``posted_local`` in the source's zone) plus
+insights, source evaluation, times in UTC; ``posted_local`` and :data:`LOCAL_TIMES` in the posting's zone) plus
 ``evaluation`` (ours) once the scoring step has run — every level, the overall's as ``overall_level``,
 ``信息不足`` where the evidence was too little (its number then null), and ``completeness`` — and the
 dedupe evidence: ``cluster_id``, ``duplicate_of`` (the canonical member), ``dedupe_reason``,
@@ -16,12 +16,21 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
+from normalize.dates import local_time, source_zone
 from normalize.models import DIMENSIONS
 
 from .schema import unflatten_posting
 
 BATCH = 500
 EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
+LOCAL_TIMES = ("first_seen", "last_seen", "closed_at")
+"""UTC times of a posting that the export also gives as ``<name>_local`` in the posting's zone."""
+
+
+def posting_zone(rec: dict[str, Any]) -> str:
+    """The zone of a posting's local times: its stored ``tz``, else (a row parsed before m102_trust stored it)
+    the rule that set it (:func:`normalize.dates.source_zone` on title, company and city)."""
+    return source_zone(rec.get("tz"), rec.get("title"), rec.get("company"), rec.get("city"))
 
 
 def _evaluation(row: dict[str, Any], signals: list[dict[str, Any]]) -> dict[str, Any]:
@@ -86,6 +95,9 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         if fits:
             rec["fit"] = fits
         rec["version"] = row.get("version")
+        zone = posting_zone(rec)
+        for name in LOCAL_TIMES:
+            rec[f"{name}_local"] = local_time(rec.get(name), zone)
         cluster_id, canonical, reason, similarity, matched, cross, other_city = clusters.get(pid) or (None,) * 7
         rec["cluster_id"] = cluster_id
         rec["duplicate_of"] = canonical if canonical != pid else None

@@ -263,9 +263,12 @@ def _jobcrawl_salary(cells: dict[str, str]) -> dict[str, Any]:
 
 
 _JOBCRAWL_DERIVED_ONLY = (
-    "id", "source", "remote", "salary_months", "salary_monthly_min", "salary_monthly_max", "posted_raw",
-    "first_seen", "last_seen", "closed_at", "score", "score_level", "score_by", "score_pay", "score_growth",
-    "score_worklife", "score_mission", "score_summary", "source_score", "cluster_id", "duplicate_of", "skills",
+    "id", "source", "remote", "salary_months", "salary_monthly_min", "salary_monthly_max", "salary_source",
+    "posted_raw", "posted_local", "posted_source", "first_seen", "first_seen_local", "last_seen", "last_seen_local",
+    "closed_at", "closed_at_local", "tz", "score", "score_level", "score_by", "completeness", "score_pay",
+    "score_pay_level", "score_growth", "score_growth_level", "score_worklife", "score_worklife_level", "score_mission",
+    "score_mission_level", "score_summary", "source_score", "cluster_id", "duplicate_of", "dedupe_reason",
+    "dedupe_similarity", "dedupe_matched", "cross_company", "different_city", "skills",
 )
 """Columns of a ``jobcrawl export`` that this database computes again (ids, times, scores, clusters, skills)."""
 
