@@ -30,7 +30,7 @@ from crawler.pages.tabular import TableOptions, TableReport, parse_table
 from normalize.dates import parse_posted, parse_published
 from normalize.models import Posting, Quarantined, RawInput, RawPosting, Salary
 from normalize.posting import normalize_posting
-from normalize.salary import parse_salary, parse_salary_compare, parse_salary_estimate
+from normalize.salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_text
 from normalize.sections import sections_dict, split_bullets, split_sections
 from normalize.text import decode_bytes
 
@@ -286,6 +286,22 @@ def test_fuzz_salary(text):
     parse_salary_compare(text)
 
 
+PAY_TEXT = st.one_of(TEXT, st.from_regex(
+    r"(Salary|Pay range|Base salary|Compensation|薪资)?:? ?(USD |\$|€|£)?[0-9.,]{1,9} ?[kK]?( ?[-–~to]+ ?(\$|€|£)?[0-9.,]{1,9} ?[kK]?)?"
+    r"( ?(/|per) ?(hour|hr|year|yr|month|月|年))?( bonus| stipend| 401\(k\))?", fullmatch=True))
+
+
+@budget(300)
+@given(st.lists(st.tuples(st.sampled_from(["compensation", "description", "benefits"]), st.one_of(PAY_TEXT, TEXT)),
+                max_size=3))
+def test_fuzz_salary_from_text(blocks):
+    """Pay read from free text: no exception; when it finds pay, it says so and keeps the amount it read."""
+    salary = salary_from_text(blocks)
+    if salary is not None:
+        assert isinstance(salary, Salary) and salary.source == "text" and salary.raw
+        assert salary.min is None or salary.max is None or salary.min <= salary.max
+
+
 AS_OF = datetime(2026, 11, 29, 4, tzinfo=timezone.utc)
 DATE_TEXT = st.one_of(TEXT, st.from_regex(r"(发布于 )?(大约 )?[0-9]{1,6} ?(分钟|小时|天|周|个月|年)前(发布|更新)?", fullmatch=True),
                       st.from_regex(r"[0-9]{1,5}[-/.][0-9]{1,3}([-/.][0-9]{1,3})?(发布)?", fullmatch=True),
@@ -311,3 +327,49 @@ def test_fuzz_sections(text):
     assert isinstance(sections_dict(text), dict)
     assert all(isinstance(b, str) for b in split_bullets(text))
 
+
+
+# --------------------------------------------------------------------------- through the store
+
+
+@pytest.mark.slow
+def test_damaged_dumps_are_stored_or_quarantined_through_the_store(tmp_path):
+    """The count holds past the parser: a real ingest of 24 damaged copies of the seeds (lines cut, lines
+    inserted, letters replaced; seeded; two with a byte that is not UTF-8 or a NUL, quarantined whole) stores
+    every file raw, and every item the parser gives is stored (new, updated or unchanged) or quarantined, in
+    the run report and in the quarantine table alike."""
+    import random
+    import sqlite3
+
+    from conftest import run_cli
+
+    rng = random.Random(26)
+    seeds = [p.read_bytes().split(b"\n") for p in sorted(SEEDS.glob("*.txt"))]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    postings = quarantined = 0
+    for i in range(24):
+        lines = list(seeds[i % len(seeds)])
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(lines))
+            kind = rng.choice(["replace", "insert", "cut"])
+            if kind == "replace":
+                lines[at] = bytes(rng.choice(b"abcxyz :-0123456789") for _ in range(rng.randint(0, 12)))
+            elif kind == "insert":
+                lines[at:at] = [rng.choice([b"", "最低要求".encode(), "薪资 20-30K".encode(), "职位详情".encode()])]
+            else:
+                del lines[at:at + rng.randint(1, 30)]
+        body = b"\n".join(lines) + {21: b"\xff", 22: b"\x00"}.get(i, b"")
+        (folder / f"{i:02}.txt").write_bytes(body)
+        items = list(parse_dump(body, locator=f"{i:02}.txt", fetched_at=T0, as_of=T0))
+        postings += sum(isinstance(item, RawPosting) for item in items)
+        quarantined += sum(isinstance(item, Quarantined) for item in items)
+    db = tmp_path / "jobs.db"
+    proc = run_cli("ingest", str(folder), "--db", str(db), "--workers", "1", "--as-of", T0, "--json", "-q")
+    assert proc.returncode in (0, 1), proc.stderr
+    counts = json.loads(proc.stdout)["counts"]
+    assert counts["files"] == 24 and postings >= 12 and quarantined >= 2  # the damage leaves most postings whole
+    assert counts["new"] + counts["updated"] + counts["unchanged"] + counts["quarantined"] == postings + quarantined
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 24
+        assert conn.execute("SELECT count(*) FROM quarantine").fetchone()[0] == counts["quarantined"]

@@ -331,6 +331,17 @@ def test_max_file_size_values(text, size):
     assert ByteSize().convert(text, None, None) == size
 
 
+def test_max_file_size_defaults_to_256_megabytes_everywhere():
+    """The ingest option, the setting a crawl or `scrapy crawl` reads, and the reader's own default agree."""
+    from crawler.cli import ByteSize, main
+    from crawler.inputs import MAX_FILE_BYTES
+    from crawler.run import project_settings
+
+    option = next(p for p in main.commands["ingest"].params if p.name == "max_file_size")
+    assert ByteSize().convert(option.default, None, None) == MAX_FILE_BYTES == 256 * 2**20
+    assert project_settings().getint("JOBCRAWL_MAX_FILE_SIZE") == MAX_FILE_BYTES
+
+
 @pytest.mark.parametrize("text", [pytest.param("0", id="zero"), pytest.param("lots", id="words"),
                                   pytest.param("5T", id="unknown-unit"), pytest.param("-1M", id="negative")])
 def test_max_file_size_refuses_what_is_not_a_size(text):
