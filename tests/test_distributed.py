@@ -125,7 +125,8 @@ def run_rows(db: Path) -> dict[str, tuple]:
     return {row[0]: row for row in table(db, f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY id")}
 
 
-VOLATILE = {"id", "as_of", "first_seen", "last_seen", "cluster_id", "duplicate_of", "dedupe_matched"}
+VOLATILE = {"id", "as_of", "first_seen", "last_seen", "first_seen_local", "last_seen_local", "cluster_id", "duplicate_of",
+            "dedupe_matched"}
 
 
 def canonical(db: Path) -> tuple[list[dict], set[frozenset]]:
