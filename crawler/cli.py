@@ -352,7 +352,7 @@ def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> N
         click.echo(result.summary())
         if "dedupe" in result.steps:
             click.echo(_dedupe_line(result.steps["dedupe"]))
-        if "score" in result.steps:
+        if "score" in result.steps and not result.steps["score"].get("skipped"):
             scored = result.steps["score"]
             click.echo(f"score: {scored.get('scored', 0)} postings scored, {scored.get('unchanged', 0)} unchanged "
                        "(jobcrawl-v1)")
@@ -807,6 +807,8 @@ def retag(db: str, taxonomy: str | None) -> None:
 
 
 def _dedupe_line(c: dict[str, int]) -> str:
+    if c.get("skipped"):
+        return "dedupe and scoring: skipped, no posting changed since they last ran"
     return (f"dedupe: {c.get('added', 0)} clustered · {c.get('joined', 0)} joined a cluster · "
             f"{c.get('merged_clusters', 0)} clusters merged · {c.get('clusters', 0)} clusters, "
             f"{c.get('duplicates', 0)} duplicates in all")

@@ -427,13 +427,14 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     one keeps it to resume.
     """
     from crawler.db import skills
-    from crawler.db.runs import start_run
+    from crawler.db.runs import start_run, steps_pending
     from crawler.db.schema import open_db
     from normalize.skills import load_taxonomy
 
     overrides = dict(settings or {})
     taxonomy = load_taxonomy(overrides.get("JOBCRAWL_TAXONOMY"))
     database = open_db(db)
+    pending = steps_pending(database)  # before start_run marks them pending for this run
     run_ids = [start_run(database, job.kind, job.args, source=job.source, mark_stale=not i) for i, job in enumerate(jobs)]
     stale_skills = skills.prepare(database, taxonomy)
     database.close()
@@ -470,21 +471,26 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
                                 "inputs_unchanged": sum(r.files_unchanged for r in crawl_reports)})
 
     return finish_jobs(jobs, db, run_ids, crawl_reports, written, workers=processes, stale_skills=stale_skills,
-                       taxonomy=taxonomy, alerts_config=overrides.get("JOBCRAWL_ALERTS_CONFIG"), progress=progress)
+                       taxonomy=taxonomy, alerts_config=overrides.get("JOBCRAWL_ALERTS_CONFIG"), progress=progress,
+                       steps_pending=pending)
 
 
 def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: list[CrawlReport],
                 written: dict[int | None, dict], *, workers: int | dict[int, int], stale_skills: bool,
-                taxonomy, alerts_config: str | None = None, progress: Progress | None = None) -> list[RunReport]:
+                taxonomy, alerts_config: str | None = None, progress: Progress | None = None,
+                steps_pending: bool = True) -> list[RunReport]:
     """The end of a run, local or distributed: each job's complete listings close what they miss, its
     status is decided; a changed taxonomy retags; the corpus steps run, then the watches' alerts (config
     ``alerts_config``, default crawler.alerts' lookup); each ``runs`` row is finished.
+    The corpus steps are skipped (``{"skipped": 1}`` as their counts) when no posting was new, updated,
+    closed, reopened or retagged and ``steps_pending`` is false (they succeeded after the last run that
+    started before this one: crawler.db.runs.steps_pending): their inputs are what they were.
     ``written``: the writer's counts per run id; ``workers``: processes that crawled (per run id, or one figure);
     ``progress`` hears of the phases (storing, dedupe, scoring)."""
     progress = progress or NullProgress()
     from crawler.db import skills
     from crawler.db.closing import close_missing
-    from crawler.db.runs import finish_run
+    from crawler.db.runs import finish_run, set_steps_pending
     from crawler.db.schema import open_db
     from crawler.killsafe import release
 
@@ -508,8 +514,11 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     last = results[-1]
     if stale_skills:  # the taxonomy changed since the stored postings were tagged
         last.retagged = skills.retag(database, taxonomy)["postings"]
+    changed = steps_pending or bool(last.retagged) or any(
+        result.counts[k] for result in results for k in ("new", "updated", "closed", "reopened"))
     try:
-        steps = after_run(database, progress=progress)
+        steps = after_run(database, progress=progress) if changed else {"dedupe": SKIPPED, "score": SKIPPED}
+        set_steps_pending(database, False)
     except StepFailed as failed:  # the postings are stored; the runs say so, the step can be re-run
         steps = failed.steps
         last.step_failed = {"step": failed.step, "error": failed.detail}
@@ -529,6 +538,10 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
         finish_run(database, result)
     database.close()
     return results
+
+
+SKIPPED = {"skipped": 1}
+"""A corpus step's counts when a run changed no posting (see :func:`finish_jobs`)."""
 
 
 def run_job(job: Job, db: str, **kwargs: Any) -> RunReport:

@@ -17,7 +17,7 @@ def family_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("dedupe") / "jobs.db"
     run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
     again = run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
-    assert "dedupe: 0 clustered" in again.stdout
+    assert "dedupe and scoring: skipped, no posting changed since they last ran" in again.stdout
     proc = run_cli("ingest", str(FIXTURES / "reposts" / "*.txt"), "--db", str(db), "--as-of", "2026-12-01T09:00:00+08:00",
                    check=True)
     assert "dedupe: 5 clustered · 4 joined a cluster · 0 clusters merged · 3 clusters, 4 duplicates in all" in proc.stdout

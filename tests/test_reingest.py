@@ -50,8 +50,7 @@ def test_an_unchanged_folder_is_counted_without_parsing(dumps):
     (clusters, duplicates), = _sql(db, "SELECT (SELECT count(*) FROM clusters),"
                                        " (SELECT count(*) FROM cluster_members WHERE reason != 'new')")
     assert (clusters, duplicates) == (len({r["cluster_id"] for r in before}), 12 - clusters)
-    assert again[1] == (f"dedupe: 0 clustered · 0 joined a cluster · 0 clusters merged · {clusters} clusters, "
-                        f"{duplicates} duplicates in all")
+    assert again[1] == "dedupe and scoring: skipped, no posting changed since they last ran"
     assert export_records(db) == before
     (files, found, unchanged, stats), = _sql(db, "SELECT files, found, unchanged, stats FROM runs WHERE id = 2")
     assert (files, found, unchanged) == (3, 12, 12)

@@ -309,3 +309,60 @@ def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
     finish_run(db, report)
     assert db.execute("SELECT status, files, found, new FROM runs WHERE id = ?", [run_id]).fetchone() == ("ok", 2, 2, 2)
     db.close()
+
+
+def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_path, monkeypatch):
+    """Dedupe and scoring run after a run that changed postings, and after one that started since they last
+    succeeded (killed, or its steps failed); a run that changed nothing after they succeeded skips them."""
+    import crawler.runner as runner
+    from crawler.db.rows import Batch, posting_row
+    from crawler.db.runs import start_run, steps_pending
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+    from crawler.pages.appexport import parse_dump
+    from normalize.models import RawPosting
+    from normalize.posting import normalize_posting
+
+    path = str(tmp_path / "jobs.db")
+    rows = [posting_row(normalize_posting(item)) for seed in sorted(SEEDS.glob("*.txt"))
+            for item in parse_dump(seed.read_bytes(), locator=seed.name, fetched_at="2026-11-29T04:00:00+00:00",
+                                   as_of="2026-11-29T04:00:00+00:00") if isinstance(item, RawPosting)]
+
+    def run(*, killed: bool = False) -> dict | None:
+        db = open_db(path)
+        pending = steps_pending(db)
+        run_id = start_run(db, "ingest", {"paths": ["seeds"]})
+        writer = Writer(db)
+        writer.write(Batch(run_id, postings=list(rows)))
+        db.close()
+        if killed:
+            return None
+        [report] = runner.finish_jobs([runner.Job("textdump", "ingest", {})], path, [run_id],
+                                      [CrawlReport(files=2, found=2, finish_reason="finished")],
+                                      {run_id: writer.counts_of(run_id)}, workers=1, stale_skills=False, taxonomy=None,
+                                      steps_pending=pending)
+        return report.steps
+
+    def pending_now() -> bool:
+        db = open_db(path)
+        try:
+            return steps_pending(db)
+        finally:
+            db.close()
+
+    assert pending_now()  # a new database: the steps have never run
+    first = run()
+    assert (first["dedupe"]["added"], first["score"]["scored"]) == (2, 2) and not pending_now()
+    assert run() == {"dedupe": {"skipped": 1}, "score": {"skipped": 1}} and not pending_now()
+    run(killed=True)
+    assert pending_now()
+
+    def fails(database, **kwargs):
+        raise runner.StepFailed("score", RuntimeError("disk full"), {"dedupe": {"added": 0}}, "detail")
+
+    monkeypatch.setattr(runner, "after_run", fails)
+    assert run() == {"dedupe": {"added": 0}} and pending_now()  # the steps were due, and failed: still due
+    monkeypatch.undo()
+    after_a_failure = run()
+    assert ("skipped" in after_a_failure["dedupe"], after_a_failure["score"]["unchanged"]) == (False, 2)
+    assert not pending_now()

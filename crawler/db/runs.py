@@ -13,13 +13,32 @@ if TYPE_CHECKING:
     from crawler.report import RunReport
 
 
+STEPS_PENDING = "corpus_steps_pending"
+"""Meta key: ``1`` from the start of a run until its corpus steps (dedupe, scoring) succeeded; ``0`` after."""
+
+
+def steps_pending(db: sqlite_utils.Database) -> bool:
+    """Whether postings may have changed since the corpus steps last succeeded: a run started since then (and
+    was killed, or its steps failed), or the database predates the flag."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (STEPS_PENDING,)).fetchone()
+    return row is None or row[0] != "0"
+
+
+def set_steps_pending(db: sqlite_utils.Database, pending: bool) -> None:
+    with db.conn:
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (STEPS_PENDING, "1" if pending else "0"))
+
+
 def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
               mark_stale: bool = True, status: str = "running", started: str | None = None) -> int:
     """Record a run as running; runs left running by a killed process are marked interrupted
     (``mark_stale=False`` when starting the second and later runs of one process). The postings such a run
     stored never reached the corpus steps: they count as first seen by this run (``first_run_id``), so a
-    killed run completed by the next one clusters and reads as "new" as one uninterrupted run would."""
+    killed run completed by the next one clusters and reads as "new" as one uninterrupted run would.
+    A run of postings (ingest, crawl, reparse) marks the corpus steps pending (:func:`steps_pending`)."""
     with db.conn:
+        if kind in ("ingest", "crawl", "reparse"):
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (STEPS_PENDING,))
         cur = db.execute(
             "INSERT INTO runs (kind, source, started, status, args) VALUES (?, ?, ?, ?, ?)",
             (kind, source, started or now_iso(), status, json.dumps(args, ensure_ascii=False, default=str)),
