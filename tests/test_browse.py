@@ -671,6 +671,24 @@ def _row(page: str, posting_id: int) -> str:
                      page).group()
 
 
+@pytest.mark.parametrize("row, shown", [
+    pytest.param({"posted_at": "2026-11-28T20:00:00+00:00", "posted_local": "2026-11-29T04:00:00+08:00"},
+                 '<span title="2026-11-29T04:00:00+08:00 (2026-11-28T20:00:00 UTC)">2026-11-29</span>',
+                 id="the-date-in-shanghai-not-utc"),
+    pytest.param({"posted_at": "2026-11-28T20:00:00+00:00", "posted_local": "2026-11-28T15:00:00-05:00"},
+                 '<span title="2026-11-28T15:00:00-05:00 (2026-11-28T20:00:00 UTC)">2026-11-28</span>',
+                 id="new-york"),
+    pytest.param({"posted_at": "2026-11-28T20:00:00+00:00", "posted_local": "2026-11-28T20:00:00+00:00"},
+                 '<span title="2026-11-28T20:00:00+00:00">2026-11-28</span>', id="utc-source"),
+    pytest.param({"posted_at": "2026-11-28T20:00:00+00:00"},
+                 '<span title="2026-11-28T20:00:00+00:00">2026-11-28</span>', id="no-local-column-on-the-page"),
+])
+def test_the_post_date_is_shown_in_the_postings_zone(row, shown):
+    from browse.plugins.jobcrawl_browse import _listing_cell
+
+    assert str(_listing_cell(row, row["posted_at"], "posted_at", None)) == shown
+
+
 def test_listing_is_compact_and_each_title_opens_its_posting(ds):
     page = get(ds, "/jobs/jobs").text
     assert _header(page) == LISTING
@@ -680,8 +698,8 @@ def test_listing_is_compact_and_each_title_opens_its_posting(ds):
         '<td class="col-company type-str">地平线</td><td class="col-city type-str">北京</td>'
         '<td class="col-salary type-float"><span class="salary">20–30K</span></td>'
         '<td class="col-score type-int"><span class="score">65</span> <span class="level">中等</span></td>'  # #27's rules (62 before)
-        '<td class="col-posted_at type-str"><span title="2026-11-19T04:00:00+00:00">2026-11-19</span></td>'
-        '<td class="col-source type-str">textdump</td></tr>')
+        '<td class="col-posted_at type-str"><span title="2026-11-19T12:00:00+08:00 (2026-11-19T04:00:00 UTC)">'
+        '2026-11-19</span></td><td class="col-source type-str">textdump</td></tr>')
     assert ('<td class="col-source type-str"><a class="source-url" href="https://careers.example.com/jobs/6" '
             'rel="noopener noreferrer nofollow">textdump</a></td>') in _row(page, 1)
     assert '<td class="col-source type-str">textdump</td>' in _row(page, 5)  # a javascript: URL is not linked

@@ -7,7 +7,7 @@
 - ``escape_fts`` is replaced by :func:`crawler.db.fts.fts_query` on every connection, so the search
   box and canned queries write the query the way the index was written: ``算子`` and ``CUDA`` both match.
 - Cells: ``title`` as a link to the posting page, ``salary`` as ``30–50K ×14``, ``score`` with its
-  level, ``posted_at`` as a date, ``source`` as a link to the posting's page at its source, ``skills``
+  level, ``posted_at`` as a date in the posting's zone (``posted_local``, when the row has it), ``source`` as a link to the posting's page at its source, ``skills``
   as links to the listing filtered by each skill; in canned queries the postings' titles and ids
   link to their page, skills, cities and companies to the listing.
 - Table pages: the column documentation under a "columns" disclosure; the default columns of
@@ -101,6 +101,9 @@ def _listing_cell(row: dict, value, column: str, datasette) -> Markup | None:
         return Markup('<span class="score">{}</span>{}').format(
             value, Markup(' <span class="level">{}</span>').format(level) if level else "")
     if column == "posted_at" and isinstance(value, str) and len(value) > 10:
+        local = row.get("posted_local")
+        if local and local != value:  # the date in the posting's zone (Asia/Shanghai for Chinese boards)
+            return Markup('<span title="{} ({} UTC)">{}</span>').format(local, value[:19], local[:10])
         return Markup('<span title="{}">{}</span>').format(value, value[:10])
     if column == "source" and value:
         url = safe_url(row.get("url"))
