@@ -26,9 +26,7 @@ def _database_path(ctx: click.Context, param: click.Parameter, value: str) -> st
     """``--db``: a jobcrawl database, an empty file, or a new file in a folder that exists. The
     SQLite database of something else (tables, but not jobcrawl's migrations) is refused: jobcrawl
     would add its own tables to it."""
-    import sqlite3
-
-    from crawler.db import readonly_uri
+    from crawler.db.queries import foreign_tables
 
     path = Path(value)
     if not path.is_file():
@@ -39,14 +37,8 @@ def _database_path(ctx: click.Context, param: click.Parameter, value: str) -> st
         return value
     if head != b"SQLite format 3\x00":
         raise click.BadParameter(f"{value} is not an SQLite database")
-    conn = sqlite3.connect(readonly_uri(path), uri=True)
-    try:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        ours = "_sqlite_migrations" in tables and conn.execute(
-            "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'jobcrawl' LIMIT 1").fetchone()
-    finally:
-        conn.close()
-    if tables and not ours:
+    tables = foreign_tables(path)
+    if tables:
         shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
         raise click.BadParameter(f"{value} is the SQLite database of something else (tables: {shown}); "
                                  "name a new file or a jobcrawl database")

@@ -25,11 +25,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from crawler.db import readonly_uri
 
 _ROOT = Path(__file__).resolve().parents[1]
 # The code that turns a dump into stored rows: parser, normalizers and their data, pipelines, storage.
@@ -69,18 +67,7 @@ def options_digest(options: Mapping) -> str:
 def unchanged_inputs(db_path: str, source: str, parser: str) -> dict[tuple[str, str], tuple[str, int]]:
     """``(locator, sha256) → (as_of, postings)`` of the inputs of ``source`` that a re-parse by ``parser`` would
     leave as they are (see the module docstring); empty when the database does not exist yet."""
-    if not Path(db_path).is_file():
-        return {}
-    conn = sqlite3.connect(readonly_uri(db_path), uri=True)
-    try:
-        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'input_parses'").fetchone():
-            return {}
-        rows = conn.execute(
-            "SELECT r.locator, r.sha256, l.as_of, l.postings FROM input_parses l JOIN raw_inputs r ON r.id = l.raw_input_id"
-            " JOIN (SELECT raw_input_id, count(*) AS n FROM postings GROUP BY raw_input_id) c"
-            " ON c.raw_input_id = l.raw_input_id"
-            " WHERE r.source = ? AND l.parser = ? AND l.status = 'parsed' AND c.n = l.postings",
-            (source, parser)).fetchall()
-    finally:
-        conn.close()
-    return {(locator, sha): (as_of, postings) for locator, sha, as_of, postings in rows}
+    from crawler.db.queries import complete_parses
+
+    return {(locator, sha): (as_of, postings)
+            for locator, sha, as_of, postings in complete_parses(db_path, source, parser)}

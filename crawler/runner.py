@@ -577,6 +577,7 @@ def after_run(database, *, fresh_process: bool | None = None, progress: Progress
     A step that raises ends the steps with :class:`StepFailed` (each step commits as a whole, so
     re-running it is safe). ``progress`` hears when each step starts and ends (phases dedupe, scoring).
     """
+    from crawler.db import file_of
     from crawler.procs import call_in_fresh_process
     from crawler.steps.dedupe import dedupe, dedupe_at
     from crawler.steps.score import score_corpus
@@ -589,8 +590,7 @@ def after_run(database, *, fresh_process: bool | None = None, progress: Progress
     try:
         progress.start("dedupe")
         if fresh_process:
-            path = database.execute("PRAGMA database_list").fetchone()[2]
-            steps["dedupe"] = call_in_fresh_process(dedupe_at, path, name="jobcrawl-dedupe")
+            steps["dedupe"] = call_in_fresh_process(dedupe_at, file_of(database), name="jobcrawl-dedupe")
         else:
             steps["dedupe"] = dedupe(database)
         progress.finish("dedupe", steps["dedupe"])

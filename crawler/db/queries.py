@@ -4,9 +4,47 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 REPARSE_COLS = ("id", "source", "locator", "sha256", "text", "as_of", "status", "reader")
+
+
+def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, str, str, int]]:
+    """``(locator, sha256, as_of, postings)`` of each input of ``source`` whose last parse by ``parser`` was
+    complete and whose postings are all still stored; empty when the file or its ledger does not exist yet.
+    Opened read-only: the plan of a run never writes."""
+    from crawler.db import readonly_uri
+
+    if not Path(db_path).is_file():
+        return []
+    conn = sqlite3.connect(readonly_uri(db_path), uri=True)
+    try:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'input_parses'").fetchone():
+            return []
+        return conn.execute(
+            "SELECT r.locator, r.sha256, l.as_of, l.postings FROM input_parses l JOIN raw_inputs r ON r.id = l.raw_input_id"
+            " JOIN (SELECT raw_input_id, count(*) AS n FROM postings GROUP BY raw_input_id) c"
+            " ON c.raw_input_id = l.raw_input_id"
+            " WHERE r.source = ? AND l.parser = ? AND l.status = 'parsed' AND c.n = l.postings",
+            (source, parser)).fetchall()
+    finally:
+        conn.close()
+
+
+def foreign_tables(path: str | Path) -> list[str]:
+    """The tables of the SQLite file at ``path`` when it is not a jobcrawl database (it has tables but not
+    jobcrawl's migrations); empty for a jobcrawl database or an empty one."""
+    from crawler.db import readonly_uri
+
+    conn = sqlite3.connect(readonly_uri(path), uri=True)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        ours = "_sqlite_migrations" in tables and conn.execute(
+            "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'jobcrawl' LIMIT 1").fetchone()
+    finally:
+        conn.close()
+    return [] if ours else tables
 
 
 def latest_raw_inputs(conn: sqlite3.Connection, sources: Sequence[str] = (), *, batch: int = 200
