@@ -148,6 +148,7 @@ class FacetIndex:
         self.columns, self.array, self.present, self.seconds, self.market = columns, array, present, seconds, market
         self.size, self.postings = len(present), int(present.sum())
         self.facets, self.searches, self.search_masks = Lru(2000), Lru(16), Lru(16)
+        self.hidden = Lru(4)  # (stale cutoff, blocked) → mask of the rows a listing hides (browse/hiding.py)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> FacetIndex:

@@ -33,6 +33,7 @@ from datasette.filters import FilterArguments
 from datasette.utils import escape_sqlite, sqlite3, sqlite_timelimit
 
 from browse import queries
+from browse.hiding import HIDING, HIDING_PARAMS, clauses as hiding_clauses, hidden, hidden_mask
 from browse.lru import Lru
 
 TABLES = ("jobs", "postings")  # the listing view and its table: the same rows, the same ids
@@ -126,7 +127,8 @@ def _in_score_order(request) -> bool:
 
 
 async def listing_filters(request, database: str, table: str, datasette) -> FilterArguments | None:
-    """``?_search=`` and ``?_skill=`` (repeatable: every skill) on ``jobs`` and ``postings``. Without
+    """``?_search=`` and ``?_skill=`` (repeatable: every skill) on ``jobs`` and ``postings``, and on
+    ``jobs`` the clauses that hide blocked and stale postings (browse/hiding.py). Without
     a current FacetIndex (the file changed since it was loaded) the matches are not counted: always the
     seeking form.
 
@@ -138,6 +140,7 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
         return None
     index = _index(datasette, database)
     selects, params, described = [], {}, []  # (subquery, matches)
+    hiding, hide_params, hide_described = hiding_clauses(await hidden(request, datasette)) if table in HIDING else ([], {}, [])
     search = request.args.get(SEARCH_PARAM, "")
     if search:
         matches = len(await search_ids(datasette, database, request, index)) if index is not None else 0
@@ -156,14 +159,18 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
     clauses = [_in("id", subquery, matches, index, ratio) for subquery, matches in selects]
     if alone and search and clauses[0].startswith("+"):  # the page reads along the score index
         clauses[0] = f"{SEARCH_FUNCTION}(:search, id)"
+    clauses += hiding
+    params.update(hide_params)
+    described += hide_described
     if ids is not None:  # Datasette's count query of this page (views/table.py: count_sql)
         db.remember_value(queries.count_sql(escape_sqlite(table), " and ".join(clauses)), params, len(ids))
     return FilterArguments(clauses, params, described, {"supports_search": True, "search": search})
 
 
 async def own_ids(datasette, database: str, request) -> np.ndarray | None:
-    """The ids of the page's rows when nothing but ``_search`` and ``_skill`` selects them (and
-    the database has a FacetIndex); None otherwise. Computed once per request."""
+    """The ids of the page's rows when nothing but ``_search``, ``_skill`` and the listing's hiding
+    (browse/hiding.py: the hidden rows as a mask, kept by the FacetIndex) selects them, and the database
+    has a FacetIndex; None otherwise. Computed once per request."""
     if _OWN_IDS not in request.scope:
         request.scope[_OWN_IDS] = await _own_ids(datasette, database, request)
     return request.scope[_OWN_IDS]
@@ -171,11 +178,19 @@ async def own_ids(datasette, database: str, request) -> np.ndarray | None:
 
 async def _own_ids(datasette, database: str, request) -> np.ndarray | None:
     index = _index(datasette, database)
-    hidden = request.scope.get("jobcrawl.hidden") or {}  # rows browse/plugins/jobcrawl_alerts.py hides: not in the index
-    if index is None or hidden.get("stale") or hidden.get("blocked") or any(
-            key not in PRESENTATION | {SEARCH_PARAM, SKILL_PARAM} for key in request.args):
+    if index is None or any(key not in PRESENTATION | HIDING_PARAMS | {SEARCH_PARAM, SKILL_PARAM} for key in request.args):
         return None
     chosen = index.present.copy()
+    if request.url_vars.get("table") in HIDING:
+        what = await hidden(request, datasette)
+        if what["stale"] or what["blocked"]:
+            key = (what["cutoff"] if what["stale"] else None, bool(what["blocked"]))
+            mask = index.hidden.get(key)
+            if mask is None:
+                mask = await datasette.get_database(database).execute_fn(
+                    lambda conn: hidden_mask(conn, index.size, what))
+                index.hidden.put(key, mask)
+            chosen &= ~mask
     if request.args.get(SEARCH_PARAM):
         found = np.zeros_like(chosen)
         ids = await search_ids(datasette, database, request, index)

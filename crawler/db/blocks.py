@@ -25,6 +25,11 @@ HIDE_BLOCKED = "id not in (select posting_id from posting_blocks)"
 """Condition on ``postings`` (or a view with its ``id``): not hidden by any profile's blocklist."""
 
 
+def blocked_ids(conn: sqlite3.Connection) -> str | None:
+    """The ids of the postings some profile's blocklist hides, comma-separated."""
+    return conn.execute("SELECT group_concat(DISTINCT posting_id) FROM posting_blocks").fetchone()[0]
+
+
 def count(conn: sqlite3.Connection) -> int:
     """Postings some profile's blocklist hides."""
     return conn.execute("SELECT count(DISTINCT posting_id) FROM posting_blocks").fetchone()[0]

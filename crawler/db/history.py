@@ -63,6 +63,14 @@ def stale_cutoff(conn: sqlite3.Connection, days: int) -> str | None:
                         (f"-{int(days)} days",)).fetchone()[0]
 
 
+def stale_ids(conn: sqlite3.Connection, cutoff: str) -> str | None:
+    """The ids of the postings closed or last seen before ``cutoff``, comma-separated (the rows HIDE_STALE leaves
+    out), read from the indexes alone."""
+    return conn.execute("SELECT group_concat(id) FROM (SELECT id FROM postings WHERE closed_at IS NOT NULL"
+                        " UNION ALL SELECT id FROM postings WHERE last_seen < ? AND +closed_at IS NULL)",
+                        (cutoff,)).fetchone()[0]
+
+
 def count_stale(conn: sqlite3.Connection, cutoff: str) -> int:
     """Postings closed, or last seen before ``cutoff``: two index ranges (an OR of both scanned the table)."""
     return conn.execute("SELECT (SELECT count(*) FROM postings WHERE closed_at IS NOT NULL)"
