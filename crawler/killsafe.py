@@ -10,8 +10,8 @@
   the queue) for a crawl that stores as it closes (``scrapy crawl``), else when the run's writer has
   committed (:func:`release`, called by crawler/runner.py). A run that finds the mark discards the
   JOBDIR and starts afresh (stat ``jobcrawl/jobdir_discarded``): a kill between the spider's close and
-  the writer's last commit would otherwise leave a saved state naming pages that were never stored. The HTTP cache keeps the restart
-  cheap: a 304 per unchanged page.
+  the writer's last commit would otherwise leave a saved state naming pages that were never stored.
+  The HTTP cache keeps the restart cheap: a 304 per unchanged page.
 - **The HTTP cache** (``<db>.httpcache/``). Scrapy's FilesystemCacheStorage writes an entry as
   seven files, the one that makes it a hit (``pickled_meta``) second, and rewrites every entry that
   a revalidation confirms. A kill in between left a hit with a missing, cut or emptied body, read

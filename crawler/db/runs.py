@@ -26,7 +26,11 @@ def steps_pending(db: sqlite_utils.Database) -> bool:
 
 def set_steps_pending(db: sqlite_utils.Database, pending: bool) -> None:
     with db.conn:
-        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (STEPS_PENDING, "1" if pending else "0"))
+        _mark_steps(db, pending)
+
+
+def _mark_steps(db: sqlite_utils.Database, pending: bool) -> None:
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (STEPS_PENDING, "1" if pending else "0"))
 
 
 def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
@@ -38,7 +42,7 @@ def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, sou
     A run of postings (ingest, crawl, reparse) marks the corpus steps pending (:func:`steps_pending`)."""
     with db.conn:
         if kind in ("ingest", "crawl", "reparse"):
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (STEPS_PENDING,))
+            _mark_steps(db, True)
         cur = db.execute(
             "INSERT INTO runs (kind, source, started, status, args) VALUES (?, ?, ?, ?, ?)",
             (kind, source, started or now_iso(), status, json.dumps(args, ensure_ascii=False, default=str)),
