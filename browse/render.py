@@ -152,8 +152,10 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
         "seniority": rec.get("seniority"), "employment_type": rec.get("employment_type"),
         "experience": rec.get("experience"), "education": rec.get("education"),
         "posted_raw": rec.get("posted_raw"), "posted_at": rec.get("posted_local") or rec.get("posted_at"),
-        "first_seen": rec.get("first_seen"),
-        "last_seen": rec.get("last_seen"), "closed_at": rec.get("closed_at"), "tags": rec.get("tags") or [],
+        # times in the posting's zone (Asia/Shanghai for Chinese boards); the UTC values stay in the database
+        "first_seen": rec.get("first_seen_local") or rec.get("first_seen"),
+        "last_seen": rec.get("last_seen_local") or rec.get("last_seen"),
+        "closed_at": rec.get("closed_at_local") or rec.get("closed_at"), "tags": rec.get("tags") or [],
         "salary": salary_label({"salary": salary.get("monthly_max"), "salary_monthly_min": salary.get("monthly_min"),
                                 "salary_months": salary.get("months"), "salary_currency": salary.get("currency"),
                                 "salary_status": salary.get("status"), "salary_estimated": salary.get("estimated"),

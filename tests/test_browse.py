@@ -901,3 +901,10 @@ def test_lru_evicts_the_least_recently_used_by_weight():
     cache.put("a", "x")  # replacing an entry replaces its weight
     cache.put("d", "xx")
     assert sorted(k for k in "abcd" if cache.get(k)) == ["a", "c", "d"]
+
+
+def test_the_posting_page_shows_its_times_in_the_postings_zone(ds):
+    """Seen (first – last) in the posting's zone, as the listing dates it; the UTC values stay in the database."""
+    page = get(ds, "/jobs/postings/4").text
+    seen = re.search(r"<dt>Seen</dt><dd>(.*?)</dd>", page).group(1)
+    assert seen == "2026-11-29T12:00:00+08:00 – 2026-11-29T12:00:00+08:00"  # 04:00 UTC, a posting in 北京
