@@ -42,7 +42,7 @@ class Market:
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, size: int) -> Market:
-        from browse.filters import id_array
+        from browse.queries import id_array
 
         open_ = np.zeros(size, dtype=bool)
         ids = id_array(queries.open_ids(conn))

@@ -41,7 +41,8 @@ from datasette.utils import path_with_removed_args, sqlite_timelimit
 
 from browse import queries
 from browse.charts import Market
-from browse.filters import SKILL_PARAM, TABLES, id_array, own_ids
+from browse.filters import SKILL_PARAM, TABLES, own_ids
+from browse.queries import id_array
 from browse.lru import Lru
 
 COLUMNS = ("city", "company", "category", "work_mode", "score_level")

@@ -33,6 +33,7 @@ from datasette.filters import FilterArguments
 from datasette.utils import escape_sqlite, sqlite3, sqlite_timelimit
 
 from browse import queries
+from browse.queries import id_array
 from browse.hiding import HIDING, HIDING_PARAMS, clauses as hiding_clauses, hidden, hidden_mask
 from browse.lru import Lru
 
@@ -51,11 +52,6 @@ SEARCH_FUNCTION = "jobcrawl_search"  # (search, id): the page of a search read a
 # Arguments that make Datasette run the page's clauses in another query than the page's: a facet
 # of its own (the metadata's facets are counted from the indexes), every row of the result.
 SHARED = ("_facet", "_facet_array", "_facet_date", "_stream")
-
-
-def id_array(text: str | None) -> np.ndarray:
-    """``group_concat`` of integers as an array."""
-    return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, dtype=np.int64)
 
 
 async def search_ids(datasette, database: str, request, index) -> np.ndarray:

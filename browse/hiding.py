@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from browse.metadata import DATABASE
+from browse.queries import id_array
 from crawler.db import blocks
 from crawler.db import history as store
 
@@ -67,6 +68,6 @@ def hidden_mask(conn, size: int, what: dict) -> np.ndarray:
     for text in ((store.stale_ids(conn, what["cutoff"]) if what["stale"] else None),
                  (blocks.blocked_ids(conn) if what["blocked"] else None)):
         if text:
-            ids = np.fromstring(text, dtype=np.int64, sep=",")
+            ids = id_array(text)
             mask[ids[(ids >= 0) & (ids < size)]] = True
     return mask

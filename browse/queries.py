@@ -7,7 +7,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import numpy as np
+
 from crawler.db import fts
+
+
+def id_array(text: str | None) -> np.ndarray:
+    """``group_concat`` of integers as an array."""
+    return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, dtype=np.int64)
 
 # --------------------------------------------------------------------------- search and skills (browse/filters.py)
 
