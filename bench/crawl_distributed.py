@@ -7,8 +7,12 @@ the cluster's per-host politeness), each serving ``--pages`` JSON-LD job pages (
 ``/slow/0.1/``: every answer comes 100 ms late, so the crawl is latency-bound as real crawls are. One
 ``jsonld`` source per host (4 requests in flight per host, no AutoThrottle), a real ``redis-server``,
 N ``jobcrawl worker --once`` processes (``--concurrency``: requests in flight per source in each
-worker) and ``jobcrawl crawl --redis`` storing into a fresh database. pages/s = job pages ÷ the time
-from the first to the last job page answered (the servers' logs); the speed-up is over 1 worker.
+worker), started and warmed up before ``jobcrawl crawl --redis`` seeds the run and stores it into a
+fresh database, as long-running worker services are when a scheduled run begins. pages/s = job pages
+÷ the time from the first to the last job page answered (the servers' logs); the speed-up is over 1
+worker. Each worker count runs ``--repeat`` times, alternating, and its median run is shown. Under each:
+CPU milliseconds per page of the workers (their start included), of the coordinator with its writer,
+and of the mock servers, which share the two cores with them.
 
 Writer: ``--rows`` postings (real rows of those pages, made distinct) pushed to the spool as batches
 of 500, then drained by :func:`crawler.distributed.spool.drain` into a fresh database: rows/s. The
@@ -21,8 +25,8 @@ One worker must be latency-bound for the speed-up to mean anything: at ``--concu
 has 8 requests in flight and needs about half a core, so 4 workers fit this machine's 2 cores; at
 ``--concurrency 2`` one worker already uses most of a core and 4 workers are CPU-bound (×2.0).
 
-    python bench/crawl_distributed.py                      # 8 hosts × 100 pages, 1/2/4 workers
-    python bench/crawl_distributed.py --hosts 4 --pages 50 # a quick run
+    python bench/crawl_distributed.py                      # 8 hosts × 200 pages, 1/2/4 workers, 3 runs each
+    python bench/crawl_distributed.py --hosts 4 --pages 50 --repeat 1  # a quick run
 
 Targets (#25): 2 workers ≥ 1.8× and 4 workers ≥ 3× of 1 worker; writer ≥ 3,000 rows/s.
 """
@@ -45,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench.crawl import page  # noqa: E402
+from bench.crawl import page, process_cpu_seconds  # noqa: E402
 from mockserver import MockServer  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
 
@@ -62,6 +66,30 @@ def write_site(root: Path, host: int, pages: int) -> None:
     (root / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n", encoding="utf-8")
 
 
+def _reap(proc: subprocess.Popen, timeout: float) -> float:
+    """Wait for ``proc`` (kill it after ``timeout`` s); its CPU seconds (user + system)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_utime + usage.ru_stime
+        if time.monotonic() > deadline:
+            proc.kill()
+            deadline = float("inf")
+        time.sleep(0.05)
+
+
+def _wait_until_waiting(procs: list[subprocess.Popen], logs: list[Path], timeout: float = 120) -> None:
+    """Until every worker says it is waiting for a crawl (started and warmed up, as a long-running
+    worker service is when a scheduled run begins)."""
+    deadline = time.monotonic() + timeout
+    while not all("waiting for a crawl" in log.read_text(encoding="utf-8") for log in logs):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            raise SystemExit("a worker did not start: " + " | ".join(log.read_text(encoding="utf-8") for log in logs))
+        time.sleep(0.1)
+
+
 def crawl_once(servers: list[MockServer], redis: RedisServer, work: Path, workers: int, concurrency: int) -> dict:
     redis.client().flushall()
     sources = work / "sources.toml"
@@ -76,26 +104,36 @@ concurrency = 4
 settings = {{ AUTOTHROTTLE_ENABLED = false }}
 """ for i, s in enumerate(servers)), encoding="utf-8")
     before = [len(s.hits()) for s in servers]
+    server_cpu = sum(process_cpu_seconds(s.proc.pid) for s in servers)
     env = dict(os.environ, PYTHONUTF8="1")
+    logs = [work / f"worker{i}.out" for i in range(workers)]
     procs = [subprocess.Popen([sys.executable, "-m", "crawler.cli", "worker", "--redis", redis.url, "--once",
                                "--concurrency", str(concurrency)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) for _ in range(workers)]
+                              stderr=log.open("w")) for log in logs]
+    try:
+        _wait_until_waiting(procs, logs)
+    except BaseException:
+        for p in procs:
+            p.kill()
+        raise
     db = work / f"w{workers}.db"
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(sources), "--db",
-                           str(db), "--redis", redis.url], cwd=ROOT, env=env, capture_output=True, text=True)
+    coordinator = subprocess.Popen([sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(sources),
+                                    "--db", str(db), "--redis", redis.url], cwd=ROOT, env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr = coordinator.stderr.read()
+    coordinator_cpu = _reap(coordinator, 600)
     total = time.perf_counter() - started
-    for p in procs:
-        try:
-            p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-    if proc.returncode != 0:
-        raise SystemExit(f"crawl exited {proc.returncode}: {proc.stderr}")
+    worker_cpu = sum(_reap(p, 60) for p in procs)
+    server_cpu = sum(process_cpu_seconds(s.proc.pid) for s in servers) - server_cpu
+    if coordinator.returncode != 0:
+        raise SystemExit(f"crawl exited {coordinator.returncode}: {stderr}")
     times = sorted(h.at for s, b in zip(servers, before) for h in s.hits()[b:] if "/jobs/" in h.path)
     span = times[-1] - times[0]
-    return {"workers": workers, "pages": len(times), "span_s": round(span, 2), "pages_per_s": round(len(times) / span, 1),
-            "end_to_end_s": round(total, 1)}
+    n = len(times)
+    return {"workers": workers, "pages": n, "span_s": round(span, 2), "pages_per_s": round(n / span, 1),
+            "end_to_end_s": round(total, 1), "worker_cpu_ms": round(1000 * worker_cpu / n, 2),
+            "coordinator_cpu_ms": round(1000 * coordinator_cpu / n, 2), "server_cpu_ms": round(1000 * server_cpu / n, 2)}
 
 
 def sample_rows(n: int) -> list:
@@ -176,13 +214,21 @@ def memory_per_request(redis: RedisServer, n: int = 10_000) -> float:
     return (client.info("memory")["used_memory"] - before) / n
 
 
+def _median_run(runs: list[dict]) -> dict:
+    """The run with the median pages/s (the lower middle one for an even count)."""
+    ordered = sorted(runs, key=lambda r: r["pages_per_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, default=8, help="hosts (loopback addresses), one source each")
-    parser.add_argument("--pages", type=int, default=100, help="job pages per host")
+    parser.add_argument("--pages", type=int, default=200, help="job pages per host (default 200)")
     parser.add_argument("--workers", default="1,2,4", help="worker counts to run (comma-separated)")
     parser.add_argument("--concurrency", type=int, default=1,
                         help="requests in flight per source in each worker (default 1: see below)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="crawls per worker count, alternating; each figure is the median run (default 3)")
     parser.add_argument("--rows", type=int, default=20_000, help="postings pushed to the spool for the writer")
     args = parser.parse_args()
 
@@ -195,12 +241,21 @@ def main() -> None:
                 write_site(root, i, args.pages)
                 servers.append(MockServer(root, work / f"www{i}.log", host=f"127.0.0.{i + 2}").__enter__())
             load_before = os.getloadavg()
-            results = [crawl_once(servers, redis, work, int(n), args.concurrency) for n in args.workers.split(",")]
+            counts = [int(n) for n in args.workers.split(",")]
+            runs: dict[int, list[dict]] = {n: [] for n in counts}
+            for _ in range(args.repeat):  # alternate the worker counts, so a busy minute hits each of them
+                for n in counts:
+                    runs[n].append(crawl_once(servers, redis, work, n, args.concurrency))
             load_after = os.getloadavg()
+            results = [_median_run(runs[n]) for n in counts]
             one = results[0]["pages_per_s"]
             for r in results:
                 print(f"{r['workers']} worker(s): {r['pages']} pages in {r['span_s']} s = {r['pages_per_s']} pages/s · "
-                      f"speed-up ×{r['pages_per_s'] / one:.2f} · whole command {r['end_to_end_s']} s")
+                      f"speed-up ×{r['pages_per_s'] / one:.2f} · whole command {r['end_to_end_s']} s"
+                      + (f" · median of {args.repeat} ({', '.join(str(x['pages_per_s']) for x in runs[r['workers']])})"
+                         if args.repeat > 1 else ""))
+                print(f"{'':12}CPU ms per page: workers {r['worker_cpu_ms']:.2f} · coordinator and writer "
+                      f"{r['coordinator_cpu_ms']:.2f} · mock servers {r['server_cpu_ms']:.2f}")
             w = writer_figures(redis, work, args.rows)
             print(f"writer: {w['rows']} rows from the spool in {w['seconds']} s = {w['rows_per_s']} rows/s "
                   f"(target ≥ 3,000) · a batch of 500: pickle {w['pickle_kb']} KB, {w['pickle_ms']} ms to encode and "

@@ -212,6 +212,37 @@ def test_a_spooled_batch_is_stored_once_and_counted_once(tmp_path):
     database.close()
 
 
+_WARM_UP = """
+import sys
+from crawler.distributed.worker import warm_up
+from crawler.run import project_settings
+from normalize.skills import _load
+wanted = ["crawler.distributed.politeness", "crawler.pipelines.store",
+          "crawler.pipelines.skills", "scrapy.downloadermiddlewares.retry"]
+before = [m in sys.modules for m in wanted] + [_load.cache_info().currsize]
+settings = {"ITEM_PIPELINES": {sys.argv[1]: 900}} if len(sys.argv) > 1 else None
+try:
+    warm_up(project_settings(settings), url="redis://127.0.0.1:1/0", prefix="p", worker_id="w", concurrency=None)
+except Exception as err:
+    print(type(err).__name__)
+    raise SystemExit(0)
+print(before, [m in sys.modules for m in wanted] + [_load.cache_info().currsize])
+"""
+
+
+@pytest.mark.parametrize("extra, out", [
+    pytest.param(None, "[False, False, False, False, 0] [True, True, True, True, 1]", id="loads-all"),
+    pytest.param("crawler.pipelines.NoSuchPipeline", "NameError", id="a-missing-component-fails-at-start"),
+])
+def test_a_worker_warms_up_before_it_waits_for_a_crawl(extra, out):
+    """Joining a crawl then builds crawlers from loaded modules and the loaded taxonomy (bench/crawl_distributed.py
+    starts the crawl once every worker waits), and a component that cannot be loaded stops the worker at start."""
+    proc = subprocess.run([sys.executable, "-c", _WARM_UP, *([extra] if extra else [])], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == out
+
+
 @pytest.mark.slow
 def test_writer_killed_after_its_commit_the_next_one_skips_the_batch(redis_url, tmp_path):
     """A batch committed but not acknowledged (the writer died in between) is taken back and skipped."""
