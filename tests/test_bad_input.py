@@ -13,6 +13,7 @@ import time
 import pytest
 
 from bench.gen import write_dumps
+from crawler.db.rows import raw_text
 from conftest import AS_OF, ROOT, SEEDS, export_records, run_cli
 
 pytestmark = pytest.mark.slow
@@ -99,7 +100,9 @@ def test_quarantine_rows_keep_reason_and_raw_text(bad_run):
     files = bad_files()
     # Every input is stored: decodable ones as text, verbatim; the others byte for byte.
     codec = {"utf-8": "utf-8", "utf-8-sig": "utf-8-sig", "utf-16-le": "utf-16", "gb18030": "gb18030"}
-    for locator, text, body, encoding in conn.execute("SELECT locator, text, body, encoding FROM raw_inputs"):
+    for locator, text, text_zlib, body, encoding in conn.execute(
+            "SELECT locator, text, text_zlib, body, encoding FROM raw_inputs"):
+        text = raw_text(text, text_zlib)  # a long text is stored compressed (crawler/db/rows.py: pack_text)
         if encoding is None:
             assert bytes(body) == files[locator], locator
         else:

@@ -7,7 +7,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-REPARSE_COLS = ("id", "source", "locator", "sha256", "text", "as_of", "status", "reader")
+from .rows import raw_text
+
+REPARSE_COLS = ("id", "source", "locator", "sha256", "text", "as_of", "status", "reader", "text_zlib")
 
 
 def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, str, str, int]]:
@@ -63,5 +65,6 @@ def latest_raw_inputs(conn: sqlite3.Connection, sources: Sequence[str] = (), *, 
         for row in rows:
             out = dict(zip(REPARSE_COLS, row))
             out["reader"] = json.loads(out["reader"]) if out["reader"] else None
+            out["text"] = raw_text(out["text"], out.pop("text_zlib"))
             yield out
         last = rows[-1][0]

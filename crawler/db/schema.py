@@ -174,7 +174,8 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
     "raw_inputs": {
         "id": "Row id.", "source": "Spider that read the input.", "locator": "Path relative to the ingest root, or URL.",
         "sha256": "SHA-256 of the input bytes.", "size": "Bytes.", "encoding": "Encoding it was decoded with.",
-        "text": "The input verbatim, decoded.", "body": "The bytes, kept only when undecodable.",
+        "text": "The input verbatim, decoded (texts over 16,384 characters are in text_zlib instead).",
+        "body": "The bytes, kept only when undecodable.",
         "fetched_at": "When it was read (UTC).", "as_of": "Anchor for relative times (UTC).",
         "status": "parsed, partial (some postings quarantined) or quarantined.", "error": "Why it was quarantined.",
         "postings": "Postings parsed from it.", "run_id": "Run that first stored it.",
@@ -1076,3 +1077,15 @@ def m150_stale_index(db: sqlite_utils.Database) -> None:
     """An index of (last_seen, closed_at), so that the listings' stale filter (crawler.db.history.HIDE_STALE) and
     its count read the index alone instead of every open posting's row (bench/browse.py)."""
     db.execute("CREATE INDEX IF NOT EXISTS idx_postings_last_seen_closed_at ON postings (last_seen, closed_at)")
+
+
+@migrations()
+def m160_raw_text_zlib(db: sqlite_utils.Database) -> None:
+    """A raw input's long text is stored compressed (crawler/db/rows.py: ``pack_text``): inputs stored before
+    keep their text as it is, and are read either way (``raw_text``)."""
+    db.execute("ALTER TABLE raw_inputs ADD COLUMN text_zlib BLOB")
+
+
+CHILD_TABLE_DOCS["raw_inputs"]["text_zlib"] = (
+    "The text of an input over 16,384 characters, UTF-8 and zlib-compressed; read it with the SQL function "
+    "raw_text(text, text_zlib).")

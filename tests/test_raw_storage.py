@@ -1,0 +1,63 @@
+"""Raw inputs stored compressed when long (crawler/db/rows.py: pack_text, raw_text; migration m160)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import zlib
+from urllib.parse import quote
+
+import pytest
+
+from conftest import AS_OF, SEEDS, run_cli
+from crawler.db.rows import COMPRESS_ABOVE, pack_text, raw_text
+from crawler.serve import make_datasette
+
+LONG = "算子" * (COMPRESS_ABOVE // 2) + "!"  # one character over the limit
+
+
+@pytest.mark.parametrize("text, stored_as_text", [
+    pytest.param(None, True, id="none"),
+    pytest.param("", True, id="empty"),
+    pytest.param("短文本 short", True, id="short"),
+    pytest.param("x" * COMPRESS_ABOVE, True, id="at-the-limit"),
+    pytest.param(LONG, False, id="one-over-the-limit"),
+    pytest.param("\ud800" + "y" * COMPRESS_ABOVE, False, id="lone-surrogate-kept"),
+])
+def test_pack_text_round_trips(text, stored_as_text):
+    stored, packed = pack_text(text)
+    assert (stored is not None or text is None, packed is not None) == (stored_as_text, not stored_as_text)
+    assert raw_text(stored, packed) == text
+    if packed is not None:
+        assert len(packed) < len(text) // 10  # repetitive text: far smaller
+
+
+def test_a_long_dump_is_stored_compressed_and_reparsed_from_it(tmp_path):
+    seeds = sorted(SEEDS.glob("*.txt"))
+    dump = tmp_path / "in" / "many.txt"
+    dump.parent.mkdir()
+    text = "\n".join(p.read_text(encoding="utf-8").strip() for p in seeds * 4) + "\n"
+    assert len(text) > COMPRESS_ABOVE
+    dump.write_text(text, encoding="utf-8")
+    small = tmp_path / "in" / seeds[0].name
+    small.write_text(seeds[0].read_text(encoding="utf-8"), encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    first = run_cli("ingest", str(tmp_path / "in"), "--db", str(db), "--as-of", AS_OF, "--json", check=True)
+    with sqlite3.connect(db) as conn:
+        rows = dict((locator, (stored, packed)) for locator, stored, packed in conn.execute(
+            "SELECT locator, text, text_zlib FROM raw_inputs"))
+        conn.create_function("raw_text", 2, raw_text)
+        via_sql = conn.execute("SELECT raw_text(text, text_zlib) FROM raw_inputs WHERE locator = 'many.txt'").fetchone()
+    assert rows["many.txt"][0] is None and zlib.decompress(rows["many.txt"][1]).decode("utf-8") == text
+    assert rows[small.name] == (small.read_text(encoding="utf-8"), None)
+    assert via_sql == (text,)
+    ds = make_datasette(db)
+    response = asyncio.run(ds.client.get("/jobs.json?_shape=arrays&sql=" + quote(
+        "select raw_text(text, text_zlib) from raw_inputs order by locator")))
+    assert response.status_code == 200 and response.json()["rows"] == [[small.read_text(encoding="utf-8")], [text]]
+    again = run_cli("reparse", "--db", str(db), check=True)
+    found = json.loads(first.stdout)["crawl"]["found"]
+    assert found == len(seeds) * 4 + 1
+    assert again.stdout.splitlines()[0] == (f"files read 2 · postings found {found} · new 0 · updated 0 · "
+                                            f"unchanged {found} · quarantined 0")
