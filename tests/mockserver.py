@@ -224,10 +224,27 @@ def serve(root: Path, log_path: Path, host: str = "127.0.0.1") -> None:
                            for k, v in body.items() if not isinstance(v, (dict, list))})
         return params
 
+    listings: dict[Path, tuple[int, list[str]]] = {}
+
+    def variants_of(path: Path) -> list[Path]:
+        """The ``NAME@*.ext`` siblings of ``path`` (as ``glob`` finds them), from a listing of its folder kept
+        while the folder is unchanged and was last changed over a second ago (a glob per request cost a
+        benchmark's server more CPU than the crawler it served)."""
+        folder = path.parent
+        stamp = folder.stat().st_mtime_ns
+        kept = listings.get(folder)
+        if kept is None or kept[0] != stamp:
+            kept = (stamp, [e.name for e in os.scandir(folder) if "@" in e.name])
+            if time.time_ns() - stamp > 1_000_000_000:  # settled: a change within the clock's tick is seen
+                listings[folder] = kept
+        head, tail = path.stem + "@", path.suffix
+        return [folder / name for name in kept[1]
+                if name.startswith(head) and name.endswith(tail) and len(name) >= len(head) + len(tail)]
+
     def variant(path: Path, params: dict[str, str]) -> Path:
         """The ``NAME@K=V….ext`` sibling of ``path`` whose pairs the request has, most pairs first."""
         best, most = path, 0
-        for candidate in path.parent.glob(f"{path.stem}@*{path.suffix}"):
+        for candidate in variants_of(path):
             pairs = [p.partition("=") for p in candidate.name[len(path.stem) + 1:-len(path.suffix)].split("@")]
             if all(params.get(k) == v for k, _, v in pairs) and len(pairs) > most:
                 best, most = candidate, len(pairs)
