@@ -76,6 +76,7 @@ import json
 import math
 import re
 import statistics
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -157,6 +158,7 @@ class SalaryGroup:
     currency: str
     values: tuple[float, ...]
     quartiles: tuple[float, float, float] | None  # (p25, median, p75); None for fewer than 2 values
+    digest: str = ""  # of the values (:meth:`of`): what a score that places a salary in the group depends on
 
     @classmethod
     def of(cls, scope: str, key: str, currency: str, values: Iterable[float]) -> SalaryGroup:
@@ -166,7 +168,8 @@ class SalaryGroup:
         if len(ordered) >= 2:
             p25, p50, p75 = statistics.quantiles(ordered, n=4, method="inclusive")
             q = (round(p25, 2), round(p50, 2), round(p75, 2))
-        return cls(scope, key, currency, ordered, q)
+        digest = hashlib.sha256(array("d", ordered).tobytes()).hexdigest()[:32]
+        return cls(scope, key, currency, ordered, q, digest)
 
     @property
     def n(self) -> int:
@@ -971,7 +974,7 @@ def _market_inputs(f: PostingFacts, market: Market) -> list:
         group, tried = market.peers(f.city, f.category, pay.currency)
         figures.append([[t.get("scope"), t.get("key"), t.get("n")] for t in tried])
         if group is not None:
-            figures.append([group.scope, group.key, group.currency, group.values])
+            figures.append([group.scope, group.key, group.currency, group.n, group.digest])
     if f.company:
         figures.append([market.company_open.get(f.company, 0),
                         market.company_category_open.get((f.company, f.category), 0) if f.category else None])
