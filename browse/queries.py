@@ -24,9 +24,9 @@ SEARCH_SUBQUERY = fts.MATCH_SQL
 SKILL_SUBQUERY = "select posting_id from posting_skills where skill = :{param}"
 
 
-def count_sql(table: str, where: str) -> str:
-    """The count query Datasette's table page runs for these clauses (views/table.py: count_sql)."""
-    return f"select count(*) from {table} where {where} "
+def count_sql(table: str, clauses: list[str]) -> str:
+    """The count query Datasette's table page runs for these where clauses (views/table.py: count_sql)."""
+    return f"select count(*) from {table} " + (f"where {' and '.join(clauses)} " if clauses else "")
 
 
 def search_matches(conn: sqlite3.Connection, search: str) -> str | None:
