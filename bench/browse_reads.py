@@ -38,7 +38,7 @@ PAGES = ["/jobs/jobs?city=北京", "/jobs/jobs?city=合肥", "/jobs/jobs?city=�
          "/jobs/jobs?_search=算子", "/jobs/jobs?_search=自动驾驶", "/jobs/jobs?_search=PyTorch",
          "/jobs/jobs?_search=算子 C++", "/jobs/jobs?_skill=CUDA"]
 SEARCHES = ["算子", "训练", "感知 PyTorch", "CUDA"]
-CHOSEN = f" and {CHOSEN_FUNCTION}(:jobcrawl_chosen, id)"
+CHOSEN = f"{CHOSEN_FUNCTION}(:jobcrawl_chosen, id)"
 
 
 def _read_bytes() -> int:
@@ -73,7 +73,7 @@ def rows_read(db: Path) -> None:
         sql, params = page["query"]["sql"], page["query"]["params"]
         assert CHOSEN in sql, sql
         counts = []
-        for variant in (sql, sql.replace(CHOSEN, "")):
+        for variant in (sql, sql.replace(f"{CHOSEN} and ", "").replace(f" and {CHOSEN}", "")):
             read.clear()
             shown = conn.execute(variant.replace(" where ", " where jobcrawl_probe(id, title) and ", 1), params).fetchall()
             counts.append((len(shown), len(read)))

@@ -179,8 +179,8 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
     described += hide_described
     if ids is not None:
         theirs, their_params = _datasettes_filters(request, datasette, database, table)
-        if theirs or clauses:  # the page's query reads its own rows alone
-            clauses.append(f"{CHOSEN_FUNCTION}(:{CHOSEN_PARAM}, id)")
+        if theirs or clauses:  # the page's query reads its own rows alone, and checks the other clauses on them alone
+            clauses.insert(0, f"{CHOSEN_FUNCTION}(:{CHOSEN_PARAM}, id)")
             params[CHOSEN_PARAM] = request.scope[_CHOSEN]
         # Datasette's count query of this page (views/table.py: count_sql)
         db.remember_value(queries.count_sql(escape_sqlite(table), theirs + clauses), {**their_params, **params}, len(ids))

@@ -221,8 +221,9 @@ def test_the_hidden_employer_facet_of_the_index():
     pytest.param("/jobs/jobs?_skill=Kubernetes&score_level=中等", [], [4], id="skill-and-equality"),
 ])
 def test_the_page_reads_the_rows_it_shows_alone(ds, alerts_db, path, read, read_without):
-    """The page's SQL checks jobcrawl_chosen(:jobcrawl_chosen, id), which the index holds, so SQLite reads no row
-    of a posting that the page does not show (here: a term on ``title``, which no index holds, sees only them).
+    """The page's SQL checks jobcrawl_chosen(:jobcrawl_chosen, id) first, which the index holds, so SQLite reads no
+    row of a posting that the page does not show (here: a term on ``title``, which no index holds, sees only them),
+    and checks a search in memory on the rows it shows alone.
     Run elsewhere (the SQL editor, another process) the token is unknown: the term is true and the other
     clauses decide alone: the same rows."""
     from browse.filters import CHOSEN_FUNCTION, chosen_function
@@ -240,11 +241,13 @@ def test_the_page_reads_the_rows_it_shows_alone(ds, alerts_db, path, read, read_
 
     conn = sqlite3.connect(alerts_db)
     conn.create_function("escape_fts", 1, fts_query)
-    conn.create_function("jobcrawl_search", 2, lambda search, posting_id: 1)  # checked by the token too
+    searched = []  # the search is checked by the token too; the page checks it on the rows it shows alone
+    conn.create_function("jobcrawl_search", 2, lambda search, posting_id: searched.append(posting_id) or 1)
     conn.create_function("jobcrawl_probe", 2, probe)
     conn.create_function(CHOSEN_FUNCTION, 2, chosen_function(ds.get_database("jobs")))
     probed = sql.replace(" where ", " where jobcrawl_probe(id, title) and ", 1)
     assert [r[0] for r in conn.execute(probed, params)] == shown and sorted(seen) == sorted(shown) == sorted(read)
+    assert sorted(searched) == (sorted(shown) if "jobcrawl_search" in sql else [])
     conn.create_function(CHOSEN_FUNCTION, 2, chosen_function(make_datasette(alerts_db, indexed=False).get_database("jobs")))
     seen.clear()
     assert sorted(r[0] for r in conn.execute(probed, params)) == sorted(shown)
