@@ -42,13 +42,10 @@ from datasette.utils import path_with_removed_args, sqlite_timelimit
 from browse import queries
 from browse.charts import Market
 from browse.filters import SKILL_PARAM, TABLES, own_ids
-from browse.queries import id_array
+from browse.queries import SHOWN_NULLS, id_array
 from browse.lru import Lru
-from normalize.models import HIDDEN_COMPANY
 
 COLUMNS = ("city", "company", "category", "work_mode", "score_level")
-# What a table shows for a null of a column: the jobs view's coalesce(company, '（企业未公开）') (crawler/db/schema.py).
-SHOWN_NULLS = {("jobs", "company"): HIDDEN_COMPANY}
 ARRAY = "skills"
 FACET_KIND = "technical"  # the kind of skill the skills facet counts
 _IDS_KEY = "jobcrawl.facet_ids"

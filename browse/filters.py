@@ -40,7 +40,7 @@ from datasette.utils import escape_sqlite, sqlite3, sqlite_timelimit
 from datasette.views.base import ureg
 
 from browse import queries
-from browse.queries import id_array
+from browse.queries import SHOWN_NULLS, id_array
 from browse.hiding import HIDDEN_KEY, HIDING, HIDING_PARAMS, clauses as hiding_clauses, hidden, hidden_mask
 from browse.lru import Lru
 
@@ -137,6 +137,21 @@ def _datasettes_filters(request, datasette, database: str, table: str) -> tuple[
     return Filters(sorted(pairs), units, ureg).build_where_clauses(table)
 
 
+def _seeks(request, table: str, index, params: dict) -> list[str]:
+    """For each equality on a column that the view computes (:data:`browse.queries.SHOWN_NULLS`: no index answers
+    Datasette's clause) and that selects few postings (one in :data:`PAGE_SCAN_RATIO` or fewer), a clause that
+    seeks them through the column's index: the page would otherwise walk the whole score index to find them
+    (``jobcrawl_chosen`` on every entry: 0.35 s at 500,000 postings). Adds its parameters to ``params``."""
+    seeks = []
+    for i, (column, value) in enumerate(equalities(request, index.columns) or []):
+        shown = SHOWN_NULLS.get((table, column))
+        if shown is None or index.column(table, column).equal(value).sum() * PAGE_SCAN_RATIO > index.postings:
+            continue
+        params[f"jobcrawl_{column}{i}"] = value
+        seeks.append(f"id in ({queries.shown_subquery(column, value == shown, f'jobcrawl_{column}{i}')})")
+    return seeks
+
+
 def _in_score_order(request) -> bool:
     return request.args.get("_sort", SCORE) == SCORE and request.args.get("_sort_desc", SCORE) == SCORE
 
@@ -182,6 +197,7 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
         if theirs or clauses:  # the page's query reads its own rows alone, and checks the other clauses on them alone
             clauses.insert(0, f"{CHOSEN_FUNCTION}(:{CHOSEN_PARAM}, id)")
             params[CHOSEN_PARAM] = request.scope[_CHOSEN]
+        clauses += _seeks(request, table, index, params)
         # Datasette's count query of this page (views/table.py: count_sql)
         db.remember_value(queries.count_sql(escape_sqlite(table), theirs + clauses), {**their_params, **params}, len(ids))
     return FilterArguments(clauses, params, described, {"supports_search": True, "search": search})

@@ -197,6 +197,34 @@ def test_equality_filters_on_the_index_give_datasettes_rows_count_and_facets(hid
         assert [r["id"] for r in theirs[3]] == [6]
 
 
+@pytest.mark.parametrize("path, sought", [
+    pytest.param("/jobs/jobs?company=吉利汽车", "[company] = :jobcrawl_company0)", id="a-company"),
+    pytest.param("/jobs/jobs?company=（企业未公开）&_stale=1", "[company] = :jobcrawl_company0 or [company] is null)",
+                 id="the-hidden-employer"),
+    pytest.param("/jobs/jobs?city=杭州&company__exact=吉利汽车", "[company] = :jobcrawl_company1)", id="and-a-city"),
+    pytest.param("/jobs/jobs?company=火星公司", "[company] = :jobcrawl_company0)", id="a-company-no-posting-has"),
+    pytest.param("/jobs/postings?company=吉利汽车", None, id="the-postings-tables-own-clause-has-the-index"),
+    pytest.param("/jobs/jobs?city=杭州", None, id="a-column-the-view-does-not-compute"),
+])
+def test_the_jobs_view_seeks_a_company_of_few_postings_through_its_index(hidden_employer_db, monkeypatch, path, sought):
+    """The jobs view's company is coalesce(company, '（企业未公开）'), which idx_postings_company does not answer: for a
+    company of few postings (one in PAGE_SCAN_RATIO; here every company) the page seeks them through the index
+    instead of walking the score index to its end. The same page as Datasette's."""
+    import browse.filters
+
+    monkeypatch.setattr(browse.filters, "PAGE_SCAN_RATIO", 1)
+    ours = make_datasette(hidden_employer_db)
+    assert _page(ours, path) == _page(make_datasette(hidden_employer_db, indexed=False), path)
+    query = data(ours, path)["query"]
+    assert (f"id in (select id from postings where {sought}" in query["sql"]) if sought else "jobcrawl_company" not in query["sql"]
+    conn = sqlite3.connect(hidden_employer_db)
+    for name in ("jobcrawl_chosen", "jobcrawl_search"):
+        conn.create_function(name, 2, lambda *args: 1)
+    plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {query['sql']}", query["params"]))
+    conn.close()
+    assert ("idx_postings_company" in plan) == (sought is not None or "postings?" in path), plan
+
+
 def test_the_hidden_employer_facet_of_the_index():
     """FacetIndex.column: what a table shows for a null (the jobs view's coalesce), the postings table's nulls stay
     null; a value that is also a company's name is one value."""
