@@ -165,7 +165,9 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
     When nothing else selects the page's rows, their count is known (:func:`own_ids`): it is kept as
     the result of the count query Datasette runs next (``ServedDatabase.remember_value``), which is
     then not run, and unless Datasette runs a facet of its own or streams every row, the clauses are
-    written for the page's query alone (:data:`PAGE_SCAN_RATIO`, :func:`search_function`)."""
+    written for the page's query alone (:data:`PAGE_SCAN_RATIO`, :func:`search_function`). Its
+    clauses then start with ``jobcrawl_chosen`` (:func:`chosen_function`), and an equality on a column the
+    view computes seeks its few postings (:func:`_seeks`)."""
     if table not in TABLES:
         return None
     index = _index(datasette, database)
