@@ -19,7 +19,8 @@ each, as a visitor typing new filters and searches sees them; the median, p90 an
   listing shows the matched text of each row);
 - the ``postings`` table filtered by one category, and searched;
 - the ``search`` canned query (best match first, with snippets);
-- posting pages;
+- posting pages; the listing of one company (as a posting page links to it: 12 distinct companies of
+  postings drawn at random, so mostly large ones; the jobs view's company, which no index answers);
 - the market charts' data for one city (the dashboard asks for three; reported, warmed only for
   the page without a filter).
 
@@ -310,6 +311,7 @@ COLD_PAGES = {
     "search canned query (snippets)": [f"/jobs/search?q={t}" for t in ["量化", "推理", "vLLM", "CUDA 算子", "感知", "Triton", "部署",
                                                                      "编译器", "TensorRT", "分布式 训练", "芯片", "PyTorch"]],
     "posting page": [f"/jobs/postings/{{n{k}}}" for k in range(12)],
+    "listing, one company (a posting's link)": [f"/jobs/jobs?company={{c{k}}}" for k in range(12)],
     "market charts, one city (3 queries)": [f"@charts city={c}" for c in _CITIES],
 }
 
@@ -364,6 +366,14 @@ def measure(db: Path, requests: int, n: int, *, immutable: bool = False) -> dict
     base = f"http://127.0.0.1:{port}"
     rng = random.Random(11)
     ids = {f"n{k}": rng.randrange(1, n + 1) for k in range(12)}
+    companies: list[str] = []  # 12 distinct companies of postings drawn at random, as a posting page links to them
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        while len(companies) < 12:
+            found = conn.execute("SELECT coalesce(company, '（企业未公开）') FROM postings WHERE id = ?",
+                                 (rng.randrange(1, n + 1),)).fetchone()
+            if found and found[0] not in companies:
+                companies.append(found[0])
+    ids.update({f"c{k}": company for k, company in enumerate(companies)})
     try:
         _wait(base + "/-/versions.json", proc)
         answered = time.perf_counter() - start

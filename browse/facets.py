@@ -9,7 +9,7 @@ took seconds, and the skills facet ran out of time.
 For the served file, while it is unchanged (crawler/serve.py), :class:`FacetIndex` holds the facet
 columns of every posting once, as integer codes (one per posting and column; for ``skills``, the
 codes of each posting's skills, and a bitset per frequent skill). A page's ids come from :func:`browse.filters.own_ids` when only
-``_search`` and ``_skill`` select its rows, else from one query (``select group_concat(id) from
+``_search``, ``_skill``, the hiding and equalities on these columns select its rows, else from one query (``select group_concat(id) from
 (<the page's SQL>)``, under ``facet_time_limit_ms``), and every facet is counted from the arrays.
 The counts, their order (count descending, then value), truncation and toggle links are
 Datasette's; the skills facet links to the ``_skill`` filter (:mod:`browse.filters`), which an index
@@ -42,7 +42,7 @@ from datasette.utils import path_with_removed_args, sqlite_timelimit
 from browse import queries
 from browse.charts import Market
 from browse.filters import SKILL_PARAM, TABLES, own_ids
-from browse.queries import id_array
+from browse.queries import SHOWN_NULLS, id_array
 from browse.lru import Lru
 
 COLUMNS = ("city", "company", "category", "work_mode", "score_level")
@@ -62,6 +62,22 @@ class Coded:
 
     values: list[Any]
     codes: np.ndarray
+
+    def equal(self, value: Any) -> np.ndarray:
+        """``mask[id]``: posting ``id``'s value is ``value`` (SQLite's ``=`` on text, as Python's ``==``)."""
+        code = next((i for i, v in enumerate(self.values) if type(v) is type(value) and v == value), None)
+        return self.codes == code if code is not None else np.zeros(len(self.codes), dtype=bool)
+
+    def with_null_as(self, value: Any, present: np.ndarray) -> Coded:
+        """This column with ``value`` in place of the nulls of the postings ``present``."""
+        values = list(self.values)
+        code = next((i for i, v in enumerate(values) if type(v) is type(value) and v == value), None)
+        if code is None:
+            code = len(values)
+            values.append(value)
+        codes = self.codes.copy()
+        codes[(codes < 0) & present] = code
+        return Coded(values, codes)
 
 
 class CodedArray:
@@ -150,6 +166,10 @@ class FacetIndex:
         self.size, self.postings = len(present), int(present.sum())
         self.facets, self.searches, self.search_masks = Lru(2000), Lru(16), Lru(16)
         self.hidden = Lru(4)  # (stale cutoff, blocked) → mask of the rows a listing hides (browse/hiding.py)
+        self.hiding = Lru(16)  # (days, show blocked, show stale) → what a listing hides (browse/hiding.py hidden)
+        self.chosen = Lru(16)  # token → a page's rows as bytes by id (browse/filters.py chosen_function)
+        self._shown = {(table, column): columns[column].with_null_as(value, present)
+                       for (table, column), value in SHOWN_NULLS.items() if column in columns}
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> FacetIndex:
@@ -188,18 +208,24 @@ class FacetIndex:
         """The ids of the postings with ``skill``."""
         return self.array.holders(skill)
 
-    def counts(self, column: str, ids: np.ndarray, limit: int, also: Iterable[Any] = ()) -> list[tuple[Any, int]]:
-        """``(value, count)`` of ``column`` over the postings ``ids``: the first ``limit`` by count
-        descending, then value (Datasette's facet order). For :data:`ARRAY`, the values a facet
-        counts (:data:`FACET_KIND`) and those of ``also``."""
+    def column(self, table: str, column: str) -> Coded:
+        """A column of :data:`COLUMNS` as ``table`` shows it (:data:`SHOWN_NULLS`)."""
+        return self._shown.get((table, column)) or self.columns[column]
+
+    def counts(self, column: str, ids: np.ndarray, limit: int, also: Iterable[Any] = (),
+               table: str = "postings") -> list[tuple[Any, int]]:
+        """``(value, count)`` of ``column`` (as ``table`` shows it) over the postings ``ids``: the first
+        ``limit`` by count descending, then value (Datasette's facet order). For :data:`ARRAY`, the
+        values a facet counts (:data:`FACET_KIND`) and those of ``also``."""
         if column == ARRAY:
             tally, values = self.array.tally(ids), self.array.values
             shown = self.array.faceted.copy()
             shown[[self.array.code[v] for v in also if v in self.array.code]] = True
             tally[~shown] = 0
         else:
-            coded, values = self.columns[column].codes[ids], self.columns[column].values
-            tally = np.bincount(coded[coded >= 0], minlength=len(values))
+            coded = self.column(table, column)
+            codes, values = coded.codes[ids], coded.values
+            tally = np.bincount(codes[codes >= 0], minlength=len(values))
         found = np.flatnonzero(tally)
         # The facet shows the largest counts: sort only those that can make the cut.
         if len(found) > limit:
@@ -305,7 +331,7 @@ class _IndexedFacet:
         rows = index.facets.get(key)
         if rows is None:
             try:
-                rows = index.counts(column, await self._page_ids(index), limit, also=self._selected())
+                rows = index.counts(column, await self._page_ids(index), limit, also=self._selected(), table=self.table)
             except sqlite3.OperationalError:  # e.g. a page whose SQL has no id column
                 return None
             index.facets.put(key, rows)

@@ -39,12 +39,17 @@ def _what_is_hidden(conn, days: int, show_blocked: bool, show_stale: bool) -> di
 
 async def hidden(request, datasette) -> dict:
     """What the listing of this request hides: ``cutoff``, ``stale`` and ``blocked`` counts, ``days`` and the
-    two toggles (computed once per request)."""
+    two toggles (computed once per request, and kept by the current facet index for the file as it is)."""
     if HIDDEN_KEY not in request.scope:
         show_blocked, show_stale = request.args.get("_blocked") == "1", request.args.get("_stale") == "1"
         days = _days(request)
-        found = await datasette.get_database(DATABASE).execute_fn(
-            lambda conn: _what_is_hidden(conn, days, show_blocked, show_stale))
+        db = datasette.get_database(DATABASE)
+        index = getattr(db, "facet_index", None)
+        found = index.hiding.get((days, show_blocked, show_stale)) if index is not None else None
+        if found is None:
+            found = await db.execute_fn(lambda conn: _what_is_hidden(conn, days, show_blocked, show_stale))
+            if index is not None:
+                index.hiding.put((days, show_blocked, show_stale), found)
         request.scope[HIDDEN_KEY] = {**found, "days": days, "show_blocked": show_blocked, "show_stale": show_stale}
     return request.scope[HIDDEN_KEY]
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from crawler.db import fts
+from normalize.models import HIDDEN_COMPANY
 
 
 def id_array(text: str | None) -> np.ndarray:
@@ -18,15 +19,26 @@ def id_array(text: str | None) -> np.ndarray:
 
 # --------------------------------------------------------------------------- search and skills (browse/filters.py)
 
+SHOWN_NULLS = {("jobs", "company"): HIDDEN_COMPANY}
+"""What a view shows for a null of a ``postings`` column: the jobs view's ``coalesce(company, '（企业未公开）')``
+(crawler/db/schema.py), which no index of ``postings`` answers."""
+
+
+def shown_subquery(column: str, shown_null: bool, param: str) -> str:
+    """The ids of the postings whose ``column`` a view shows as ``:param``, through the column's index:
+    ``shown_null`` when the value is what the view shows for a null (:data:`SHOWN_NULLS`)."""
+    return f"select id from postings where [{column}] = :{param}" + (f" or [{column}] is null" if shown_null else "")
+
+
 SEARCH_IDS = f"SELECT group_concat(rowid) FROM ({fts.MATCH_SQL})"
 """Every posting id ``:search`` finds, as one comma-separated text."""
 SEARCH_SUBQUERY = fts.MATCH_SQL
 SKILL_SUBQUERY = "select posting_id from posting_skills where skill = :{param}"
 
 
-def count_sql(table: str, where: str) -> str:
-    """The count query Datasette's table page runs for these clauses (views/table.py: count_sql)."""
-    return f"select count(*) from {table} where {where} "
+def count_sql(table: str, clauses: list[str]) -> str:
+    """The count query Datasette's table page runs for these where clauses (views/table.py: count_sql)."""
+    return f"select count(*) from {table} " + (f"where {' and '.join(clauses)} " if clauses else "")
 
 
 def search_matches(conn: sqlite3.Connection, search: str) -> str | None:
@@ -92,8 +104,6 @@ def skill_facet_sql(page_sql: str, kind: str, also: list[str], limit: int) -> st
 def cluster_members(conn: sqlite3.Connection, cluster_id: int) -> list[tuple]:
     """``(id, title, company, city, reason, similarity)`` of a cluster's members, by id; a hidden employer as
     （企业未公开）."""
-    from normalize.models import HIDDEN_COMPANY
-
     return conn.execute(
         "SELECT p.id, p.title, coalesce(p.company, ?), p.city, m.reason, m.similarity FROM cluster_members m"
         " JOIN postings p ON p.id = m.posting_id WHERE m.cluster_id = ? ORDER BY p.id",

@@ -11,6 +11,8 @@ blocklist names 星云人才), a watch delivering to stdout, and the backend pos
 from __future__ import annotations
 
 import re
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -134,6 +136,167 @@ def test_hidden_rows_leave_the_facets_of_the_index_equal_to_datasettes(ds, alert
     writable = make_datasette(alerts_db, indexed=False)
     assert facets(ds) == facets(writable)
     assert data(ds, path)["filtered_table_rows_count"] == data(writable, path)["filtered_table_rows_count"]
+
+
+@pytest.fixture(scope="module")
+def hidden_employer_db(alerts_db, tmp_path_factory) -> Path:
+    """The alerts database with posting 6's employer hidden (company null: （企业未公开） in the jobs view)."""
+    db = tmp_path_factory.mktemp("hidden-employer") / "jobs.db"
+    shutil.copy(alerts_db, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE postings SET company = NULL WHERE id = 6")
+    conn.close()
+    assert prepare(db, immutable=True)
+    return db
+
+
+def _page(instance, path: str) -> tuple:
+    """What a listing page shows: its count, its facets (values and counts, in order), its rows in order of score
+    (ties in score fall as the query plan reads them) and the rows themselves, by id."""
+    page = data(instance, path)
+    facets = {name: [(r["value"], r["count"]) for r in facet["results"]] for name, facet in page["facet_results"].items()}
+    return (page["filtered_table_rows_count"], facets, [r["score"] for r in page["rows"]],
+            sorted(page["rows"], key=lambda r: r["id"]))
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param("/jobs/jobs?city=苏州", id="city"),
+    pytest.param("/jobs/jobs?city__exact=苏州", id="city-exact"),
+    pytest.param("/jobs/jobs?city=火星", id="a-city-the-index-does-not-hold"),
+    pytest.param("/jobs/jobs?city=", id="an-empty-value"),
+    pytest.param("/jobs/jobs?city=上海", id="a-city-of-a-blocked-posting-only"),
+    pytest.param("/jobs/jobs?city=上海&_blocked=1", id="the-same-with-blocked-postings-shown"),
+    pytest.param("/jobs/jobs?city=北京", id="a-city-of-a-closed-posting-only"),
+    pytest.param("/jobs/jobs?city=北京&_stale=1", id="the-same-with-stale-postings-shown"),
+    pytest.param("/jobs/jobs?work_mode=仅现场办公&_stale_days=1", id="another-stale-line"),
+    pytest.param("/jobs/jobs?city=苏州&city=杭州", id="two-values-of-a-column"),
+    pytest.param("/jobs/jobs?score_level=中等&work_mode__exact=仅现场办公", id="two-columns"),
+    pytest.param("/jobs/jobs?company=（企业未公开）", id="the-hidden-employer-as-the-view-shows-it"),
+    pytest.param("/jobs/postings?company=（企业未公开）", id="the-postings-table-has-no-such-company"),
+    pytest.param("/jobs/postings?category=人工智能&_stale=1", id="postings-table-category"),
+    pytest.param("/jobs/jobs?work_mode=仅现场办公&_search=算子", id="and-a-search"),
+    pytest.param("/jobs/jobs?category=人工智能&_search=算子&_blocked=1&_stale=1", id="and-a-search-everything-shown"),
+    pytest.param("/jobs/jobs?city=苏州&_skill=CUDA", id="and-a-skill"),
+    pytest.param("/jobs/jobs?city=苏州&_search=CUDA&_skill=C%2B%2B&_sort=title", id="search-skill-sorted-by-title"),
+    pytest.param("/jobs/jobs?city=苏州&_facet=seniority", id="and-a-facet-of-datasettes-own"),
+    pytest.param("/jobs/jobs?nosuch=1", id="an-unknown-column"),
+    pytest.param("/jobs/jobs?city__not=苏州", id="not-an-equality"),
+    pytest.param("/jobs/jobs?seniority=普通员工/个人贡献者", id="a-column-the-index-does-not-hold"),
+    pytest.param("/jobs/jobs", id="the-listing"),
+    pytest.param("/jobs/postings", id="the-postings-table"),
+])
+def test_equality_filters_on_the_index_give_datasettes_rows_count_and_facets(hidden_employer_db, path):
+    """?column=value and ?column__exact=value on the index's columns select the page's ids in memory (with the
+    hiding, search and skills); an instance without the index runs Datasette's queries: the same page. The jobs
+    view shows a hidden employer as （企业未公开）, a value of its company facet and filter (not of postings')."""
+    theirs = _page(make_datasette(hidden_employer_db, indexed=False), path)
+    assert _page(make_datasette(hidden_employer_db), path) == theirs
+    if path == "/jobs/jobs":
+        assert ("（企业未公开）", 1) in theirs[1]["company"]
+    if path.startswith("/jobs/jobs?company"):
+        assert [r["id"] for r in theirs[3]] == [6]
+
+
+@pytest.mark.parametrize("path, sought", [
+    pytest.param("/jobs/jobs?company=吉利汽车", "[company] = :jobcrawl_company0)", id="a-company"),
+    pytest.param("/jobs/jobs?company=（企业未公开）&_stale=1", "[company] = :jobcrawl_company0 or [company] is null)",
+                 id="the-hidden-employer"),
+    pytest.param("/jobs/jobs?city=杭州&company__exact=吉利汽车", "[company] = :jobcrawl_company1)", id="and-a-city"),
+    pytest.param("/jobs/jobs?company=火星公司", "[company] = :jobcrawl_company0)", id="a-company-no-posting-has"),
+    pytest.param("/jobs/postings?company=吉利汽车", None, id="the-postings-tables-own-clause-has-the-index"),
+    pytest.param("/jobs/jobs?city=杭州", None, id="a-column-the-view-does-not-compute"),
+])
+def test_the_jobs_view_seeks_a_company_of_few_postings_through_its_index(hidden_employer_db, monkeypatch, path, sought):
+    """The jobs view's company is coalesce(company, '（企业未公开）'), which idx_postings_company does not answer: for a
+    company of few postings (one in PAGE_SCAN_RATIO; here every company) the page seeks them through the index
+    instead of walking the score index to its end. The same page as Datasette's."""
+    import browse.filters
+
+    monkeypatch.setattr(browse.filters, "PAGE_SCAN_RATIO", 1)
+    ours = make_datasette(hidden_employer_db)
+    assert _page(ours, path) == _page(make_datasette(hidden_employer_db, indexed=False), path)
+    query = data(ours, path)["query"]
+    assert (f"id in (select id from postings where {sought}" in query["sql"]) if sought else "jobcrawl_company" not in query["sql"]
+    conn = sqlite3.connect(hidden_employer_db)
+    for name in ("jobcrawl_chosen", "jobcrawl_search"):
+        conn.create_function(name, 2, lambda *args: 1)
+    plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {query['sql']}", query["params"]))
+    conn.close()
+    assert ("idx_postings_company" in plan) == (sought is not None or "postings?" in path), plan
+
+
+def test_the_hidden_employer_facet_of_the_index():
+    """FacetIndex.column: what a table shows for a null (the jobs view's coalesce), the postings table's nulls stay
+    null; a value that is also a company's name is one value."""
+    import numpy as np
+
+    from browse.facets import Coded, FacetIndex
+
+    present = np.array([False, True, True, True, True])
+    company = Coded(["（企业未公开）", "A"], np.array([-1, 1, -1, 0, -1], dtype=np.int32))
+    index = FacetIndex({"company": company}, None, present)
+    every = np.array([1, 2, 3, 4])
+    assert index.counts("company", every, 5, table="jobs") == [("（企业未公开）", 3), ("A", 1)]
+    assert index.counts("company", every, 5, table="postings") == [("A", 1), ("（企业未公开）", 1)]
+    assert np.flatnonzero(index.column("jobs", "company").equal("（企业未公开）")).tolist() == [2, 3, 4]
+    assert np.flatnonzero(index.column("postings", "company").equal("（企业未公开）")).tolist() == [3]
+    assert not index.column("jobs", "company").equal("B").any()
+
+
+@pytest.mark.parametrize("path, read, read_without", [
+    pytest.param("/jobs/jobs?score_level=中等", [5, 2, 6, 1, 7], [1, 2, 4, 5, 6, 7], id="equality-and-hiding"),
+    pytest.param("/jobs/jobs?_search=CUDA", [5, 2, 6, 1, 7, 8], [1, 2, 4, 5, 6, 7, 8], id="search-and-hiding"),
+    pytest.param("/jobs/jobs?_skill=Kubernetes&score_level=中等", [], [4], id="skill-and-equality"),
+])
+def test_the_page_reads_the_rows_it_shows_alone(ds, alerts_db, path, read, read_without):
+    """The page's SQL checks jobcrawl_chosen(:jobcrawl_chosen, id) first, which the index holds, so SQLite reads no
+    row of a posting that the page does not show (here: a term on ``title``, which no index holds, sees only them),
+    and checks a search in memory on the rows it shows alone.
+    Run elsewhere (the SQL editor, another process) the token is unknown: the term is true and the other
+    clauses decide alone: the same rows."""
+    from browse.filters import CHOSEN_FUNCTION, chosen_function
+    from crawler.db.fts import fts_query
+
+    page = data(ds, path)
+    sql, params = page["query"]["sql"], page["query"]["params"]
+    assert f"{CHOSEN_FUNCTION}(:jobcrawl_chosen, id)" in sql
+    shown = [r["id"] for r in page["rows"]]
+    seen = []
+
+    def probe(posting_id, title):
+        seen.append(posting_id)
+        return 1
+
+    conn = sqlite3.connect(alerts_db)
+    conn.create_function("escape_fts", 1, fts_query)
+    searched = []  # the search is checked by the token too; the page checks it on the rows it shows alone
+    conn.create_function("jobcrawl_search", 2, lambda search, posting_id: searched.append(posting_id) or 1)
+    conn.create_function("jobcrawl_probe", 2, probe)
+    conn.create_function(CHOSEN_FUNCTION, 2, chosen_function(ds.get_database("jobs")))
+    probed = sql.replace(" where ", " where jobcrawl_probe(id, title) and ", 1)
+    assert [r[0] for r in conn.execute(probed, params)] == shown and sorted(seen) == sorted(shown) == sorted(read)
+    assert sorted(searched) == (sorted(shown) if "jobcrawl_search" in sql else [])
+    conn.create_function(CHOSEN_FUNCTION, 2, chosen_function(make_datasette(alerts_db, indexed=False).get_database("jobs")))
+    seen.clear()
+    assert sorted(r[0] for r in conn.execute(probed, params)) == sorted(shown)
+    assert sorted(seen) == sorted(read_without)  # without the token: rows read and then left out
+    conn.close()
+
+
+@pytest.mark.parametrize("indexed, computed", [pytest.param(True, 2, id="kept-by-the-index"),
+                                                pytest.param(False, 4, id="without-an-index-every-page")])
+def test_what_a_listing_hides_is_counted_once_per_toggle_while_the_file_is_unchanged(alerts_db, monkeypatch,
+                                                                                     indexed, computed):
+    """The counts of the hidden note (stale: a count over every posting) are the file's: kept by its facet index."""
+    import browse.hiding
+
+    calls = []
+    real = browse.hiding._what_is_hidden
+    monkeypatch.setattr(browse.hiding, "_what_is_hidden", lambda *args: calls.append(args[1:]) or real(*args))
+    instance = make_datasette(alerts_db, indexed=indexed)
+    for path in ("/jobs/jobs?city=苏州", "/jobs/jobs?city=杭州", "/jobs/jobs?_stale=1", "/jobs/jobs?_stale=1&city=苏州"):
+        assert data(instance, path)["rows"]
+    assert len(calls) == computed and set(calls) == {(30, False, False), (30, False, True)}
 
 
 def test_the_posting_page_shows_its_history(ds):

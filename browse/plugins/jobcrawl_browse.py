@@ -32,7 +32,8 @@ from markupsafe import Markup, escape
 
 from browse import columns, limits, queries
 from browse.facets import replace_facet_classes
-from browse.filters import SEARCH_FUNCTION, SEARCH_PARAM, TABLES, listing_filters, search_function
+from browse.filters import (CHOSEN_FUNCTION, SEARCH_FUNCTION, SEARCH_PARAM, TABLES, chosen_function, listing_filters,
+                            search_function)
 from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import highlighted, listing_url, posting_page, safe_url, salary_label
 from crawler.db.fts import fts_query
@@ -50,6 +51,7 @@ def prepare_connection(conn, database, datasette):
     db = datasette.get_database(database) if database == DATABASE else None
     if db is not None and hasattr(db, "loaded_facet_index"):
         conn.create_function(SEARCH_FUNCTION, 2, search_function(conn, db), deterministic=True)
+        conn.create_function(CHOSEN_FUNCTION, 2, chosen_function(db), deterministic=True)
 
 
 @hookimpl(hookwrapper=True)
