@@ -109,6 +109,15 @@ def stop(procs: list[subprocess.Popen]) -> None:
             proc.wait()
 
 
+def crawl_with_workers(n: int, sources: Path, db: Path, url: str) -> subprocess.CompletedProcess:
+    """``jobcrawl crawl --all --redis`` of ``sources`` into ``db`` with ``n`` workers, stopped afterwards."""
+    workers = [start_worker(url) for _ in range(n)]
+    try:
+        return run_cli("crawl", "--all", "--sources", str(sources), "--db", str(db), "--redis", url, timeout=300)
+    finally:
+        stop(workers)
+
+
 def table(db: Path, sql: str, *params) -> list[tuple]:
     conn = sqlite3.connect(db)
     try:
@@ -475,16 +484,46 @@ delay = 0.5
 concurrency = 4
 settings = {{ AUTOTHROTTLE_ENABLED = false }}
 """)
-    workers = [start_worker(redis_url) for _ in range(4)]
     before = len(site.hits())
-    try:
-        proc = run_cli("crawl", "--all", "--sources", str(sources), "--db", str(tmp_path / "jobs.db"), "--redis",
-                       redis_url, timeout=300)
-    finally:
-        stop(workers)
+    proc = crawl_with_workers(4, sources, tmp_path / "jobs.db", redis_url)
     assert proc.returncode == 0, proc.stderr
     times = sorted(h.at for h in site.hits()[before:])
     assert len(times) == 32  # robots.txt, the sitemap, 30 pages
     most = max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
     assert most <= 3  # 2 a second, +1 for a window's edges
     assert times[-1] - times[0] >= 31 * 0.5 - 0.5  # paced, not merely spread by chance
+
+
+@pytest.mark.slow
+def test_a_worker_keeps_the_safety_rules_of_each_source(site, redis_url, tmp_path):
+    """In a worker, as in a local crawl (tests/test_hostile_crawl.py), a source without ``allow_private`` sends
+    nothing to the loopback server (refused before robots.txt is read, the refusal named on one line), a source
+    whose size cap its pages exceed stores none of them, and a source that allows the address crawls it."""
+    pages = "/s0/jobs/(1[0-2])\\\\.html"
+    body = "".join(f"""
+[sources.{name}]
+spider = "jsonld"
+sitemap_urls = ["{site.base}/s0/sitemap.xml"]
+allow = ["{pages}"]
+follow = false
+settings = {{ AUTOTHROTTLE_ENABLED = false }}
+{extra}
+""" for name, extra in (("allowed", "allow_private = true"), ("private", ""),
+                        ("capped", "allow_private = true\nmax_size_mb = 0.001")))
+    sources = tmp_path / "sources.toml"
+    sources.write_text(f'contact = "{CONTACT}"\n{body}', encoding="utf-8")
+    before = len(site.hits())
+    proc = crawl_with_workers(2, sources, tmp_path / "jobs.db", redis_url)
+    assert proc.returncode == 1, proc.stderr  # partial: one source of three stored its postings
+    hits = Counter(h.path for h in site.hits()[before:])
+    # robots.txt and the sitemap once per source that may reach the host (the capped one's sitemap is over its
+    # cap: no page follows), the allowed one's pages once; nothing of the private one
+    assert hits == Counter({"/robots.txt": 2, "/s0/sitemap.xml": 2, "/s0/jobs/10.html": 1, "/s0/jobs/11.html": 1,
+                            "/s0/jobs/12.html": 1})
+    runs = {source: (status, new) for source, status, new in table(tmp_path / "jobs.db",
+                                                                     "SELECT source, status, new FROM runs")}
+    assert runs == {"allowed": ("ok", 3), "private": ("failed", 0), "capped": ("failed", 0)}
+    private = [line for line in proc.stderr.splitlines() if "private" in line and "Refused:" in line]
+    assert len(private) == 1 and "not a public address (allow_private = true in the source allows it)" in private[0]
+    capped = [line for line in proc.stderr.splitlines() if "capped" in line and "Refused:" in line]
+    assert capped and all("response too large" in line for line in capped)

@@ -41,7 +41,8 @@ SYNC_SECONDS = 1.0
 """How often a busy crawler pushes its partial batch, acknowledgements and report delta."""
 
 _NUMBERS = ("files", "found", "files_unchanged", "unchanged_unparsed", "requests", "error_count")
-_LINES = ("problems", "repaired", "errors", "tables")
+_LINES = ("problems", "repaired", "errors", "request_errors", "tables")
+_COUNTERS = ("responses", "failures")  # by status; by reason of the requests that failed (refused, DNS …)
 
 
 class ReportDelta:
@@ -58,7 +59,7 @@ class ReportDelta:
         self.report = report_of(crawler)
         self.numbers = dict.fromkeys(_NUMBERS, 0)
         self.lines = dict.fromkeys(_LINES, 0)
-        self.responses: Counter = Counter()
+        self.counters: dict[str, Counter] = {name: Counter() for name in _COUNTERS}
         self.listings: set[str] = set()
         self._next: tuple | None = None
 
@@ -76,7 +77,8 @@ class ReportDelta:
         delta = CrawlReport()
         for name in _NUMBERS:
             setattr(delta, name, getattr(r, name) - self.numbers[name])
-        delta.responses = Counter(r.responses) - self.responses
+        for name in _COUNTERS:
+            setattr(delta, name, Counter(getattr(r, name)) - self.counters[name])
         for name in _LINES:
             setattr(delta, name, list(getattr(r, name)[self.lines[name]:]))
         listings = self._book_listings()
@@ -84,14 +86,13 @@ class ReportDelta:
         if final:
             delta.finish_reason, delta.stage_failed, delta.stats = r.finish_reason, r.stage_failed, dict(r.stats)
         self._next = ({n: getattr(r, n) for n in _NUMBERS}, {n: len(getattr(r, n)) for n in _LINES},
-                      Counter(r.responses), set(listings) | self.listings)
-        empty = (not any(getattr(delta, n) for n in _NUMBERS) and not delta.responses and not delta.listings
-                 and not any(getattr(delta, n) for n in _LINES))
+                      {n: Counter(getattr(r, n)) for n in _COUNTERS}, set(listings) | self.listings)
+        empty = not any(getattr(delta, n) for n in (*_NUMBERS, *_COUNTERS, *_LINES)) and not delta.listings
         return None if empty and not final else delta
 
     def commit(self) -> None:
         if self._next is not None:
-            self.numbers, self.lines, self.responses, self.listings = self._next
+            self.numbers, self.lines, self.counters, self.listings = self._next
             self._next = None
 
 
