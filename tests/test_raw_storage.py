@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import AS_OF, SEEDS, run_cli
-from crawler.db.rows import COMPRESS_ABOVE, pack_text, raw_text
+from crawler.db.rows import COMPRESS_ABOVE, SQL_RAW_TEXT_LIMIT, pack_text, raw_text
 from crawler.serve import make_datasette
 
 LONG = "算子" * (COMPRESS_ABOVE // 2) + "!"  # one character over the limit
@@ -61,3 +61,35 @@ def test_a_long_dump_is_stored_compressed_and_reparsed_from_it(tmp_path):
     assert found == len(seeds) * 4 + 1
     assert again.stdout.splitlines()[0] == (f"files read 2 · postings found {found} · new 0 · updated 0 · "
                                             f"unchanged {found} · quarantined 0")
+
+
+BOMB = zlib.compress(b"\0" * (64 * 2**20), 9)  # 64 KB that expand to 64 MiB
+
+
+@pytest.mark.parametrize("limit, expands", [
+    pytest.param(64 * 2**20, True, id="at-its-size"),
+    pytest.param(64 * 2**20 - 1, False, id="one-byte-short"),
+    pytest.param(SQL_RAW_TEXT_LIMIT, False, id="the-sql-limit"),
+])
+def test_raw_text_expands_a_blob_only_up_to_its_limit(limit, expands):
+    if expands:
+        assert raw_text(None, BOMB, limit) == "\0" * (64 * 2**20)
+    else:
+        with pytest.raises(ValueError, match=f"more than {limit:,} bytes"):
+            raw_text(None, BOMB, limit)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # sqlite3 reports the ValueError so
+def test_a_blob_that_expands_too_far_is_an_sql_error_in_datasette(tmp_path):
+    """Anyone who may run SQL can hand ``raw_text`` any blob: it stops at 16 MiB with an error, and the server
+    goes on answering."""
+    db = tmp_path / "jobs.db"
+    run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
+    ds = make_datasette(db)
+    bomb = zlib.compress(b"\0" * (SQL_RAW_TEXT_LIMIT + 1), 9)  # 17 KB: short enough for a URL
+    query = f"select length(raw_text(null, x'{bomb.hex()}'))"
+    bad = asyncio.run(ds.client.get("/jobs.json?_shape=arrays&sql=" + quote(query)))
+    assert (bad.status_code, bad.json()["error"]) == (400, "user-defined function raised exception")
+    small = zlib.compress("算子".encode())
+    good = asyncio.run(ds.client.get("/jobs.json?_shape=arrays&sql=" + quote(f"select raw_text(null, x'{small.hex()}')")))
+    assert good.json()["rows"] == [["算子"]]

@@ -124,12 +124,28 @@ def pack_text(text: str | None) -> tuple[str | None, bytes | None]:
     return None, zlib.compress(text.encode("utf-8", "surrogatepass"), ZLIB_LEVEL)
 
 
-def raw_text(text: str | None, text_zlib: bytes | None) -> str | None:
-    """A stored raw input's text, whichever way it was stored (:func:`pack_text`); also the SQL function
-    ``raw_text(text, text_zlib)`` in Datasette."""
+RAW_TEXT_LIMIT = 2**30
+"""The most bytes a stored text may expand to when read (four times the default input cap)."""
+SQL_RAW_TEXT_LIMIT = 16 * 2**20
+"""The same for the SQL function ``raw_text`` in Datasette, where anyone who may run SQL can call it on any blob."""
+
+
+def raw_text(text: str | None, text_zlib: bytes | None, limit: int = RAW_TEXT_LIMIT) -> str | None:
+    """A stored raw input's text, whichever way it was stored (:func:`pack_text`). A blob that expands to more
+    than ``limit`` bytes (not one this project wrote) raises ValueError, after expanding only ``limit``."""
     if text_zlib is None:
         return text
-    return zlib.decompress(text_zlib).decode("utf-8", "surrogatepass")
+    inflater = zlib.decompressobj()
+    data = inflater.decompress(text_zlib, limit)
+    if inflater.unconsumed_tail:
+        raise ValueError(f"raw_text: the compressed text expands to more than {limit:,} bytes")
+    return data.decode("utf-8", "surrogatepass")
+
+
+def sql_raw_text(text: str | None, text_zlib: bytes | None) -> str | None:
+    """:func:`raw_text` as the SQL function ``raw_text(text, text_zlib)`` (Datasette), capped at
+    :data:`SQL_RAW_TEXT_LIMIT`."""
+    return raw_text(text, text_zlib, SQL_RAW_TEXT_LIMIT)
 
 
 def quarantine_row(item: Quarantined) -> tuple:
