@@ -158,7 +158,10 @@ class SalaryGroup:
     currency: str
     values: tuple[float, ...]
     quartiles: tuple[float, float, float] | None  # (p25, median, p75); None for fewer than 2 values
-    digest: str = ""  # of the values (:meth:`of`): what a score that places a salary in the group depends on
+    digest: str = field(init=False)  # of the values: what a score that places a salary in the group depends on
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "digest", hashlib.sha256(array("d", self.values).tobytes()).hexdigest()[:32])
 
     @classmethod
     def of(cls, scope: str, key: str, currency: str, values: Iterable[float]) -> SalaryGroup:
@@ -168,8 +171,7 @@ class SalaryGroup:
         if len(ordered) >= 2:
             p25, p50, p75 = statistics.quantiles(ordered, n=4, method="inclusive")
             q = (round(p25, 2), round(p50, 2), round(p75, 2))
-        digest = hashlib.sha256(array("d", ordered).tobytes()).hexdigest()[:32]
-        return cls(scope, key, currency, ordered, q, digest)
+        return cls(scope, key, currency, ordered, q)
 
     @property
     def n(self) -> int:

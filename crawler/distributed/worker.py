@@ -261,10 +261,10 @@ def crawler_settings(project, *, url: str, prefix: str, crawl: str, source: str,
     return out
 
 
-def warm_up(project, *, url: str, prefix: str, worker_id: str, concurrency: int | None) -> int:
+def warm_up(project, *, url: str, prefix: str, worker_id: str, concurrency: int | None) -> None:
     """Import every component a crawler of this worker builds (pipelines, middlewares, extensions, the
     scheduler, download handlers) and load the skill taxonomy, so that joining a crawl costs a worker
-    milliseconds instead of its first crawler's imports. Returns how many components were loaded."""
+    milliseconds instead of its first crawler's imports; a component that cannot be loaded raises here."""
     from scrapy.settings import Settings
     from scrapy.utils.conf import build_component_list
     from scrapy.utils.misc import load_object
@@ -277,13 +277,10 @@ def warm_up(project, *, url: str, prefix: str, worker_id: str, concurrency: int 
     paths = [settings["SCHEDULER"], *settings.getwithbase("DOWNLOAD_HANDLERS").values()]
     for name in ("ITEM_PIPELINES", "DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "EXTENSIONS"):
         paths += build_component_list(settings.getwithbase(name))
-    loaded = 0
     for path in paths:
         if isinstance(path, str):
             load_object(path)
-            loaded += 1
     load_taxonomy(settings.get("JOBCRAWL_TAXONOMY"))
-    return loaded
 
 
 def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = None, concurrency: int | None = None,
