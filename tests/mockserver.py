@@ -280,7 +280,12 @@ def serve(root: Path, log_path: Path, host: str = "127.0.0.1") -> None:
             route(request, [p for p in path.split("/") if p and p not in (".", "..")])
             return server.NOT_DONE_YET
 
-    port = reactor.listenTCP(0, server.Site(Root(), logPath=os.devnull), interface=host).getHost().port
+    class QuietSite(server.Site):
+        def log(self, request) -> None:
+            """No access log: ``finish`` writes the log the tests read. (``Site(logPath=os.devnull)`` logged to a
+            twisted LogFile, which rotates at 1,000,000 bytes: it renamed /dev/null and made a regular file there.)"""
+
+    port = reactor.listenTCP(0, QuietSite(Root()), interface=host).getHost().port
     reactor.callWhenRunning(lambda: print(f"http://{host}:{port}", flush=True))
     reactor.run()
 
