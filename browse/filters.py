@@ -199,7 +199,8 @@ async def listing_filters(request, database: str, table: str, datasette) -> Filt
         if theirs or clauses:  # the page's query reads its own rows alone, and checks the other clauses on them alone
             clauses.insert(0, f"{CHOSEN_FUNCTION}(:{CHOSEN_PARAM}, id)")
             params[CHOSEN_PARAM] = request.scope[_CHOSEN]
-        clauses += _seeks(request, table, index, params)
+        if index is not None:  # (own_ids may have found a facet index loaded since this request read none)
+            clauses += _seeks(request, table, index, params)
         # Datasette's count query of this page (views/table.py: count_sql)
         db.remember_value(queries.count_sql(escape_sqlite(table), theirs + clauses), {**their_params, **params}, len(ids))
     return FilterArguments(clauses, params, described, {"supports_search": True, "search": search})

@@ -177,6 +177,32 @@ def test_a_timed_out_query_fails_at_once_until_given_more_time(browse_db, sqlite
     assert sqlite_runs == [SLOW_SQL, SLOW_SQL]  # more time: tried again
 
 
+def test_a_facet_index_loaded_during_a_request_does_not_break_its_page(tmp_path, monkeypatch):
+    """A request that found no current facet index, whose page ids then came from one loaded meanwhile (the
+    file had changed; the index is reloaded in the background): the page is served, its rows Datasette's."""
+    import browse.filters as filters
+
+    db = build_browse_db(tmp_path)
+    ds = make_datasette(db)
+    path = "/jobs/jobs.json?_shape=objects&city=杭州"
+    expected = [r["id"] for r in get(ds, path).json()["rows"]]
+    loaded = filters._index
+    monkeypatch.setattr(filters, "_index", lambda datasette, database: None)  # none yet for listing_filters …
+    real_own_ids = filters.own_ids
+
+    async def own_ids_from_a_loaded_index(datasette, database, request):  # … one by the time own_ids looks
+        monkeypatch.setattr(filters, "_index", loaded)
+        try:
+            return await real_own_ids(datasette, database, request)
+        finally:
+            monkeypatch.setattr(filters, "_index", lambda datasette, database: None)
+
+    monkeypatch.setattr(filters, "own_ids", own_ids_from_a_loaded_index)
+    response = get(ds, path + "&_size=100")  # another URL: not an answer of the result cache
+    assert response.status_code == 200, response.text[:500]
+    assert [r["id"] for r in response.json()["rows"]] == expected and expected
+
+
 @pytest.mark.parametrize("immutable", [False, True], ids=["read-only", "immutable"])
 def test_a_commit_by_another_process_is_seen_by_the_next_page(tmp_path, monkeypatch, immutable):
     """Read-only: after a commit the cached results are dropped, the facets come from Datasette's
