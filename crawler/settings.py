@@ -11,6 +11,10 @@ BOT_NAME = "jobcrawl"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 COMMANDS_MODULE = "crawler.commands"   # `scrapy crawl` checks spider arguments first (crawler/commands/crawl.py)
+# Scrapy caches this check by weak reference to the callback: a bound method (callback=self.parse) dies
+# with its request, so every response re-read the spider's source and parsed it (a tenth of an ingest of
+# one-posting files). Our callbacks return no value (tests/test_crawl_units.py checks them once).
+WARN_ON_GENERATOR_RETURN_VALUE = False
 
 # A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
 EXTENSIONS = {"crawler.extensions.ItemErrors": 0, "crawler.extensions.QuietLog": 0,

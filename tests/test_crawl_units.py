@@ -358,3 +358,21 @@ def test_every_web_spider_knows_where_it_may_go():
             assert spider.on_site(url), (source.name, url, spider.origins())
         seen.add(source.spider)
     assert seen == {name for name, cls in spiders.items() if issubclass(cls, WebSpider)}
+
+
+def test_no_spider_callback_returns_a_value_from_a_generator():
+    """The check Scrapy makes per response (``WARN_ON_GENERATOR_RETURN_VALUE``) is off in the project settings, as its
+    cache misses on bound methods; it is made here once, over every generator method of every spider instead."""
+    import inspect
+
+    from scrapy.spiderloader import SpiderLoader
+    from scrapy.utils.misc import is_generator_with_return_value
+
+    assert project_settings().getbool("WARN_ON_GENERATOR_RETURN_VALUE") is False
+    loader = SpiderLoader.from_settings(project_settings())
+    checked = {f"{cls.__name__}.{name}": is_generator_with_return_value(method)
+               for cls in map(loader.load, loader.list())
+               for name, method in inspect.getmembers(cls, inspect.isgeneratorfunction)
+               if method.__module__.startswith("crawler.")}
+    assert len(checked) >= 10
+    assert [name for name, returns in checked.items() if returns] == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import sqlite3
 
 import pytest
@@ -150,3 +151,19 @@ def test_an_old_database_moves_to_the_new_rules(tmp_path, args):
                                          "5 duplicates in all\n")
     assert clusters(db)[:2] == [(5, 2, 2, '{"cross_company_copy": 1, "near_duplicate": 2, "new": 1, "same_content": 1}', 1),
                                 (2, 1, 1, '{"new": 1, "same_identity": 1}', 0)]
+
+
+def test_the_first_dedupe_step_keeps_the_keys_the_workers_made(tmp_path):
+    """A fresh database: the store stage made every posting's key in the workers, and the run's dedupe step uses
+    them (it made 0 keys) with the same clusters as a rebuild that makes every key again."""
+    db = tmp_path / "jobs.db"
+    run_cli("ingest", str(SEEDS), str(FIXTURES / "reposts" / "*.txt"), "--db", str(db), "--as-of", AS_OF, check=True)
+    conn = sqlite3.connect(db)
+    stats = json.loads(conn.execute("SELECT stats FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0])
+    assert (stats.get("jobcrawl/dedupe/keys", 0), stats["jobcrawl/dedupe/added"]) == (0, 7)
+    before = conn.execute("SELECT posting_id, signature FROM dedupe_signatures ORDER BY posting_id").fetchall()
+    kept = members(db)
+    assert len(kept) == 7
+    run_cli("dedupe", "--db", str(db), "--rebuild", check=True)
+    assert members(db) == kept
+    assert conn.execute("SELECT posting_id, signature FROM dedupe_signatures ORDER BY posting_id").fetchall() == before

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from normalize.dedupe import CommonShingles, DedupeKey, choose_canonical, count_companies
+from normalize.dedupe import SIGNATURE_VERSION, CommonShingles, DedupeKey, choose_canonical, count_companies
 
 BATCH = 1000
 KEY_COLUMNS = ("posting_id", "content_hash", "signature", "company", "title", "city", "fingerprint", "identity", "url",
@@ -87,8 +87,17 @@ def key_values(key: DedupeKey) -> tuple:
 
 
 def store_keys(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:
-    """Insert or replace :func:`key_row` rows."""
+    """Insert or replace :func:`key_row` rows, made by this code (keys of ``SIGNATURE_VERSION``).
+
+    The first keys stored in a database no dedupe step has run on record that version, so that its first
+    step keeps them (the item pipeline made them in the worker processes) instead of making them again."""
+    conn.execute(_CLAIM_VERSION, (SIGNATURE_VERSION,))
     conn.executemany(_INSERT_KEY, rows)
+
+
+_CLAIM_VERSION = ("INSERT INTO meta (key, value) SELECT 'signature_version', ?"
+                  " WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'signature_version')"
+                  " AND NOT EXISTS (SELECT 1 FROM dedupe_signatures)")
 
 
 def ids_needing_keys(conn: sqlite3.Connection) -> tuple[list[int], list[int]]:

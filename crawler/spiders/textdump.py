@@ -94,7 +94,9 @@ class TextdumpSpider(scrapy.Spider):
     name = "textdump"
     CommandArgs: type[TextdumpCommandArgs] = TextdumpCommandArgs
     # Local files are not someone else's server: no throttling, no robots.txt. One file at a
-    # time, in the order given, so row ids follow file order (reading is not the bottleneck).
+    # time, in the order given (start requests of one priority leave the scheduler first in, first
+    # out), so row ids follow file order. One priority: each distinct one is a queue of its own,
+    # and the scheduler scans them all at every request.
     custom_settings = {
         "AUTOTHROTTLE_ENABLED": False,
         "DOWNLOAD_DELAY": 0,
@@ -153,8 +155,7 @@ class TextdumpSpider(scrapy.Spider):
         return {"textdump": ""}
 
     async def start(self):
-        total = len(self.args.inputs)
-        for n, inp in enumerate(self.args.inputs):
+        for inp in self.args.inputs:
             modified = mtime(inp.path) if inp.problem is None else inp.problem
             if isinstance(modified, Problem):
                 for item in self._problem(inp, modified, iso_utc(self.args.as_of or datetime.now(timezone.utc))):
@@ -163,7 +164,7 @@ class TextdumpSpider(scrapy.Spider):
             as_of = self.args.as_of or datetime.fromtimestamp(modified, timezone.utc)
             meta = {"input": inp, "as_of": iso_utc(as_of), "max_bytes": self.args.max_bytes}
             yield scrapy.Request(inp.path.as_uri(), callback=self.parse, errback=self.failed,
-                                 meta=meta, dont_filter=True, priority=total - n)
+                                 meta=meta, dont_filter=True)
 
     def parse(self, response):
         inp: InputFile = response.meta["input"]
