@@ -6,8 +6,9 @@
    never read the database (the ``reparse`` spider's inputs are the raw inputs stored in it).
 2. **Shard.** ``workers`` processes (default: the number of cores) each run the Scrapy engine with the
    whole pipeline chain over a shard: files for an ingest (balanced by bytes), sources for a crawl. A
-   run too small to pay for a process start (one source, or at most :data:`INLINE_MAX_BYTES` of files)
-   runs in this process.
+   crawl of one source runs in one worker too, so that its engine does not share a core with the writer.
+   An ingest too small to pay for a process start (at most :data:`INLINE_MAX_BYTES` of files), or any
+   run with ``workers=1``, runs in this process.
 3. **Write.** The store stage hands batches of plain rows to a sink (crawler/sinks.py). In this process
    they go straight to a background writer; from worker processes they come over a pipe to this process,
    which owns the one writer (crawler/db/writer.py) and its SQLite connection.
@@ -453,7 +454,7 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
         ids = [run_ids[i] for i in active]
         n = workers or default_workers()
         if any(size is None for size in sizes):
-            inline = n <= 1 or len(todo) <= 1
+            inline = n <= 1
         else:
             inline = n <= 1 or sum(sizes) <= inline_max_bytes
         if inline:

@@ -35,8 +35,9 @@ from normalize.skills import load_taxonomy
 
 from .stats import recompute
 
-PARALLEL_MIN = 20_000
-"""Active postings from which scoring runs in worker processes (starting them costs about a second)."""
+PARALLEL_MIN = 5_000
+"""Active postings from which scoring runs in worker processes (starting them costs about a second of
+imports, which two cores win back from about this many postings on)."""
 MAX_WORKERS = 2
 
 
