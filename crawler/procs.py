@@ -22,26 +22,53 @@ def run_reporting(conn, func: Callable[..., Any], args: tuple) -> None:
         conn.close()
 
 
-def call_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "jobcrawl-child") -> Any:
-    """``func(*args)`` in a newly spawned Python process; returns its (picklable) result.
+class Child:
+    """A function running in a fresh process (:func:`start_in_fresh_process`)."""
 
-    The child imports only what ``func``'s module needs, and its memory is returned to the system when
-    it ends. It may start processes of its own (it is not a daemon).
-    Raises :class:`ChildFailed` with the child's traceback, or its exit code if it died.
-    """
+    def __init__(self, process, receiver, name: str):
+        self.process, self.receiver, self.name = process, receiver, name
+        self._outcome: tuple[str, Any] | None = None
+
+    def result(self) -> Any:
+        """Wait for the function's result (the same one on every call); raises :class:`ChildFailed` with the
+        child's traceback, or its exit code if it died."""
+        if self._outcome is None:
+            try:
+                self._outcome = self.receiver.recv()
+            except EOFError:
+                self.process.join()
+                self._outcome = ("died", self.process.exitcode)
+            finally:
+                self.receiver.close()
+            self.process.join()
+        status, value = self._outcome
+        if status == "died":
+            raise ChildFailed(f"{self.name} died (exit code {value})")
+        if status == "error":
+            raise ChildFailed(f"{self.name} failed:\n{value}")
+        return value
+
+    def close(self) -> None:
+        """Stop the child if its result was never asked for (the caller gave up on it)."""
+        if self._outcome is None and self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.receiver.close()
+
+
+def start_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "jobcrawl-child") -> Child:
+    """Start ``func(*args)`` in a newly spawned Python process; :meth:`Child.result` waits for its (picklable)
+    result. The child imports only what ``func``'s module needs, and its memory is returned to the system when
+    it ends. It may start processes of its own (it is not a daemon)."""
     context = multiprocessing.get_context("spawn")  # no fork: the caller may hold threads (Scrapy, writers)
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=run_reporting, args=(sender, func, args), name=name)
     process.start()
     sender.close()
-    try:
-        status, value = receiver.recv()
-    except EOFError:
-        process.join()
-        raise ChildFailed(f"{name} died (exit code {process.exitcode})") from None
-    finally:
-        receiver.close()
-    process.join()
-    if status == "error":
-        raise ChildFailed(f"{name} failed:\n{value}")
-    return value
+    return Child(process, receiver, name)
+
+
+def call_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "jobcrawl-child") -> Any:
+    """``func(*args)`` in a newly spawned Python process (:func:`start_in_fresh_process`); returns its result.
+    Raises :class:`ChildFailed` with the child's traceback, or its exit code if it died."""
+    return start_in_fresh_process(func, *args, name=name).result()

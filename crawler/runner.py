@@ -42,9 +42,12 @@ from crawler.run import SpiderRun, run_spiders
 INLINE_MAX_BYTES = 2 * 2**20
 """Ingests of at most this many bytes of files run in this process: a worker's start-up (about 2 s of
 imports) costs more than a second core saves."""
-DEDUPE_PROCESS_MIN = 20_000
-"""From this many postings on, the dedupe step runs in a fresh process: its index (about 1.3 KB a
-posting) and the run's own memory are then not held by one process."""
+DEDUPE_PROCESS_MIN = 5_000
+"""From this many postings on, the dedupe step runs in a fresh process (see :func:`after_run`): beside the
+scoring, on the other core, and its index (about 2 KB a posting) and the run's own memory are not held by
+one process."""
+ORPHAN_GRACE = 20.0
+"""Seconds a worker whose parent is gone has to stop gracefully (a JOBDIR saved) before it exits."""
 SINK = "run"
 """Name under which a run registers its sink (``JOBCRAWL_SINK``)."""
 
@@ -218,16 +221,32 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
     SINKS[SINK] = sink
     progress = _Ticker(sink)
 
-    def listen(process) -> None:
-        def control() -> None:
-            from twisted.internet import reactor
+    stopping = threading.Event()
 
+    def listen(process) -> None:
+        from scrapy import signals
+        from twisted.internet import reactor
+
+        def control() -> None:
+            gone = False
             try:
                 conn.recv()  # "stop", or EOF: the parent is gone
             except (EOFError, OSError):
-                pass
+                gone = True
+            stopping.set()
             reactor.callFromThread(process.stop)
+            if gone:  # nothing it fetches can be stored any more: a stop that hangs ends the process
+                time.sleep(ORPHAN_GRACE)
+                os._exit(1)
 
+        def started(crawler) -> None:
+            # A stop asked before an engine ran does not reach it (Scrapy drops it): stop it once it runs.
+            if stopping.is_set():
+                reactor.callLater(0, crawler.engine.close)
+
+        for crawler in process.crawlers:
+            crawler.signals.connect(lambda crawler=crawler: started(crawler), signal=signals.engine_started,
+                                    weak=False)
         threading.Thread(target=control, name="jobcrawl-control", daemon=True).start()
 
     try:
@@ -575,17 +594,22 @@ def after_run(database, *, fresh_process: bool | None = None, progress: Progress
     statistics and our evaluation of every active posting (``jobcrawl-v1``).
 
     ``fresh_process``: dedupe in a process of its own (default: from ``DEDUPE_PROCESS_MIN`` postings on).
-    A step that raises ends the steps with :class:`StepFailed` (each step commits as a whole, so
-    re-running it is safe). ``progress`` hears when each step starts and ends (phases dedupe, scoring).
+    There, when its work can be planned from reads (the item pipeline made every key: the usual case after a
+    run), it is planned while this process scores, and written in the scoring's transaction: both steps
+    commit together, on both cores. A step that raises ends the steps with :class:`StepFailed`: a failed dedupe
+    stores no score, a failed scoring keeps the dedupe (each commits as a whole, so re-running it is safe).
+    ``progress`` hears when each step starts and ends (phases dedupe, scoring).
     """
     from crawler.db import file_of
     from crawler.procs import call_in_fresh_process
-    from crawler.steps.dedupe import dedupe, dedupe_at
+    from crawler.steps.dedupe import dedupe, dedupe_at, plannable
     from crawler.steps.score import score_corpus
 
     if fresh_process is None:
         fresh_process = database["postings"].count >= DEDUPE_PROCESS_MIN
     progress = progress or NullProgress()
+    if fresh_process and file_of(database) and plannable(database.conn):
+        return _steps_side_by_side(database, progress)
     steps: dict[str, dict[str, int]] = {}
     step = "dedupe"
     try:
@@ -600,6 +624,51 @@ def after_run(database, *, fresh_process: bool | None = None, progress: Progress
         scored = score_corpus(database)
     except Exception as err:
         raise StepFailed(step, err, steps, traceback.format_exc()) from err
+    steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
+    progress.finish("scoring", steps["score"])
+    return steps
+
+
+def _steps_side_by_side(database, progress: Progress) -> dict[str, dict[str, int]]:
+    """:func:`after_run` with the dedupe planned in a fresh process while this one scores (see there)."""
+    from crawler.db import file_of
+    from crawler.procs import start_in_fresh_process
+    from crawler.steps.dedupe import apply, dedupe, plan_at
+    from crawler.steps.score import score_corpus
+
+    steps: dict[str, dict[str, int]] = {}
+    planned: dict[str, Any] = {}
+
+    def dedupe_in_transaction() -> None:
+        planned["step"] = "dedupe"
+        plan = child.result()
+        planned["counts"] = apply(database.conn, plan) if plan is not None else None
+
+    progress.start("dedupe")
+    child = start_in_fresh_process(plan_at, file_of(database), name="jobcrawl-dedupe")
+    try:
+        progress.start("scoring")
+        try:
+            scored = score_corpus(database, workers=1, before_commit=dedupe_in_transaction)
+        except Exception as err:
+            if planned.get("step") == "dedupe":  # nothing stored: the scores went with it
+                raise StepFailed("dedupe", err, steps, traceback.format_exc()) from err
+            failed = StepFailed("score", err, steps, traceback.format_exc())
+            try:  # the dedupe is stored all the same, as when it ran first
+                with database.conn:
+                    dedupe_in_transaction()
+                steps["dedupe"] = planned["counts"] or dedupe(database)
+            except Exception as dedupe_err:
+                raise StepFailed("dedupe", dedupe_err, {}, traceback.format_exc()) from dedupe_err
+            progress.finish("dedupe", steps["dedupe"])
+            raise failed from err
+        try:  # a plan made for other postings (None): the step runs again, on its own
+            steps["dedupe"] = planned["counts"] or dedupe(database)
+        except Exception as err:
+            raise StepFailed("dedupe", err, {}, traceback.format_exc()) from err
+    finally:
+        child.close()
+    progress.finish("dedupe", steps["dedupe"])
     steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
     progress.finish("scoring", steps["score"])
     return steps

@@ -167,3 +167,120 @@ def test_the_first_dedupe_step_keeps_the_keys_the_workers_made(tmp_path):
     run_cli("dedupe", "--db", str(db), "--rebuild", check=True)
     assert members(db) == kept
     assert conn.execute("SELECT posting_id, signature FROM dedupe_signatures ORDER BY posting_id").fetchall() == before
+
+
+# --------------------------------------------------------------------------- the dedupe planned beside the scoring
+
+RESET = ("DELETE FROM cluster_members", "DELETE FROM clusters", "DELETE FROM dedupe_common_shingles",
+         "DELETE FROM meta WHERE key = 'common_shingles'", "DELETE FROM evaluations WHERE scorer = 'jobcrawl-v1'",
+         "DELETE FROM signals WHERE scorer = 'jobcrawl-v1'")
+MEMBERS = ("SELECT posting_id, cluster_id, reason, similarity, matched_posting_id, cross_company, different_city"
+           " FROM cluster_members ORDER BY posting_id")
+CLUSTERS = "SELECT id, canonical_posting_id, size, companies, cities, reasons, cross_company FROM clusters ORDER BY id"
+
+
+@pytest.fixture(scope="module")
+def steps_db(tmp_path_factory):
+    """Seeds, repost families and list cards ingested: dedupe and scoring made by a run (in its own process)."""
+    db = tmp_path_factory.mktemp("steps") / "jobs.db"
+    for inputs in (str(SEEDS), str(FIXTURES / "reposts" / "*.txt"), str(FIXTURES / "dedupe" / "list_cards.csv")):
+        run_cli("ingest", inputs, "--db", str(db), "--as-of", AS_OF, check=True)
+    return db
+
+
+def reset_copy(db, tmp_path, *extra_sql: str):
+    """A copy of ``db`` with its clusters and our scores gone (keys kept): what the corpus steps see after a run."""
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    with sqlite3.connect(copy) as conn:
+        for sql in RESET + extra_sql:
+            conn.execute(sql)
+    return copy
+
+
+def rows(db, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_a_planned_dedupe_writes_what_the_dedupe_step_writes(steps_db, tmp_path):
+    from crawler.db.schema import open_db
+    from crawler.steps.dedupe import apply, plan
+
+    expected = (rows(steps_db, MEMBERS), rows(steps_db, CLUSTERS))
+    assert len(expected[0]) == 18 and len(expected[1]) == 13
+    database = open_db(str(reset_copy(steps_db, tmp_path)))
+    try:
+        before = database.conn.total_changes
+        planned = plan(database.conn)
+        assert database.conn.total_changes == before  # planned from reads alone
+        assert (planned.pending[0], planned.counts["added"], planned.counts["joined"]) == (18, 18, 5)
+        with database.conn:
+            counts = apply(database.conn, planned)
+        assert (counts["clusters"], counts["duplicates"]) == (13, 5)
+        with database.conn:  # applied again, it finds no posting left to cluster: nothing written
+            assert apply(database.conn, planned) is None
+    finally:
+        database.close()
+    assert (rows(tmp_path / "copy.db", MEMBERS), rows(tmp_path / "copy.db", CLUSTERS)) == expected
+
+
+@pytest.mark.parametrize("reason,sql", [
+    ("a key missing", "DELETE FROM dedupe_signatures WHERE posting_id = 3"),
+    ("a key of older content", "UPDATE dedupe_signatures SET content_hash = 'old' WHERE posting_id = 3"),
+    ("other rules", "UPDATE meta SET value = 'v0' WHERE key = 'signature_version'"),
+    ("a posting no run saw first", "UPDATE postings SET first_run_id = NULL WHERE id = 3"),
+])
+def test_a_dedupe_that_must_write_first_is_not_planned(steps_db, tmp_path, reason, sql):
+    from crawler.db.schema import open_db
+    from crawler.steps.dedupe import plan
+
+    database = open_db(str(reset_copy(steps_db, tmp_path, sql)))
+    try:
+        assert plan(database.conn) is None, reason
+    finally:
+        database.close()
+
+
+def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_db, tmp_path):
+    from crawler.db.schema import open_db
+    from crawler.runner import after_run
+    from test_runner import Recorder
+
+    database = open_db(str(reset_copy(steps_db, tmp_path)))
+    recorder = Recorder()
+    try:
+        steps = after_run(database, fresh_process=True, progress=recorder)
+    finally:
+        database.close()
+    assert [e[:2] for e in recorder.events] == [("start", "dedupe"), ("start", "scoring"), ("finish", "dedupe"),
+                                               ("finish", "scoring")]
+    assert (steps["dedupe"]["added"], steps["dedupe"]["clusters"], steps["score"]["scored"]) == (18, 13, 18)
+    copy = tmp_path / "copy.db"
+    assert (rows(copy, MEMBERS), rows(copy, CLUSTERS)) == (rows(steps_db, MEMBERS), rows(steps_db, CLUSTERS))
+    scores = "SELECT posting_id, overall, pay, growth, worklife, mission, evidence FROM evaluations WHERE scorer = 'jobcrawl-v1'"
+    assert rows(copy, scores + " ORDER BY posting_id") == rows(steps_db, scores + " ORDER BY posting_id")
+
+
+@pytest.mark.parametrize("trigger,step,clustered", [
+    pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON cluster_members BEGIN SELECT RAISE(ABORT, 'refused'); END",
+                 "dedupe", 0, id="dedupe-fails-no-score-stored"),
+    pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON signals WHEN NEW.scorer = 'jobcrawl-v1'"
+                 " BEGIN SELECT RAISE(ABORT, 'refused'); END", "score", 18, id="scoring-fails-dedupe-kept"),
+])
+def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_path, trigger, step, clustered):
+    """As when dedupe runs first: a failed dedupe stores no score, a failed scoring keeps the dedupe."""
+    from crawler.db.schema import open_db
+    from crawler.runner import StepFailed, after_run
+
+    database = open_db(str(reset_copy(steps_db, tmp_path, trigger)))
+    try:
+        with pytest.raises(StepFailed) as failed:
+            after_run(database, fresh_process=True)
+    finally:
+        database.close()
+    assert str(failed.value) == f"the {step} step failed: sqlite3.IntegrityError: refused"
+    assert failed.value.steps.get("dedupe", {}).get("added") == (18 if step == "score" else None)
+    copy = tmp_path / "copy.db"
+    assert rows(copy, "SELECT count(*) FROM cluster_members") == [(clustered,)]
+    assert rows(copy, "SELECT count(*) FROM evaluations WHERE scorer = 'jobcrawl-v1'") == [(0,)]

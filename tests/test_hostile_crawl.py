@@ -649,3 +649,62 @@ def test_cache_stores_the_body_length_a_304_replaced(tmp_path):
     storage.store_response(spider, request, HtmlResponse(request.url, body=b"x" * 100, headers={"Content-Length": "0"}))
     cached = storage.retrieve_response(spider, request)
     assert (cached.body, cached.headers[b"Content-Length"]) == (b"x" * 100, b"100")
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes under ``pid`` (Linux /proc)."""
+    out, todo = set(), [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            out.update(children)
+            todo.extend(children)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("when", [0, 20], ids=["while-it-starts", "mid-crawl"])
+def test_a_crawl_killed_leaves_no_worker_behind(docroot, tmp_path, when):
+    """A crawl runs in a worker process (one source too). `kill -9` of the run's process, as soon as its worker
+    exists or once 20 pages were fetched: the worker stops within seconds, and sends no request more (it has
+    nowhere to store what it would fetch)."""
+    n = 300
+    (docroot / "orphan").mkdir(exist_ok=True)
+    (docroot / "orphan" / "index.html").write_text(
+        "<html><body>" + "".join(f'<a href="/slow/0.2/orphan/{i}.html">{i}</a>' for i in range(n)) + "</body></html>")
+    for i in range(n):
+        (docroot / "orphan" / f"{i}.html").write_text(JOB_PAGE.replace("HZ-AI-0042", f"O-{i}"), encoding="utf-8")
+    with MockServer(docroot, tmp_path / "orphan.log") as srv:
+        (tmp_path / "sources.toml").write_text(
+            f'contact = "{CONTACT}"\n\n' + jsonld("o", f'start_urls = ["{srv.base}/orphan/"]', 'allow = ["/orphan/"]',
+                                                   "allow_private = true", "settings = { AUTOTHROTTLE_ENABLED = false }"))
+        proc = subprocess.Popen([sys.executable, "-m", "crawler.cli", "crawl", "o", "--sources", str(tmp_path / "sources.toml"),
+                                 "--db", str(tmp_path / "jobs.db")], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        pages = lambda: sum(1 for h in srv.hits() if h.path.startswith("/slow/"))  # noqa: E731
+        deadline = time.monotonic() + 60
+        while (pages() < when or not _descendants(proc.pid)) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        workers = _descendants(proc.pid)
+        assert workers and proc.poll() is None
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [pid for pid in workers if _alive(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert left == []
+        fetched = pages()
+        time.sleep(1.0)
+        assert pages() == fetched < n

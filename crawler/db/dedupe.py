@@ -65,6 +65,11 @@ def reset(conn: sqlite3.Connection, version: str) -> None:
 # --------------------------------------------------------------------------- first run
 
 
+def unstamped(conn: sqlite3.Connection) -> int:
+    """Postings no run is recorded as having first seen (:func:`stamp_first_runs` gives them one)."""
+    return conn.execute("SELECT count(*) FROM postings WHERE first_run_id IS NULL").fetchone()[0]
+
+
 def stamp_first_runs(conn: sqlite3.Connection) -> int:
     """Give postings that no run is recorded as having first seen the latest ingest or crawl run (the one that
     stored them: the dedupe step runs at the end of each). Returns how many."""

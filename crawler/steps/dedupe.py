@@ -20,6 +20,7 @@ clusters made by older rules move to the current ones.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import sqlite_utils
 
@@ -49,8 +50,9 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
         refreshed = _refresh_keys(conn, counts)
         pending = store.unclustered(conn)
         if pending or refreshed:  # else no index to load (seconds and ~1.3 KB a posting)
-            common = _boilerplate(conn, counts, measure=rebuild)
-            touched = _cluster(conn, pending, common, counts)
+            writes = _Writes(conn)
+            common = _boilerplate(conn, counts, writes, measure=rebuild)
+            touched = _cluster(conn, pending, common, counts, writes)
             touched |= store.clusters_of(conn, refreshed)
             store.write_clusters(conn, sorted(touched))
     return {**counts, **store.totals(conn)}
@@ -68,6 +70,102 @@ def dedupe_at(path: str, *, rebuild: bool = False) -> dict[str, int]:
         database.close()
 
 
+@dataclass(frozen=True)
+class Plan:
+    """The writes of a dedupe step, worked out from reads alone by :func:`plan`; :func:`apply` makes them."""
+
+    pending: tuple[int, int]
+    """The unclustered postings it was made for: how many, and the largest id (checked by :func:`apply`)."""
+    ops: list[tuple]
+    """``("common", boilerplate, companies)``, ``("members", rows)``, ``("move", survivor, absorbed)``, in order."""
+    touched: list[int]
+    """The clusters whose rows are recomputed."""
+    counts: dict[str, int]
+
+
+def plannable(conn) -> bool:
+    """Whether the step's work can be planned from reads (:func:`plan`): every posting has its key, made from its
+    current content under the current rules (the item pipeline makes them), and the run that first saw it."""
+    if store.meta_value(conn, "signature_version") != SIGNATURE_VERSION or store.unstamped(conn):
+        return False
+    missing, stale = store.ids_needing_keys(conn)
+    return not missing and not stale
+
+
+def plan(conn) -> Plan | None:
+    """What :func:`dedupe` would write, worked out without writing, so that another step can hold the write lock
+    meanwhile; None when the step is not :func:`plannable` (it must make keys first: :func:`dedupe` does it)."""
+    if not plannable(conn):
+        return None
+    counts: Counter[str] = Counter(refreshed=0)
+    pending = store.unclustered(conn)
+    writes = _Recorded()
+    touched: set[int] = set()
+    if pending:
+        common = _boilerplate(conn, counts, writes, measure=False)
+        touched = _cluster(conn, pending, common, counts, writes)
+    return Plan((len(pending), max(pending, default=0)), writes.ops, sorted(touched), dict(counts))
+
+
+def plan_at(path: str) -> Plan | None:
+    """:func:`plan` on the database file at ``path`` (in a fresh process, see ``crawler.runner.after_run``)."""
+    from crawler.db import connect
+
+    database = connect(path)
+    try:
+        return plan(database.conn)
+    finally:
+        database.close()
+
+
+def apply(conn, planned: Plan) -> dict[str, int] | None:
+    """Make ``planned``'s writes in the caller's transaction on ``conn``; returns the counts :func:`dedupe` returns,
+    or None, writing nothing, when the unclustered postings are no longer those it was planned for."""
+    pending = store.unclustered(conn)
+    if (len(pending), max(pending, default=0)) != planned.pending:
+        return None
+    store.stamp_first_runs(conn)
+    writes = _Writes(conn)
+    for op, *args in planned.ops:
+        getattr(writes, op)(*args)
+    store.write_clusters(conn, planned.touched)
+    return {**planned.counts, **store.totals(conn)}
+
+
+class _Writes:
+    """The step's writes, made on ``conn`` as they come."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def common(self, common: CommonShingles, companies: int) -> None:
+        store.store_common(self.conn, common, companies)
+
+    def members(self, rows: list[tuple]) -> None:
+        store.write_members(self.conn, rows)
+
+    def move(self, survivor: int, absorbed) -> None:
+        store.move_members(self.conn, survivor, absorbed)
+
+
+class _Recorded(_Writes):
+    """The step's writes kept in order (:attr:`Plan.ops`)."""
+
+    def __init__(self):
+        super().__init__(None)
+        self.ops: list[tuple] = []
+
+    def common(self, common: CommonShingles, companies: int) -> None:
+        self.ops.append(("common", common, companies))
+
+    def members(self, rows: list[tuple]) -> None:
+        if rows:
+            self.ops.append(("members", list(rows)))
+
+    def move(self, survivor: int, absorbed) -> None:
+        self.ops.append(("move", survivor, tuple(absorbed)))
+
+
 def _refresh_keys(conn, counts: Counter[str]) -> list[int]:
     """Compute and store the keys of postings without one or with one of other content; returns those of them
     already clustered (their clusters' rows must be recomputed)."""
@@ -81,7 +179,7 @@ def _refresh_keys(conn, counts: Counter[str]) -> list[int]:
     return stale
 
 
-def _boilerplate(conn, counts: Counter[str], *, measure: bool) -> CommonShingles:
+def _boilerplate(conn, counts: Counter[str], writes: _Writes, *, measure: bool) -> CommonShingles:
     """The stored boilerplate, measured again first when there is none or the corpus has grown (see the module)."""
     companies = store.jd_companies(conn)
     stored = None if measure else store.load_common(conn)
@@ -89,12 +187,12 @@ def _boilerplate(conn, counts: Counter[str], *, measure: bool) -> CommonShingles
         return stored[0]
     sample = store.jd_sample(conn, DF_SAMPLE)
     common = common_shingles(record_from_posting(posting) for _, _, posting in store.postings(conn, sample))
-    store.store_common(conn, common, companies)
+    writes.common(common, companies)
     counts["boilerplate"] = len(common)
     return common
 
 
-def _cluster(conn, pending: list[int], common: CommonShingles, counts: Counter[str]) -> set[int]:
+def _cluster(conn, pending: list[int], common: CommonShingles, counts: Counter[str], writes: _Writes) -> set[int]:
     """Add ``pending`` to the clusters of the stored ones; counts into ``counts``; returns the clusters whose rows
     must be recomputed."""
     clusterer = Clusterer.from_stored(store.clustered(conn), capacity=store.clustered_count(conn) + len(pending),
@@ -110,13 +208,13 @@ def _cluster(conn, pending: list[int], common: CommonShingles, counts: Counter[s
             counts["joined" if a.reason != "new" else "new_clusters"] += 1
             touched.add(a.cluster_id)
             if a.absorbed:  # rows written so far move to the surviving cluster
-                store.write_members(conn, rows)
+                writes.members(rows)
                 rows.clear()
-                store.move_members(conn, a.cluster_id, a.absorbed)
+                writes.move(a.cluster_id, a.absorbed)
                 touched.difference_update(a.absorbed)
                 counts["merged_clusters"] += len(a.absorbed)
         if len(rows) >= FLUSH_ROWS:
-            store.write_members(conn, rows)
+            writes.members(rows)
             rows.clear()
-    store.write_members(conn, rows)
+    writes.members(rows)
     return touched

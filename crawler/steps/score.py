@@ -146,9 +146,11 @@ def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: 
             yield pending.popleft().result()
 
 
-def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | None, force: bool) -> dict[str, int]:
+def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | None, force: bool,
+           before_commit: Callable[[], None] | None = None) -> dict[str, int]:
     """Store ``rules``' evaluation of every active posting whose inputs changed (all with ``force``), in one
-    transaction, with ``now`` as their ``computed_at``. Returns ``scored`` and ``unchanged`` postings."""
+    transaction, with ``now`` as their ``computed_at``; ``before_commit`` is called last in that transaction (if it
+    raises, nothing is stored). Returns ``scored`` and ``unchanged`` postings."""
     conn = db.conn
     if workers is None:
         active = store.active_count(conn)
@@ -160,15 +162,18 @@ def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | Non
             unchanged += batch.unchanged
             if batch.evals:
                 store.write_evaluations(conn, rules.scorer, batch.evals, batch.signals)
+        if before_commit is not None:
+            before_commit()
     return {"scored": scored, "unchanged": unchanged}
 
 
 def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: int | None = None,
-                 force: bool = False) -> dict:
+                 force: bool = False, before_commit: Callable[[], None] | None = None) -> dict:
     """Recompute the market statistics and score, with ``jobcrawl-v1``, every active posting whose inputs
     changed since it was last scored (every one with ``force``).
 
     ``workers``: scoring processes; default 1 below ``PARALLEL_MIN`` active postings, else up to 2.
+    ``before_commit``: called last in the evaluations' transaction (the run writes its dedupe there).
 
     Returns counts: ``scored`` postings, ``unchanged`` (not scored again), ``market_stats`` rows stored,
     ``salary_groups`` with at least the minimum sample, ``scorer``.
@@ -178,7 +183,7 @@ def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: 
     info = taxonomy_info(db)
     rules = Rules(SCORER, partial(score_posting, market=market, taxonomy_info=info),
                   partial(score_inputs, market=market, taxonomy_info=info))
-    counts = _write(db, rules, now, workers, force)
+    counts = _write(db, rules, now, workers, force, before_commit)
     sufficient = sum(1 for g in market.salary.values() if g.n >= market.min_sample)
     return {"scorer": SCORER, **counts, "market_stats": stats_rows, "salary_groups": sufficient}
 
