@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
+import sys
 from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -688,7 +689,8 @@ def canonical_rank(completeness: int, first_seen: str | None, key: str) -> tuple
     (missing counts as latest), then smallest key (keys of digits in numeric order). The dedupe step gives as
     key the posting's place in its input (locator, position, key), not its row id: ids follow the order in
     which worker processes delivered the postings, which differs from run to run."""
-    return -completeness, first_seen is None, first_seen or "", f"{int(key):020d}" if key.isdigit() else key
+    # first_seen names the run: one string per run, not one per posting, in the clusterer's ranks
+    return -completeness, first_seen is None, sys.intern(first_seen or ""), f"{int(key):020d}" if key.isdigit() else key
 
 
 def choose_canonical(members: Iterable[Any]) -> Any:
@@ -850,6 +852,12 @@ def common_shingles(records: Iterable[Any], *, share: float = COMMON_SHARE, mini
 
 
 # --------------------------------------------------------------------------- clustering
+
+def _digest(text: str) -> int:
+    """A 64-bit digest of ``text``: the clusterer's lookup key for URLs, fingerprints and identities (a collision
+    among 10 million of them has a chance of about 3 in a million)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
 
 REASONS = ("new", "same_url", "same_content", "same_identity", "near_duplicate", "cross_company_copy")
 """Why a member is in its cluster (see the module docstring); ``new``: the first of its cluster."""
@@ -1113,16 +1121,18 @@ class Clusterer:
     _clusters: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _fields: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _matchable: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
-    _boiler: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]  # value is boilerplate
+    _boiler: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]  # value is boilerplate, packed bits
     _names: list[str] = field(default_factory=lambda: [""], init=False, repr=False)
     _name_ids: dict[str, int] = field(default_factory=lambda: {"": 0}, init=False, repr=False)
     _name_flags: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), init=False, repr=False)  # scratch
     _row_of: dict[str, int] = field(default_factory=dict, init=False, repr=False)
-    _by_url: dict[str, int] = field(default_factory=dict, init=False, repr=False)
-    _by_fp: dict[str, int] = field(default_factory=dict, init=False, repr=False)
-    _by_identity: dict[str, int] = field(default_factory=dict, init=False, repr=False)
-    _by_identity_jd: dict[str, int] = field(default_factory=dict, init=False, repr=False)
-    _by_identity_no_jd: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    # URL, fingerprint and identity → first row, keyed by the text's 64-bit digest (:func:`_digest`): a third of
+    # the memory of the texts themselves.
+    _by_url: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _by_fp: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _by_identity: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _by_identity_jd: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _by_identity_no_jd: dict[int, int] = field(default_factory=dict, init=False, repr=False)
     _members: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
     _jd_members: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
     _canonical: dict[int, int] = field(default_factory=dict, init=False, repr=False)
@@ -1136,7 +1146,7 @@ class Clusterer:
         self._clusters = np.empty(0, dtype=np.int64)
         self._fields = np.empty((0, 3), dtype=np.int32)
         self._matchable = np.empty(0, dtype=bool)
-        self._boiler = np.empty((0, NUM_PERM), dtype=bool)
+        self._boiler = np.empty((0, NUM_PERM // 8), dtype=np.uint8)
         self.reserve(1024)
         self._next_cluster = self.first_cluster_id
 
@@ -1199,12 +1209,13 @@ class Clusterer:
         if best is None or self._ranks[row] < self._ranks[best]:
             self._canonical[cluster_id] = row
         if dk.url:
-            self._by_url.setdefault(dk.url, row)
+            self._by_url.setdefault(_digest(dk.url), row)
         if dk.company and dk.has_jd and dk.fingerprint:
-            self._by_fp.setdefault(dk.fingerprint, row)
+            self._by_fp.setdefault(_digest(dk.fingerprint), row)
         if dk.identity:
-            self._by_identity.setdefault(dk.identity, row)
-            (self._by_identity_jd if dk.has_jd else self._by_identity_no_jd).setdefault(dk.identity, row)
+            identity = _digest(dk.identity)
+            self._by_identity.setdefault(identity, row)
+            (self._by_identity_jd if dk.has_jd else self._by_identity_no_jd).setdefault(identity, row)
         self._next_cluster = max(self._next_cluster, cluster_id + 1)
         return row
 
@@ -1253,10 +1264,10 @@ class Clusterer:
             raise ValueError(f"record {key!r} already added")
         matchable = dk.matchable and bool(dk.signature)
         match: tuple[int, float, str] | None = None
-        if dk.url and (row := self._by_url.get(dk.url)) is not None:
+        if dk.url and (row := self._by_url.get(_digest(dk.url))) is not None:
             match = row, 1.0, "same_url"
         elif dk.company:
-            if dk.has_jd and dk.fingerprint and (row := self._by_fp.get(dk.fingerprint)) is not None:
+            if dk.has_jd and dk.fingerprint and (row := self._by_fp.get(_digest(dk.fingerprint))) is not None:
                 match = row, 1.0, "same_content"
             elif matchable and (near := self._near(sig, boiler, dk, band_keys, run_hits)) is not None:
                 match = near.row, near.similarity, "near_duplicate" if near.same_company else "cross_company_copy"
@@ -1274,7 +1285,7 @@ class Clusterer:
             result = replace(result, absorbed=(cards,))
         row = self._append(key, dk, seen, result.cluster_id)
         self._sigs[row] = sig
-        self._boiler[row] = boiler
+        self._boiler[row] = np.packbits(boiler)
         if self._matchable[row]:
             self._index.add(row, band_keys)
         return result
@@ -1282,14 +1293,15 @@ class Clusterer:
     def _identity_match(self, dk: DedupeKey) -> int | None:
         """The member this record joins by identity: for a record with JD text, a list card (a record without);
         for a list card, a record with JD text, else another card."""
+        identity = _digest(dk.identity)
         if dk.has_jd:
-            return self._by_identity_no_jd.get(dk.identity)
-        found = self._by_identity_jd.get(dk.identity)
-        return self._by_identity.get(dk.identity) if found is None else found
+            return self._by_identity_no_jd.get(identity)
+        found = self._by_identity_jd.get(identity)
+        return self._by_identity.get(identity) if found is None else found
 
     def _card_cluster(self, identity_key: str, cluster_id: int) -> int | None:
         """The cluster of list cards with this identity, when it has no member with JD text and is not ``cluster_id``."""
-        row = self._by_identity_no_jd.get(identity_key)
+        row = self._by_identity_no_jd.get(_digest(identity_key))
         if row is None:
             return None
         cid = int(self._clusters[row])
@@ -1336,7 +1348,7 @@ class Clusterer:
         if boiler is None:
             boiler = self._boilerplate(sig[None, :])[0]
         # the smaller of two values is one of them, and equal values are one shingle: its flag is known
-        informative = ~np.where(other <= sig, self._boiler[rows], boiler)
+        informative = ~np.where(other <= sig, np.unpackbits(self._boiler[rows], axis=1, count=NUM_PERM).view(bool), boiler)
         n = np.count_nonzero(informative, axis=1)
         hits = np.count_nonzero(equal & informative, axis=1)
         return np.where(n >= MIN_INFORMATIVE, hits / np.maximum(n, 1), np.where(whole >= NEAR_IDENTICAL, whole, 0.0))
@@ -1425,7 +1437,7 @@ class Clusterer:
         stop = len(self)  # _append made room
         start = stop - len(blobs)
         _decode_into(self._sigs[start:stop], blobs)
-        self._boiler[start:stop] = self._boilerplate(self._sigs[start:stop])
+        self._boiler[start:stop] = np.packbits(self._boilerplate(self._sigs[start:stop]), axis=1)
         blobs.clear()
 
 
