@@ -78,7 +78,7 @@ def one(n: int, per_file: int, kind: str, workdir: Path, rerun_only: bool) -> di
                rerun_seconds=round(again["seconds"], 2))
     if "reference_cpu_ms" in out:
         out["cpu_ratio"] = round(out["cpu_ms"] / out["reference_cpu_ms"], 2)
-    out["phases"] = phases(run["stdout"])
+    out["phases"] = phases(run["stderr"])  # progress lines go to stderr
     return out
 
 
