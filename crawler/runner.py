@@ -649,6 +649,7 @@ def _steps_side_by_side(database, progress: Progress) -> dict[str, dict[str, int
     try:
         progress.start("scoring")
         try:
+            # One scoring process: the planning holds the other core.
             scored = score_corpus(database, workers=1, before_commit=dedupe_in_transaction)
         except Exception as err:
             if planned.get("step") == "dedupe":  # nothing stored: the scores went with it
