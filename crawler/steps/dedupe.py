@@ -62,11 +62,16 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
 def dedupe_at(path: str, *, rebuild: bool = False) -> dict[str, int]:
     """:func:`dedupe` on the database file at ``path``, which a run has opened (migrated) already (for a fresh
     process, see ``crawler.runner.after_run``)."""
+    return _on_file(path, lambda db: dedupe(db, rebuild=rebuild))
+
+
+def _on_file(path: str, work):
+    """``work(database)`` on a connection of its own to the file at ``path``, closed after."""
     from crawler.db import connect
 
     database = connect(path)
     try:
-        return dedupe(database, rebuild=rebuild)
+        return work(database)
     finally:
         database.close()
 
@@ -78,7 +83,8 @@ class Plan:
     pending: tuple[int, int]
     """The unclustered postings it was made for: how many, and the largest id (checked by :func:`apply`)."""
     ops: list[tuple]
-    """``("common", boilerplate, companies)``, ``("members", rows)``, ``("move", survivor, absorbed)``, in order."""
+    """``("common", boilerplate, companies)``, ``("packed_members", rows)``, ``("move", survivor, absorbed)``:
+    calls of :class:`_Writes`, in order."""
     touched: list[int]
     """The clusters whose rows are recomputed."""
     counts: dict[str, int]
@@ -110,13 +116,7 @@ def plan(conn) -> Plan | None:
 
 def plan_at(path: str) -> Plan | None:
     """:func:`plan` on the database file at ``path`` (in a fresh process, see ``crawler.runner.after_run``)."""
-    from crawler.db import connect
-
-    database = connect(path)
-    try:
-        return plan(database.conn)
-    finally:
-        database.close()
+    return _on_file(path, lambda db: plan(db.conn))
 
 
 def apply(conn, planned: Plan) -> dict[str, int] | None:
@@ -128,10 +128,7 @@ def apply(conn, planned: Plan) -> dict[str, int] | None:
     store.stamp_first_runs(conn)
     writes = _Writes(conn)
     for op, *args in planned.ops:
-        if op == "members":
-            writes.members(_member_rows(*args))
-        else:
-            getattr(writes, op)(*args)
+        getattr(writes, op)(*args)
     store.write_clusters(conn, planned.touched)
     return {**planned.counts, **store.totals(conn)}
 
@@ -147,6 +144,9 @@ class _Writes:
 
     def members(self, rows: list[tuple]) -> None:
         store.write_members(self.conn, rows)
+
+    def packed_members(self, packed: np.ndarray) -> None:
+        self.members(_member_rows(packed))
 
     def move(self, survivor: int, absorbed) -> None:
         store.move_members(self.conn, survivor, absorbed)
@@ -164,7 +164,7 @@ class _Recorded(_Writes):
 
     def members(self, rows: list[tuple]) -> None:
         if rows:  # packed: 27 bytes a row instead of a tuple's ~150 (the plan of 100k postings stays small)
-            self.ops.append(("members", np.array(
+            self.ops.append(("packed_members", np.array(
                 [(pid, cid, REASONS.index(reason), sim, -1 if matched is None else matched, cross, city)
                  for pid, cid, reason, sim, matched, cross, city in rows], dtype=_MEMBER)))
 
@@ -174,7 +174,7 @@ _MEMBER = np.dtype([("posting", "i8"), ("cluster", "i8"), ("reason", "u1"), ("si
 
 
 def _member_rows(packed: np.ndarray) -> list[tuple]:
-    """The ``cluster_members`` rows of :meth:`_Recorded.members`, as they were handed to it."""
+    """The ``cluster_members`` rows packed by :meth:`_Recorded.members`, as they were handed to it."""
     return [(pid, cid, REASONS[reason], sim, None if matched < 0 else matched, cross, city)
             for pid, cid, reason, sim, matched, cross, city in packed.tolist()]
 
