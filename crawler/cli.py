@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from crawler.procs import settle_gc
 from crawler.suggest import did_you_mean
 
 
@@ -103,6 +104,7 @@ def main() -> None:
       jobcrawl ingest seeds/ --db jobs.db
       jobcrawl export --db jobs.db --format jsonl --out postings.jsonl
     """
+    settle_gc(freeze=False)
 
 
 def _parse_since(value: str | None, hint: str) -> str | None:

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import traceback
 from typing import Any, Callable
+
+
+GC_THRESHOLDS = (10_000, 50, 50)
+"""The cyclic collector's thresholds in jobcrawl's own processes (CPython's default: 700, 10, 10)."""
+
+
+def settle_gc(*, freeze: bool = True) -> None:
+    """Make the cyclic garbage collector cheap for a run: a run allocates millions of short-lived containers
+    (items, rows, Scrapy's requests and deferreds), and at CPython's default thresholds its collections,
+    each older one walking the whole heap, took a tenth of a worker's time. ``freeze`` moves what is alive
+    now (modules, the skill taxonomy, built components) out of every collection's reach; call it once a
+    process is set up, and only in a process this project owns."""
+    if freeze:
+        gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class ChildFailed(RuntimeError):
@@ -14,6 +30,7 @@ class ChildFailed(RuntimeError):
 def run_reporting(conn, func: Callable[..., Any], args: tuple) -> None:
     """Body of a helper process: run ``func(*args)`` and send ``("ok", result)`` or ``("error", traceback)``
     on ``conn``, then close it."""
+    settle_gc()
     try:
         conn.send(("ok", func(*args)))
     except BaseException:  # re-raised in the parent, with this traceback

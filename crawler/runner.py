@@ -35,6 +35,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
+from crawler.procs import settle_gc
 from crawler.progress import NullProgress, Progress
 from crawler.report import CrawlReport, RunReport
 from crawler.run import SpiderRun, run_spiders
@@ -226,6 +227,8 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
     def listen(process) -> None:
         from scrapy import signals
         from twisted.internet import reactor
+
+        settle_gc()  # the crawlers are built: what is alive now lives as long as the process
 
         def control() -> None:
             gone = False

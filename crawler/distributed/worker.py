@@ -30,6 +30,7 @@ from typing import Any, Callable
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 
+from crawler.procs import settle_gc
 from crawler.report import CrawlReport, report_of
 
 from .cluster import Heartbeat, Keys, connect, load_plan, new_id, pending, requeue_dead, requeue_leases, source_keys
@@ -306,6 +307,7 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
 
     spiders = project_spiders()
     warm_up(project, url=url, prefix=prefix, worker_id=worker_id, concurrency=concurrency)
+    settle_gc()
     joined: set[str] = set()
     running: dict[str, list] = {}
     state = {"stopping": False}

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import sqlite_utils
 
+from crawler.procs import settle_gc
 from crawler.db import file_of, readonly_uri
 from crawler.db import scores as store
 from normalize.clock import now_iso as utcnow
@@ -108,6 +109,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_init(rules: Rules, path: str) -> None:
+    settle_gc()
     _WORKER["rules"] = rules
     _WORKER["conn"] = sqlite3.connect(readonly_uri(path), uri=True)
 
