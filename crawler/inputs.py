@@ -258,9 +258,31 @@ def open_stream(path: Path, max_bytes: int = MAX_FILE_BYTES) -> BinaryIO | Probl
     return os.fdopen(fd, "rb")
 
 
-def mtime(path: Path) -> float | Problem:
-    """Modification time of ``path`` (followed), or the problem of a path that vanished."""
+def stat_of(path: Path) -> os.stat_result | Problem:
+    """``os.stat`` of ``path`` (followed), or the problem of a path that vanished."""
     try:
-        return path.stat().st_mtime
+        return path.stat()
     except OSError as err:
         return Problem("unreadable", f"unreadable: {err.strerror}")
+
+
+def mtime(path: Path) -> float | Problem:
+    """Modification time of ``path`` (followed), or the problem of a path that vanished."""
+    st = stat_of(path)
+    return st if isinstance(st, Problem) else st.st_mtime
+
+
+def read_group(paths: list[Path], max_bytes: int, budget: int) -> list[bytes | Problem]:
+    """:func:`open_regular` of each path, in order, until ``budget`` bytes are read: the paths after that are
+    not read (the list returned is shorter), so a group of files that grew since they were listed still reads
+    at most ``budget + max_bytes`` bytes."""
+    out: list[bytes | Problem] = []
+    total = 0
+    for path in paths:
+        if total >= budget:
+            break
+        got = open_regular(path, max_bytes)
+        out.append(got)
+        if isinstance(got, bytes):
+            total += len(got)
+    return out

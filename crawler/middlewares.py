@@ -105,7 +105,7 @@ class BackoffRetryMiddleware(RetryMiddleware):
 
 
 class WireStatsMiddleware:
-    """Stats of the network side of the HTTP cache (``jobcrawl/http/…``).
+    """Stats of the network side of the HTTP cache (``jobcrawl/http/…``); local file reads are not counted.
 
     Sits closer to the downloader than HttpCacheMiddleware, so ``requests`` counts only requests
     that were sent and ``status/304`` the revalidations, while a fresh cache hit (flag ``cached``)
@@ -121,10 +121,14 @@ class WireStatsMiddleware:
         return cls(crawler.stats, report_of(crawler))
 
     def process_request(self, request: Request, spider=None) -> None:
+        if request.url.startswith("file:"):  # a local file read (the file spiders): no HTTP
+            return
         self.stats.inc_value("jobcrawl/http/requests")
         self.report.requests += 1
 
     def process_response(self, request: Request, response: Response, spider=None) -> Response:
+        if request.url.startswith("file:"):
+            return response
         if "cached" in response.flags:
             self.stats.inc_value("jobcrawl/http/cache_hits")
         else:

@@ -10,6 +10,7 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
 from crawler.report import CrawlReport, report_of
+from crawler.spiders.textdump import inputs_in
 
 # Per-crawl settings sit above the command-line priority (and the spider's custom_settings), so the
 # process-wide overrides that CrawlerProcess merges into every crawler never replace them.
@@ -56,7 +57,7 @@ def _crawl_failed(failure, crawler) -> None:
 
 
 def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, *,
-                on_response: Callable[[], None] | None = None,
+                on_response: Callable[[int], None] | None = None,
                 on_item: Callable[[Any], None] | None = None,
                 on_started: Callable[[CrawlerProcess], None] | None = None,
                 install_signal_handlers: bool = True) -> list[CrawlReport]:
@@ -64,8 +65,9 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
 
     Each crawler has the project settings, then ``overrides``, then its own settings. A Twisted
     reactor cannot be restarted: call this once per process. ``on_response`` is called for each
-    response, ``on_item`` with each item through the pipelines (progress); ``on_started`` gets the
-    process before the reactor starts (a worker uses it to stop the crawl on its parent's word).
+    response with the number of inputs it brings (a group of files brings several), ``on_item`` with
+    each item through the pipelines (progress); ``on_started`` gets the process before the reactor
+    starts (a worker uses it to stop the crawl on its parent's word).
     """
     process = CrawlerProcess(project_settings(overrides))
     crawlers = []
@@ -74,7 +76,8 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
         for key, value in run.settings.items():
             crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
         if on_response is not None:
-            crawler.signals.connect(lambda **_: on_response(), signal=signals.response_received, weak=False)
+            crawler.signals.connect(lambda response, **_: on_response(inputs_in(response)),
+                                    signal=signals.response_received, weak=False)
         if on_item is not None:
             crawler.signals.connect(lambda item, **_: on_item(item), signal=signals.item_scraped, weak=False)
         process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, crawler)

@@ -192,10 +192,10 @@ def _run_inline(jobs: list[Job], run_ids: list[int], db: str, overrides: dict[st
     """Every job in this process; the store stage writes through a background writer of this process."""
     from crawler.sinks import SINKS, WriterSink
 
-    def responded() -> None:
-        progress.advance(inputs=1)
+    def responded(inputs: int) -> None:
+        progress.advance(inputs=inputs)
         if on_progress:
-            on_progress(1)
+            on_progress(inputs)
 
     sink = WriterSink(db)
     SINKS[SINK] = sink
@@ -289,8 +289,8 @@ class _Ticker:
         self.sink, self.last = sink, time.monotonic()
         self.counts = {"inputs": 0, "postings": 0, "nbytes": 0}
 
-    def tick(self) -> None:
-        self.counts["inputs"] += 1
+    def tick(self, inputs: int) -> None:
+        self.counts["inputs"] += inputs
         self._maybe_flush()
 
     def item(self, item) -> None:

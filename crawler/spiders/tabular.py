@@ -118,6 +118,7 @@ class TabularSpider(TextdumpSpider):
     }
 
     CommandArgs = TabularCommandArgs
+    group_small_files = False  # each request is told its file's format (start)
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
                  inputs: list[InputFile] | None = None, format: str = "auto", preset: str | None = None,

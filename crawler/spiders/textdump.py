@@ -19,6 +19,7 @@ run: source → ledger) lets the table spider skip unchanged blocks of rows.
 from __future__ import annotations
 
 import os
+import stat
 from datetime import datetime, timezone
 
 import scrapy
@@ -27,7 +28,8 @@ from scrapy.http import Response
 from scrapy.utils.asyncio import run_in_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from crawler.inputs import MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, mtime, open_regular, resolve_inputs
+from crawler.inputs import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, open_regular, read_group,
+                            resolve_inputs, stat_of)
 from crawler.ledger import parser_of
 from crawler.pages.appexport import parse_dump
 from crawler.report import report_of
@@ -58,6 +60,31 @@ NOTHING_READ = sha256_hex(b"")
 """The ``input_sha256`` of the quarantine record of an input that was not read."""
 
 
+GROUP_FILES = 64
+"""Small files read by one request at most: a request through the engine costs about as much as parsing a small
+file, so a folder of one-posting files is read a group at a time."""
+GROUP_FILE_BYTES = 64 * 2**10
+"""Regular files of at most this size when the spider starts are read in groups; others by a request each."""
+GROUP_BYTES = 4 * 2**20
+"""A group's reading stops once this many bytes are read (files that grew since they were listed); its other
+files are asked for again, in a request of their own."""
+
+
+class FilesResponse(Response):
+    """The response to a request for a group of files (``meta["group"]``): ``files`` holds each file's bytes or
+    its :class:`~crawler.inputs.Problem`, in the group's order, shorter than the group when the byte budget
+    stopped the reading."""
+
+    def __init__(self, *args, files: list[bytes | Problem], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.files = files
+
+
+def inputs_in(response: Response) -> int:
+    """How many inputs a response brings: the files read of a group, else 1."""
+    return len(response.files) if isinstance(response, FilesResponse) else 1
+
+
 class InputProblem(Exception):
     """Raised by the file handler for an input it does not read; the spider's errback quarantines it."""
 
@@ -71,6 +98,11 @@ class RegularFileHandler(FileDownloadHandler):
     is read (:func:`crawler.inputs.open_regular`); anything else raises :class:`InputProblem`."""
 
     async def download_request(self, request, *args):
+        group = request.meta.get("group")
+        if group is not None:
+            files = await run_in_thread(read_group, [inp.path for inp, _ in group], request.meta["max_bytes"],
+                                        GROUP_BYTES)
+            return FilesResponse(url=request.url, body=b"", files=files)
         inp: InputFile | None = request.meta.get("input")
         if inp is None:
             return await super().download_request(request, *args)
@@ -93,9 +125,9 @@ class TextdumpCommandArgs(BaseModel):
 class TextdumpSpider(scrapy.Spider):
     name = "textdump"
     CommandArgs: type[TextdumpCommandArgs] = TextdumpCommandArgs
-    # Local files are not someone else's server: no throttling, no robots.txt. One file at a
-    # time, in the order given (start requests of one priority leave the scheduler first in, first
-    # out), so row ids follow file order. One priority: each distinct one is a queue of its own,
+    # Local files are not someone else's server: no throttling, no robots.txt. One request (a file,
+    # or a group of small files) at a time, in the order given (start requests of one priority leave
+    # the scheduler first in, first out), so row ids follow file order. One priority: each distinct one is a queue of its own,
     # and the scheduler scans them all at every request.
     custom_settings = {
         "AUTOTHROTTLE_ENABLED": False,
@@ -154,22 +186,60 @@ class TextdumpSpider(scrapy.Spider):
         """Source of the inputs this spider stores → digest of the options their parse depends on."""
         return {"textdump": ""}
 
+    group_small_files = True
+    """Read small regular files in groups (:data:`GROUP_FILES`); a subclass whose requests need one file each
+    turns it off."""
+
     async def start(self):
+        group: list[tuple[InputFile, str]] = []
         for inp in self.args.inputs:
-            modified = mtime(inp.path) if inp.problem is None else inp.problem
-            if isinstance(modified, Problem):
-                for item in self._problem(inp, modified, iso_utc(self.args.as_of or datetime.now(timezone.utc))):
+            st = stat_of(inp.path) if inp.problem is None else inp.problem
+            if isinstance(st, Problem):
+                if group:
+                    yield self.request(group)
+                    group = []
+                for item in self._problem(inp, st, iso_utc(self.args.as_of or datetime.now(timezone.utc))):
                     yield item
                 continue
-            as_of = self.args.as_of or datetime.fromtimestamp(modified, timezone.utc)
-            meta = {"input": inp, "as_of": iso_utc(as_of), "max_bytes": self.args.max_bytes}
-            yield scrapy.Request(inp.path.as_uri(), callback=self.parse, errback=self.failed,
-                                 meta=meta, dont_filter=True)
+            as_of = iso_utc(self.args.as_of or datetime.fromtimestamp(st.st_mtime, timezone.utc))
+            if self.group_small_files and stat.S_ISREG(st.st_mode) and st.st_size <= GROUP_FILE_BYTES:
+                group.append((inp, as_of))
+                if len(group) == GROUP_FILES:
+                    yield self.request(group)
+                    group = []
+                continue
+            if group:
+                yield self.request(group)
+                group = []
+            yield self.request([(inp, as_of)])
+        if group:
+            yield self.request(group)
+
+    def request(self, files: list[tuple[InputFile, str]]) -> scrapy.Request:
+        """The request for one file, or for a group of them (``meta["group"]``: (input, as_of) in order)."""
+        first, as_of = files[0]
+        meta = {"max_bytes": self.args.max_bytes}
+        meta.update({"input": first, "as_of": as_of} if len(files) == 1 else {"group": files})
+        return scrapy.Request(first.path.as_uri(), callback=self.parse, errback=self.failed, meta=meta,
+                              dont_filter=True)
 
     def parse(self, response):
-        inp: InputFile = response.meta["input"]
+        group = response.meta.get("group")
+        if group is None:
+            yield from self.parse_file(response.meta["input"], response.body, response.meta["as_of"])
+            return
+        for (inp, as_of), got in zip(group, response.files):
+            if isinstance(got, Problem):
+                yield from self._problem(inp, got, as_of)
+            else:
+                yield from self.parse_file(inp, got, as_of)
+        if len(response.files) < len(group):  # the byte budget stopped the reading: the rest comes next
+            yield self.request(group[len(response.files):])
+
+    def parse_file(self, inp: InputFile, body: bytes, as_of: str):
+        """The items of one file's bytes."""
         found = 0
-        for item in parse_dump(response.body, locator=inp.locator, fetched_at=now_iso(), as_of=response.meta["as_of"]):
+        for item in parse_dump(body, locator=inp.locator, fetched_at=now_iso(), as_of=as_of):
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
             yield item
@@ -177,12 +247,13 @@ class TextdumpSpider(scrapy.Spider):
         self.report.files += 1
 
     def failed(self, failure):
-        inp: InputFile = failure.request.meta["input"]
+        meta = failure.request.meta
         if failure.check(InputProblem):
             problem = failure.value.problem
         else:
             problem = Problem("unreadable", f"unreadable: {failure.getErrorMessage()}")
-        yield from self._problem(inp, problem, failure.request.meta["as_of"])
+        for inp, as_of in meta.get("group") or [(meta["input"], meta["as_of"])]:
+            yield from self._problem(inp, problem, as_of)
 
     def _problem(self, inp: InputFile, problem: Problem, as_of: str):
         """The items of an input not read: a quarantine record (and, for a file over the size cap, its

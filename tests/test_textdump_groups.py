@@ -1,0 +1,158 @@
+"""Small files are read a group at a time: one request for up to GROUP_FILES of them, each file still read
+through ``open_regular`` (only regular files, within the cap), with a byte budget per group."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
+
+from conftest import AS_OF, SEEDS, run_cli
+from crawler.inputs import InputFile, Problem, read_group
+from crawler.spiders.textdump import GROUP_FILE_BYTES, GROUP_FILES, FilesResponse, TextdumpSpider, inputs_in
+from normalize.models import Quarantined, RawInput, RawPosting
+
+SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_bytes()
+
+BUDGETS = [
+    pytest.param([10, 10, 10], 100, 3, id="all-within-the-budget"),
+    pytest.param([10, 10, 10], 15, 2, id="stops-once-the-budget-is-reached"),
+    pytest.param([10, 10, 10], 20, 2, id="stops-at-exactly-the-budget"),
+    pytest.param([10, 10, 10], 1, 1, id="always-reads-one"),
+    pytest.param([0, 0, 0], 1, 3, id="empty-files-cost-nothing"),
+]
+
+
+@pytest.mark.parametrize("sizes, budget, read", BUDGETS)
+def test_read_group_stops_at_the_byte_budget(tmp_path, sizes, budget, read):
+    paths = []
+    for i, size in enumerate(sizes):
+        (path := tmp_path / f"{i}.txt").write_bytes(b"x" * size)
+        paths.append(path)
+    assert read_group(paths, max_bytes=1000, budget=budget) == [b"x" * size for size in sizes[:read]]
+
+
+def test_read_group_reads_each_file_as_open_regular_does(tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"abc")
+    os.mkfifo(tmp_path / "fifo.txt")
+    (tmp_path / "zero.txt").symlink_to("/dev/zero")
+    (tmp_path / "big.txt").write_bytes(b"y" * 11)
+    (tmp_path / "b.txt").write_bytes(b"de")
+    got = read_group([tmp_path / n for n in ("a.txt", "fifo.txt", "zero.txt", "gone.txt", "big.txt", "b.txt")],
+                     max_bytes=10, budget=1000)
+    assert [g if isinstance(g, bytes) else g.reason for g in got] == [
+        b"abc", "not_regular", "not_regular", "unreadable", "too_large", b"de"]
+
+
+def _spider(inputs: list[InputFile]) -> TextdumpSpider:
+    crawler = get_crawler(TextdumpSpider, {"JOBCRAWL_MAX_FILE_SIZE": 2**20})
+    return TextdumpSpider.from_crawler(crawler, inputs=inputs, as_of=AS_OF)
+
+
+def _requests(spider: TextdumpSpider) -> list:
+    async def collect():
+        return [out async for out in spider.start()]
+
+    return asyncio.run(collect())
+
+
+def _shape(request: scrapy.Request) -> tuple[str, list[str]]:
+    """("group", names) or ("file", [name]) of a request of the spider."""
+    if "group" in request.meta:
+        return "group", [inp.locator for inp, _ in request.meta["group"]]
+    return "file", [request.meta["input"].locator]
+
+
+def test_small_regular_files_go_in_groups_and_others_alone(tmp_path):
+    names = ["a.txt", "b.txt", "big.txt", "c.txt", "fifo.txt", "d.txt", "e.txt"]
+    for name in names:
+        if name == "fifo.txt":
+            os.mkfifo(tmp_path / name)
+        else:
+            (tmp_path / name).write_bytes(SEED0 * (8 if name == "big.txt" else 1))
+    assert (tmp_path / "big.txt").stat().st_size > GROUP_FILE_BYTES
+    spider = _spider([InputFile(tmp_path / n, n) for n in names])
+    assert [_shape(r) for r in _requests(spider)] == [
+        ("group", ["a.txt", "b.txt"]), ("file", ["big.txt"]), ("file", ["c.txt"]), ("file", ["fifo.txt"]),
+        ("group", ["d.txt", "e.txt"])]
+
+
+def test_a_group_holds_at_most_group_files(tmp_path):
+    inputs = []
+    for i in range(GROUP_FILES + 1):
+        (tmp_path / f"{i:03}.txt").write_bytes(b"x")
+        inputs.append(InputFile(tmp_path / f"{i:03}.txt", f"{i:03}.txt"))
+    shapes = [_shape(r) for r in _requests(_spider(inputs))]
+    assert [(kind, len(names)) for kind, names in shapes] == [("group", GROUP_FILES), ("file", 1)]
+    assert [n for _, names in shapes for n in names] == [inp.locator for inp in inputs]
+
+
+def test_a_path_that_vanished_is_quarantined_between_groups(tmp_path):
+    for name in ("a.txt", "c.txt"):
+        (tmp_path / name).write_bytes(b"x")
+    out = _requests(_spider([InputFile(tmp_path / n, n) for n in ("a.txt", "gone.txt", "c.txt")]))
+    assert [_shape(o) if isinstance(o, scrapy.Request) else (type(o).__name__, o.locator, o.reason) for o in out] == [
+        ("file", ["a.txt"]), ("Quarantined", "gone.txt", "unreadable"), ("file", ["c.txt"])]
+
+
+def test_parse_of_a_group_yields_each_files_items_and_asks_again_for_what_the_budget_left(tmp_path):
+    names = ["a.txt", "fifo.txt", "b.txt", "c.txt", "d.txt"]
+    group = [(InputFile(tmp_path / n, n), AS_OF) for n in names]
+    spider = _spider([inp for inp, _ in group])
+    request = spider.request(group)
+    # The budget stopped the reading after the third file: c.txt and d.txt come in the next request.
+    response = FilesResponse(url=request.url, body=b"", request=request,
+                             files=[SEED0, Problem("not_regular", "a FIFO (named pipe), not a regular file: not read"),
+                                    SEED0])
+    assert inputs_in(response) == 3
+    out = list(spider.parse(response))
+    assert [(type(o).__name__, getattr(o, "locator", None)) for o in out if not isinstance(o, scrapy.Request)] == [
+        ("RawInput", "a.txt"), ("RawPosting", "a.txt"), ("Quarantined", "fifo.txt"),
+        ("RawInput", "b.txt"), ("RawPosting", "b.txt")]
+    assert _shape(out[-1]) == ("group", ["c.txt", "d.txt"])
+    assert (spider.report.files, spider.report.found) == (3, 2)
+    assert [o.reason for o in out if isinstance(o, Quarantined)] == ["not_regular"]
+    assert all(o.as_of == AS_OF for o in out if isinstance(o, (RawInput, RawPosting)))
+
+
+def test_a_failed_group_request_quarantines_each_of_its_files(tmp_path):
+    from twisted.python.failure import Failure
+
+    group = [(InputFile(tmp_path / n, n), AS_OF) for n in ("a.txt", "b.txt")]
+    spider = _spider([inp for inp, _ in group])
+    failure = Failure(OSError("disk on fire"))
+    failure.request = spider.request(group)
+    out = list(spider.failed(failure))
+    assert [(o.locator, o.reason, o.detail) for o in out] == [
+        ("a.txt", "unreadable", "unreadable: disk on fire"), ("b.txt", "unreadable", "unreadable: disk on fire")]
+
+
+@pytest.mark.slow
+def test_an_ingest_of_many_small_files_reads_them_in_groups_in_order(tmp_path):
+    folder = tmp_path / "dumps"
+    folder.mkdir()
+    text = SEED0.decode("utf-8")
+    for i in range(70):
+        # Each file one posting of its own (another company), so that none is a duplicate of another.
+        (folder / f"{i:03}.txt").write_text(text.replace(text.split("\n", 1)[0], f"公司{i:03}", 1), encoding="utf-8")
+    os.mkfifo(folder / "040-fifo.txt")
+    db = tmp_path / "jobs.db"
+    proc = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, "--workers", "1", timeout=240)
+    assert proc.returncode == 1, proc.stderr  # the FIFO is quarantined
+    assert "files read 71 · postings found 70 · new 70" in proc.stdout
+    conn = sqlite3.connect(db)
+    locators = [row[0] for row in conn.execute("SELECT locator FROM postings ORDER BY id")]
+    assert locators == [f"{i:03}.txt" for i in range(70)]
+    # File reads are not HTTP requests: the run counts none.
+    requests, responses = conn.execute("SELECT requests, responses FROM runs").fetchone()
+    assert (requests, json.loads(responses)) == (0, {})
+    # 000–039 (40 files), the FIFO alone ("040-" sorts before "040."), 040–069 (30 files): three requests.
+    stats = json.loads(conn.execute("SELECT stats FROM runs").fetchone()[0])
+    assert stats["downloader/request_count"] == 3
+    assert conn.execute("SELECT locator, reason FROM quarantine").fetchall() == [("040-fifo.txt", "not_regular")]
