@@ -1355,14 +1355,25 @@ class Clusterer:
 
     def _verified(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, rows: np.ndarray) -> tuple[np.ndarray, ...]:
         """For ``rows``: (matches, similarity, same company, same city); a match has an agreeing title and a
-        similarity of at least the threshold (the cross-company one when the companies disagree)."""
+        similarity of at least the threshold (the cross-company one when the companies disagree). Similarity and
+        company are worked out only where the titles agree: elsewhere they read 0 and False (no match)."""
         fields = self._fields[rows]
-        sims = self.similarity(sig, rows, boiler)
-        same_company = self._agreeing(companies_agree, dk.company, fields[:, _COMPANY])
+        ok = self._agreeing(titles_agree, dk.title, fields[:, _TITLE])
         city = self._name_ids.get(dk.city, -1) if dk.city else 0
         same_city = (fields[:, _CITY] == 0) | (fields[:, _CITY] == city) if city else np.ones(len(rows), dtype=bool)
-        ok = self._agreeing(titles_agree, dk.title, fields[:, _TITLE])
-        ok &= sims >= np.where(same_company, self.threshold, self.cross_company_threshold)
+        if ok.all():
+            titled = rows
+        else:
+            titled = rows[ok]
+            fields = fields[ok]
+        sims_t = self.similarity(sig, titled, boiler) if len(titled) else np.zeros(0)
+        company_t = self._agreeing(companies_agree, dk.company, fields[:, _COMPANY])
+        match_t = sims_t >= np.where(company_t, self.threshold, self.cross_company_threshold)
+        if titled is rows:
+            return match_t, sims_t, company_t, same_city
+        sims, same_company = np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)
+        sims[ok], same_company[ok] = sims_t, company_t
+        ok[ok] = match_t
         return ok, sims, same_company, same_city
 
     def _near(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, band_keys: np.ndarray,
