@@ -1,11 +1,15 @@
-"""call_in_fresh_process: the result of a function run in a spawned process, or its failure."""
+"""call_in_fresh_process: the result of a function run in a spawned process, or its failure; settle_gc."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
+from conftest import ROOT
 from crawler.procs import ChildFailed, call_in_fresh_process
 
 
@@ -24,3 +28,13 @@ def test_an_exception_in_the_child_is_raised_with_its_traceback():
 def test_a_child_that_dies_is_reported_with_its_exit_code():
     with pytest.raises(ChildFailed, match=r"^steps died \(exit code 3\)$"):
         call_in_fresh_process(os._exit, 3, name="steps")
+
+
+@pytest.mark.parametrize("freeze, frozen", [pytest.param(True, True, id="freeze"), pytest.param(False, False, id="thresholds-only")])
+def test_settle_gc_freezes_what_is_alive_and_collects_gen_0_less_often(freeze, frozen):
+    # In a fresh Python: freezing is for a process of this project's own, not for the test runner.
+    script = ("import gc, json; from crawler.procs import settle_gc, GC_THRESHOLDS\n"
+              f"before = gc.get_freeze_count(); settle_gc(freeze={freeze})\n"
+              "print(json.dumps([before, gc.get_freeze_count() > 1000, gc.get_threshold() == GC_THRESHOLDS]))")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert json.loads(proc.stdout) == [0, frozen, True], proc.stderr
