@@ -47,6 +47,12 @@ DEDUPE_PROCESS_MIN = 5_000
 """From this many postings on, the dedupe step runs in a fresh process (see :func:`after_run`): beside the
 scoring, on the other core, and its index (about 2 KB a posting) and the run's own memory are not held by
 one process."""
+SIDE_BY_SIDE_WORKERS_MIN = 20_000
+"""From this many active postings on, the scoring beside the run's dedupe planning runs in two worker processes
+that yield the CPU to the planning (niceness :data:`SCORING_NICENESS`) and take the core it leaves: scoring
+costs about twice the planning there. Below, one scoring process (the main one) and the planning share the
+two cores evenly, and two more processes cost more than they win."""
+SCORING_NICENESS = 10
 ORPHAN_GRACE = 20.0
 """Seconds a worker whose parent is gone has to stop gracefully (a JOBDIR saved) before it exits."""
 SINK = "run"
@@ -632,6 +638,15 @@ def after_run(database, *, fresh_process: bool | None = None, progress: Progress
     return steps
 
 
+def _scoring_beside(database) -> dict[str, int]:
+    """How the scoring runs beside the dedupe planning (:data:`SIDE_BY_SIDE_WORKERS_MIN`)."""
+    from crawler.db.scores import active_count
+
+    if active_count(database.conn) >= SIDE_BY_SIDE_WORKERS_MIN:
+        return {"workers": min(2, os.cpu_count() or 1), "niceness": SCORING_NICENESS}
+    return {"workers": 1}
+
+
 def _steps_side_by_side(database, progress: Progress) -> dict[str, dict[str, int]]:
     """:func:`after_run` with the dedupe planned in a fresh process while this one scores (see there)."""
     from crawler.db import file_of
@@ -652,8 +667,7 @@ def _steps_side_by_side(database, progress: Progress) -> dict[str, dict[str, int
     try:
         progress.start("scoring")
         try:
-            # One scoring process: the planning holds the other core.
-            scored = score_corpus(database, workers=1, before_commit=dedupe_in_transaction)
+            scored = score_corpus(database, before_commit=dedupe_in_transaction, **_scoring_beside(database))
         except Exception as err:
             if planned.get("step") == "dedupe":  # nothing stored: the scores went with it
                 raise StepFailed("dedupe", err, steps, traceback.format_exc()) from err

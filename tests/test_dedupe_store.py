@@ -242,11 +242,19 @@ def test_a_dedupe_that_must_write_first_is_not_planned(steps_db, tmp_path, reaso
         database.close()
 
 
-def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_db, tmp_path):
+SCORING_BESIDE = [pytest.param(10**9, id="scored-in-this-process"),
+                  pytest.param(0, id="scored-by-two-yielding-workers")]
+"""crawler.runner.SIDE_BY_SIDE_WORKERS_MIN: above the corpus, this process scores; 0, two workers do."""
+
+
+@pytest.mark.parametrize("workers_min", SCORING_BESIDE)
+def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_db, tmp_path, monkeypatch,
+                                                                          workers_min):
     from crawler.db.schema import open_db
     from crawler.runner import after_run
     from test_runner import Recorder
 
+    monkeypatch.setattr("crawler.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
     database = open_db(str(reset_copy(steps_db, tmp_path)))
     recorder = Recorder()
     try:
@@ -268,11 +276,14 @@ def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_
     pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON signals WHEN NEW.scorer = 'jobcrawl-v1'"
                  " BEGIN SELECT RAISE(ABORT, 'refused'); END", "score", 18, id="scoring-fails-dedupe-kept"),
 ])
-def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_path, trigger, step, clustered):
+@pytest.mark.parametrize("workers_min", SCORING_BESIDE)
+def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_path, monkeypatch, trigger, step,
+                                                                  clustered, workers_min):
     """As when dedupe runs first: a failed dedupe stores no score, a failed scoring keeps the dedupe."""
     from crawler.db.schema import open_db
     from crawler.runner import StepFailed, after_run
 
+    monkeypatch.setattr("crawler.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
     database = open_db(str(reset_copy(steps_db, tmp_path, trigger)))
     try:
         with pytest.raises(StepFailed) as failed:

@@ -4,6 +4,7 @@ statistics, evidence in the export, re-scoring, closed postings, personal fit, e
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 
@@ -176,17 +177,32 @@ def test_help_has_an_example():
     assert "Example:" in out and "jobcrawl score --profile seeds/profile.toml" in out
 
 
-def test_worker_processes_write_the_same_rows(copy_db):
+@pytest.mark.parametrize("niceness", [0, 10], ids=["workers", "yielding-workers"])
+def test_worker_processes_write_the_same_rows(copy_db, niceness):
     from crawler.db.schema import open_db
     from crawler.steps.score import score_corpus
 
     before = (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1"))
     db = open_db(copy_db)
     stamp = before[0][0][-3]  # computed_at, before completeness and inputs_digest
-    assert score_corpus(db, now=stamp, workers=2, force=True) == {
+    assert score_corpus(db, now=stamp, workers=2, force=True, niceness=niceness) == {
         "scorer": "jobcrawl-v1", "scored": 2, "unchanged": 0, "market_stats": 10, "salary_groups": 0}
     db.close()
     assert (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1")) == before
+
+
+def _niceness_of_a_scoring_worker(path: str, niceness: int) -> int:
+    from crawler.steps.score import _worker_init
+
+    _worker_init(None, path, niceness)
+    return os.nice(0)
+
+
+def test_a_yielding_scoring_worker_runs_at_the_niceness_asked_for(copy_db):
+    from crawler.procs import call_in_fresh_process
+
+    base = os.nice(0)
+    assert [call_in_fresh_process(_niceness_of_a_scoring_worker, str(copy_db), n) - base for n in (0, 10)] == [0, 10]
 
 
 DYING_WORKER = """

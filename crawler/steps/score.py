@@ -108,8 +108,10 @@ def _score_batch(rules: Rules, raw: store.RawBatch, now: str, stored: dict[int, 
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(rules: Rules, path: str) -> None:
+def _worker_init(rules: Rules, path: str, niceness: int) -> None:
     settle_gc()
+    if niceness:
+        os.nice(niceness)
     _WORKER["rules"] = rules
     _WORKER["conn"] = sqlite3.connect(readonly_uri(path), uri=True)
 
@@ -123,7 +125,8 @@ def _worker_batch(first: int, last: int, now: str, force: bool) -> Scored:
     return _batch(_WORKER["conn"], _WORKER["rules"], first, last, now, force)
 
 
-def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: int, force: bool) -> Iterator[Scored]:
+def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: int, force: bool,
+                    niceness: int = 0) -> Iterator[Scored]:
     """Scored batches in id order: in this process, or in ``workers`` spawned processes (the scoring is
     pure Python and CPU-bound; this process writes meanwhile). At most 2 × workers batches are in
     flight; results come back in submission order, so the output is the same either way.
@@ -138,7 +141,8 @@ def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: 
             yield _batch(db.conn, rules, first, last, now, force)
         return
     context = multiprocessing.get_context("spawn")  # no fork: callers may hold threads (Scrapy, the writer)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(rules, path)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
+                             initargs=(rules, path, niceness)) as pool:
         pending: deque = deque()
         for first, last in store.id_ranges(db.conn):
             pending.append(pool.submit(_worker_batch, first, last, now, force))
@@ -149,7 +153,7 @@ def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: 
 
 
 def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | None, force: bool,
-           before_commit: Callable[[], None] | None = None) -> dict[str, int]:
+           before_commit: Callable[[], None] | None = None, niceness: int = 0) -> dict[str, int]:
     """Store ``rules``' evaluation of every active posting whose inputs changed (all with ``force``), in one
     transaction, with ``now`` as their ``computed_at``; ``before_commit`` is called last in that transaction (if it
     raises, nothing is stored). Returns ``scored`` and ``unchanged`` postings."""
@@ -159,7 +163,7 @@ def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | Non
         workers = min(MAX_WORKERS, os.cpu_count() or 1) if active >= PARALLEL_MIN else 1
     scored = unchanged = 0
     with conn:
-        for batch in _scored_batches(db, rules, now, workers, force):
+        for batch in _scored_batches(db, rules, now, workers, force, niceness):
             scored += len(batch.evals)
             unchanged += batch.unchanged
             if batch.evals:
@@ -170,12 +174,14 @@ def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | Non
 
 
 def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: int | None = None,
-                 force: bool = False, before_commit: Callable[[], None] | None = None) -> dict:
+                 force: bool = False, before_commit: Callable[[], None] | None = None, niceness: int = 0) -> dict:
     """Recompute the market statistics and score, with ``jobcrawl-v1``, every active posting whose inputs
     changed since it was last scored (every one with ``force``).
 
     ``workers``: scoring processes; default 1 below ``PARALLEL_MIN`` active postings, else up to 2.
     ``before_commit``: called last in the evaluations' transaction (the run writes its dedupe there).
+    ``niceness``: added to the scoring processes' own (``os.nice``), so that they yield the CPU to a step
+    running beside them (the run's dedupe planning) and take what it leaves.
 
     Returns counts: ``scored`` postings, ``unchanged`` (not scored again), ``market_stats`` rows stored,
     ``salary_groups`` with at least the minimum sample, ``scorer``.
@@ -185,7 +191,7 @@ def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: 
     info = taxonomy_info(db)
     rules = Rules(SCORER, partial(score_posting, market=market, taxonomy_info=info),
                   partial(score_inputs, market=market, taxonomy_info=info))
-    counts = _write(db, rules, now, workers, force, before_commit)
+    counts = _write(db, rules, now, workers, force, before_commit, niceness)
     sufficient = sum(1 for g in market.salary.values() if g.n >= market.min_sample)
     return {"scorer": SCORER, **counts, "market_stats": stats_rows, "salary_groups": sufficient}
 
