@@ -127,8 +127,8 @@ class TextdumpSpider(scrapy.Spider):
     CommandArgs: type[TextdumpCommandArgs] = TextdumpCommandArgs
     # Local files are not someone else's server: no throttling, no robots.txt. One request (a file,
     # or a group of small files) at a time, in the order given (start requests of one priority leave
-    # the scheduler first in, first out), so row ids follow file order. One priority: each distinct one is a queue of its own,
-    # and the scheduler scans them all at every request.
+    # the scheduler first in, first out), so row ids follow file order. One priority: each distinct
+    # one is a queue of its own, and the scheduler scans them all at every request.
     custom_settings = {
         "AUTOTHROTTLE_ENABLED": False,
         "DOWNLOAD_DELAY": 0,

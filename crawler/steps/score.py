@@ -25,9 +25,9 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import sqlite_utils
 
-from crawler.procs import settle_gc
 from crawler.db import file_of, readonly_uri
 from crawler.db import scores as store
+from crawler.procs import settle_gc
 from normalize.clock import now_iso as utcnow
 from normalize.fit import FIT_VERSION, FitProfile, score_fit
 from normalize.models import DIMENSIONS, Evaluation
