@@ -225,6 +225,41 @@ def test_a_planned_dedupe_writes_what_the_dedupe_step_writes(steps_db, tmp_path)
     assert (rows(tmp_path / "copy.db", MEMBERS), rows(tmp_path / "copy.db", CLUSTERS)) == expected
 
 
+CARDS = """职位名称,职位地址,薪资,学历经验要求,公司名称,公司信息,公司福利,详情页链接
+AI算子开发工程师,杭州·滨江区,45K,3-5年本科,吉利汽车,汽车制造已上市10000人以上,五险一金，带薪年假，定期体检,https://www.zhipin.com/job_detail/ex90card.html
+AI算子开发工程师,杭州·余杭区,45K,3-5年本科,吉利汽车,汽车制造已上市10000人以上,五险一金，带薪年假，定期体检,https://www.zhipin.com/job_detail/ex91card.html
+"""
+"""Two list cards with the identity (company, title, city, salary) of fixtures/reposts/repost_new_time_and_salary.txt."""
+
+
+def test_a_planned_dedupe_moves_list_cards_into_the_cluster_of_their_posting(tmp_path):
+    """The seeds, two list cards, then a repost of seed 000 with the cards' salary: the repost joins seed 000's
+    cluster and takes in the cards' cluster. Planned from reads, then applied, it writes what the step wrote."""
+    from crawler.db.schema import open_db
+    from crawler.steps.dedupe import apply, plan
+
+    cards = tmp_path / "cards.csv"
+    cards.write_text(CARDS, encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    for inputs in (str(SEEDS), str(cards), str(FIXTURES / "reposts" / "repost_new_time_and_salary.txt")):
+        proc = run_cli("ingest", inputs, "--db", str(db), "--as-of", AS_OF, check=True)
+    assert "dedupe: 1 clustered · 1 joined a cluster · 1 clusters merged" in proc.stdout
+    expected = (rows(db, MEMBERS), rows(db, CLUSTERS))
+    database = open_db(str(reset_copy(db, tmp_path)))
+    try:
+        planned = plan(database.conn)
+        assert [op for op, *_ in planned.ops].count("move") == 1
+        assert (planned.counts["added"], planned.counts["joined"], planned.counts["merged_clusters"]) == (5, 2, 1)
+        with database.conn:
+            counts = apply(database.conn, planned)
+        assert (counts["clusters"], counts["duplicates"]) == (2, 2)  # the moved cards keep their reasons
+    finally:
+        database.close()
+    assert (rows(tmp_path / "copy.db", MEMBERS), rows(tmp_path / "copy.db", CLUSTERS)) == expected
+    size, reasons = rows(db, "SELECT size, reasons FROM clusters WHERE size > 1")[0]
+    assert (size, reasons) == (4, '{"new": 2, "same_content": 1, "same_identity": 1}')
+
+
 @pytest.mark.parametrize("reason,sql", [
     ("a key missing", "DELETE FROM dedupe_signatures WHERE posting_id = 3"),
     ("a key of older content", "UPDATE dedupe_signatures SET content_hash = 'old' WHERE posting_id = 3"),

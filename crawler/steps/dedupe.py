@@ -168,6 +168,9 @@ class _Recorded(_Writes):
                 [(pid, cid, REASONS.index(reason), sim, -1 if matched is None else matched, cross, city)
                  for pid, cid, reason, sim, matched, cross, city in rows], dtype=_MEMBER)))
 
+    def move(self, survivor: int, absorbed) -> None:
+        self.ops.append(("move", survivor, tuple(absorbed)))
+
 
 _MEMBER = np.dtype([("posting", "i8"), ("cluster", "i8"), ("reason", "u1"), ("similarity", "f8"), ("matched", "i8"),
                     ("cross_company", "u1"), ("different_city", "u1")])
@@ -177,9 +180,6 @@ def _member_rows(packed: np.ndarray) -> list[tuple]:
     """The ``cluster_members`` rows packed by :meth:`_Recorded.members`, as they were handed to it."""
     return [(pid, cid, REASONS[reason], sim, None if matched < 0 else matched, cross, city)
             for pid, cid, reason, sim, matched, cross, city in packed.tolist()]
-
-    def move(self, survivor: int, absorbed) -> None:
-        self.ops.append(("move", survivor, tuple(absorbed)))
 
 
 def _refresh_keys(conn, counts: Counter[str]) -> list[int]:
