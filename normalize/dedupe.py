@@ -684,13 +684,15 @@ def completeness(record: Any) -> int:
     return fields + bullets
 
 
-def canonical_rank(completeness: int, first_seen: str | None, key: str) -> tuple:
+def canonical_rank(completeness: int, first_seen: str | None, key: str | int) -> tuple:
     """Sort key of the canonical member of a cluster, best first: most complete, then earliest ``first_seen``
-    (missing counts as latest), then smallest key (keys of digits in numeric order). The dedupe step gives as
-    key the posting's place in its input (locator, position, key), not its row id: ids follow the order in
-    which worker processes delivered the postings, which differs from run to run."""
-    # first_seen names the run: one string per run, not one per posting, in the clusterer's ranks
-    return -completeness, first_seen is None, sys.intern(first_seen or ""), f"{int(key):020d}" if key.isdigit() else key
+    (missing counts as latest), then smallest key (keys of digits in numeric order; an int key is a number). The
+    dedupe step gives as key the posting's place in the corpus order (the run that first saw it, then its place
+    in its input), not its row id: ids follow the order in which worker processes delivered the postings, which
+    differs from run to run."""
+    if isinstance(key, str):
+        key = f"{int(key):020d}" if key.isdigit() else key
+    return -completeness, first_seen is None, first_seen or "", key
 
 
 def choose_canonical(members: Iterable[Any]) -> Any:
@@ -857,6 +859,50 @@ def _digest(text: str) -> int:
     """A 64-bit digest of ``text``: the clusterer's lookup key for URLs, fingerprints and identities (a collision
     among 10 million of them has a chance of about 3 in a million)."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+class _DigestMap:
+    """64-bit digest → the first row given for it: open addressing in numpy arrays, 12 bytes a slot at most two
+    thirds full, instead of a dict of Python ints (about 100 bytes an entry). Slots never written stay unpaged."""
+
+    def __init__(self) -> None:
+        self._digests = np.zeros(0, dtype=np.uint64)
+        self._rows = np.zeros(0, dtype=np.int32)  # row + 1; 0: the slot is free
+        self._n = 0
+
+    def reserve(self, entries: int) -> None:
+        """Make room for ``entries`` digests in all (no rehash until then)."""
+        if 3 * entries > 2 * len(self._rows):
+            old = [(int(d), int(r)) for d, r in zip(self._digests[self._rows > 0], self._rows[self._rows > 0])]
+            size = 1024
+            while 2 * size < 3 * entries:
+                size *= 2
+            self._digests, self._rows = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int32)
+            for digest, row in old:
+                slot = self._slot(digest)
+                self._rows[slot], self._digests[slot] = row, digest
+
+    def _slot(self, digest: int) -> int:
+        """The slot holding ``digest``, or the free slot where it goes (linear probing)."""
+        mask = len(self._rows) - 1
+        slot = digest & mask
+        rows, digests = self._rows, self._digests
+        while rows[slot] and int(digests[slot]) != digest:
+            slot = (slot + 1) & mask
+        return slot
+
+    def get(self, digest: int) -> int | None:
+        if not self._n:
+            return None
+        row = int(self._rows[self._slot(digest)])
+        return row - 1 if row else None
+
+    def setdefault(self, digest: int, row: int) -> None:
+        self.reserve(self._n + 1)
+        slot = self._slot(digest)
+        if not self._rows[slot]:
+            self._rows[slot], self._digests[slot] = row + 1, digest
+            self._n += 1
 
 
 REASONS = ("new", "same_url", "same_content", "same_identity", "near_duplicate", "cross_company_copy")
@@ -1097,6 +1143,65 @@ class _Match(NamedTuple):
         return self.same_company, self.same_city, self.similarity, -self.cluster
 
 
+class _Chains:
+    """Per cluster id, its rows in the order they joined, as linked lists in numpy arrays: a few bytes a row and a
+    cluster instead of a Python list per cluster."""
+
+    def __init__(self) -> None:
+        self.next = np.empty(0, dtype=np.int32)  # per row: the next row of its cluster, -1 after the last
+        self.head = np.empty(0, dtype=np.int32)  # per cluster id: first and last row (when size > 0)
+        self.tail = np.empty(0, dtype=np.int32)
+        self.size = np.zeros(0, dtype=np.int32)
+
+    def reserve(self, rows: int) -> None:
+        if rows > len(self.next):
+            self.next = _grown(self.next, rows)
+
+    def _room_for(self, cluster_id: int) -> None:
+        if cluster_id >= len(self.size):
+            n = max(2 * len(self.size), cluster_id + 1, 1024)
+            self.head, self.tail = _grown(self.head, n), _grown(self.tail, n)
+            self.size = np.concatenate([self.size, np.zeros(n - len(self.size), dtype=np.int32)])
+
+    def count(self, cluster_id: int) -> int:
+        return int(self.size[cluster_id]) if 0 <= cluster_id < len(self.size) else 0
+
+    def append(self, cluster_id: int, row: int) -> None:
+        self._room_for(cluster_id)
+        self.next[row] = -1
+        if self.size[cluster_id]:
+            self.next[self.tail[cluster_id]] = row
+        else:
+            self.head[cluster_id] = row
+        self.tail[cluster_id] = row
+        self.size[cluster_id] += 1
+
+    def rows(self, cluster_id: int) -> list[int]:
+        out, row = [], int(self.head[cluster_id]) if self.count(cluster_id) else -1
+        nxt = self.next
+        while row >= 0:
+            out.append(row)
+            row = int(nxt[row])
+        return out
+
+    def move(self, source: int, target: int) -> None:
+        """The rows of ``source`` join the end of ``target``'s; ``source`` is left empty."""
+        if not self.count(source):
+            return
+        self._room_for(target)
+        if self.size[target]:
+            self.next[self.tail[target]] = self.head[source]
+        else:
+            self.head[target] = self.head[source]
+        self.tail[target] = self.tail[source]
+        self.size[target] += self.size[source]
+        self.size[source] = 0
+
+    def ids(self) -> list[int]:
+        """Cluster ids with rows, in ascending order."""
+        return np.flatnonzero(self.size).tolist()
+
+
 @dataclass
 class Clusterer:
     """Incremental clustering of postings by their :class:`DedupeKey` (see the module docstring).
@@ -1114,28 +1219,32 @@ class Clusterer:
     rows: int = ROWS
     first_cluster_id: int = 1
     _keys: list[str] = field(default_factory=list, init=False, repr=False)
-    _ranks: list[tuple] = field(default_factory=list, init=False, repr=False)
+    # Per row, what its canonical rank is made of (:meth:`_rank`): first_seen (one string per run) and the order.
+    _seen: list[str | None] = field(default_factory=list, init=False, repr=False)
+    _order: list[str | int] = field(default_factory=list, init=False, repr=False)
     # Per row, numpy arrays sized like _sigs: the signature, the cluster, the interned company, title and city
-    # (columns _COMPANY, _TITLE, _CITY of ids into _names; 0 is ""), and whether it is compared by content.
+    # (columns _COMPANY, _TITLE, _CITY of ids into _names; 0 is ""), whether it is compared by content, and its
+    # completeness.
     _sigs: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _clusters: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _fields: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _matchable: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _boiler: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]  # value is boilerplate, packed bits
+    _completeness: np.ndarray = field(default=None, init=False, repr=False)  # type: ignore[assignment]
     _names: list[str] = field(default_factory=lambda: [""], init=False, repr=False)
     _name_ids: dict[str, int] = field(default_factory=lambda: {"": 0}, init=False, repr=False)
     _name_flags: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), init=False, repr=False)  # scratch
     _row_of: dict[str, int] = field(default_factory=dict, init=False, repr=False)
-    # URL, fingerprint and identity → first row, keyed by the text's 64-bit digest (:func:`_digest`): a third of
-    # the memory of the texts themselves.
-    _by_url: dict[int, int] = field(default_factory=dict, init=False, repr=False)
-    _by_fp: dict[int, int] = field(default_factory=dict, init=False, repr=False)
-    _by_identity: dict[int, int] = field(default_factory=dict, init=False, repr=False)
-    _by_identity_jd: dict[int, int] = field(default_factory=dict, init=False, repr=False)
-    _by_identity_no_jd: dict[int, int] = field(default_factory=dict, init=False, repr=False)
-    _members: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
-    _jd_members: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)
-    _canonical: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    # URL, fingerprint and identity (with JD text, without) → first row, keyed by the text's 64-bit digest
+    # (:func:`_digest`).
+    _by_url: _DigestMap = field(default_factory=_DigestMap, init=False, repr=False)
+    _by_fp: _DigestMap = field(default_factory=_DigestMap, init=False, repr=False)
+    _by_identity_jd: _DigestMap = field(default_factory=_DigestMap, init=False, repr=False)
+    _by_identity_no_jd: _DigestMap = field(default_factory=_DigestMap, init=False, repr=False)
+    # Per cluster id: its rows, its rows compared by content, its canonical row (-1: no such cluster).
+    _members: _Chains = field(default_factory=_Chains, init=False, repr=False)
+    _jd_members: _Chains = field(default_factory=_Chains, init=False, repr=False)
+    _canonical: np.ndarray = field(default_factory=lambda: np.full(0, -1, dtype=np.int32), init=False, repr=False)
     _index: _BandIndex = field(default_factory=_BandIndex, init=False, repr=False)
     _next_cluster: int = field(default=0, init=False, repr=False)
 
@@ -1147,6 +1256,7 @@ class Clusterer:
         self._fields = np.empty((0, 3), dtype=np.int32)
         self._matchable = np.empty(0, dtype=bool)
         self._boiler = np.empty((0, NUM_PERM // 8), dtype=np.uint8)
+        self._completeness = np.empty(0, dtype=np.int32)
         self.reserve(1024)
         self._next_cluster = self.first_cluster_id
 
@@ -1161,15 +1271,25 @@ class Clusterer:
 
     def members(self, cluster_id: int) -> list[str]:
         """Keys of a cluster's members, in the order they were added."""
-        return [self._keys[r] for r in self._members.get(cluster_id, [])]
+        return [self._keys[r] for r in self._members.rows(cluster_id)]
 
     def clusters(self) -> dict[int, list[str]]:
         """Every cluster id → member keys."""
-        return {cid: [self._keys[r] for r in rows] for cid, rows in self._members.items()}
+        return {cid: self.members(cid) for cid in self._members.ids()}
 
     def canonical(self, cluster_id: int) -> str:
         """Key of a cluster's canonical member (:func:`canonical_rank`), which new members are matched with."""
-        return self._keys[self._canonical[cluster_id]]
+        row = self._canonical_of(cluster_id)
+        if row < 0:
+            raise KeyError(cluster_id)
+        return self._keys[row]
+
+    def _canonical_of(self, cluster_id: int) -> int:
+        """The canonical row of a cluster, -1 for none."""
+        return int(self._canonical[cluster_id]) if 0 <= cluster_id < len(self._canonical) else -1
+
+    def _rank(self, row: int) -> tuple:
+        return canonical_rank(int(self._completeness[row]), self._seen[row], self._order[row])
 
     def _name_id(self, name: str) -> int:
         found = self._name_ids.get(name)
@@ -1184,8 +1304,13 @@ class Clusterer:
         """Make room for ``rows`` records in all: the per-row arrays are not grown (a copy) and the band
         index merges its runs in place."""
         if rows > len(self._sigs):
-            self._sigs, self._clusters, self._fields, self._matchable, self._boiler = (
-                _grown(a, rows) for a in (self._sigs, self._clusters, self._fields, self._matchable, self._boiler))
+            self._sigs, self._clusters, self._fields, self._matchable, self._boiler, self._completeness = (
+                _grown(a, rows) for a in (self._sigs, self._clusters, self._fields, self._matchable, self._boiler,
+                                          self._completeness))
+        self._members.reserve(rows)
+        self._jd_members.reserve(rows)
+        for digests in (self._by_url, self._by_fp, self._by_identity_jd, self._by_identity_no_jd):
+            digests.reserve(rows)
         self._index.reserve(rows * self.bands)
 
     def _append(self, key: str, dk: DedupeKey, seen: tuple[str | None, str], cluster_id: int) -> int:
@@ -1197,27 +1322,35 @@ class Clusterer:
         if row == len(self._sigs):
             self.reserve(2 * row)
         self._keys.append(key)
-        self._ranks.append(canonical_rank(dk.completeness, *seen))
+        first_seen, order = seen
+        self._seen.append(None if first_seen is None else sys.intern(first_seen))  # one string per run
+        self._order.append(order)
+        self._completeness[row] = dk.completeness
         self._fields[row] = (self._name_id(dk.company), self._name_id(dk.title), self._name_id(dk.city))
         self._clusters[row] = cluster_id
         self._matchable[row] = dk.matchable and bool(dk.signature)
         self._row_of[key] = row
-        self._members.setdefault(cluster_id, []).append(row)
+        self._members.append(cluster_id, row)
         if self._matchable[row]:
-            self._jd_members.setdefault(cluster_id, []).append(row)
-        best = self._canonical.get(cluster_id)
-        if best is None or self._ranks[row] < self._ranks[best]:
-            self._canonical[cluster_id] = row
+            self._jd_members.append(cluster_id, row)
+        best = self._canonical_of(cluster_id)
+        if best < 0 or self._rank(row) < self._rank(best):
+            self._set_canonical(cluster_id, row)
         if dk.url:
             self._by_url.setdefault(_digest(dk.url), row)
         if dk.company and dk.has_jd and dk.fingerprint:
             self._by_fp.setdefault(_digest(dk.fingerprint), row)
         if dk.identity:
-            identity = _digest(dk.identity)
-            self._by_identity.setdefault(identity, row)
-            (self._by_identity_jd if dk.has_jd else self._by_identity_no_jd).setdefault(identity, row)
+            (self._by_identity_jd if dk.has_jd else self._by_identity_no_jd).setdefault(_digest(dk.identity), row)
         self._next_cluster = max(self._next_cluster, cluster_id + 1)
         return row
+
+    def _set_canonical(self, cluster_id: int, row: int) -> None:
+        if cluster_id >= len(self._canonical):
+            grown = np.full(max(2 * len(self._canonical), cluster_id + 1, 1024), -1, dtype=np.int32)
+            grown[: len(self._canonical)] = self._canonical
+            self._canonical = grown
+        self._canonical[cluster_id] = row
 
     def add(self, record: Any) -> Assignment:
         """Match a record (``Record``, dict or object with its fields) against all earlier ones and add it."""
@@ -1297,7 +1430,7 @@ class Clusterer:
         if dk.has_jd:
             return self._by_identity_no_jd.get(identity)
         found = self._by_identity_jd.get(identity)
-        return self._by_identity.get(identity) if found is None else found
+        return self._by_identity_no_jd.get(identity) if found is None else found
 
     def _card_cluster(self, identity_key: str, cluster_id: int) -> int | None:
         """The cluster of list cards with this identity, when it has no member with JD text and is not ``cluster_id``."""
@@ -1305,16 +1438,17 @@ class Clusterer:
         if row is None:
             return None
         cid = int(self._clusters[row])
-        return None if cid == cluster_id or self._jd_members.get(cid) else cid
+        return None if cid == cluster_id or self._jd_members.count(cid) else cid
 
     def _absorb(self, survivor: int, absorbed: int) -> None:
         """Move the members of cluster ``absorbed`` (list cards) into ``survivor``."""
-        rows = self._members.pop(absorbed)
-        self._clusters[rows] = survivor
-        self._members.setdefault(survivor, []).extend(rows)
-        best = self._canonical.pop(absorbed)
-        if survivor not in self._canonical or self._ranks[best] < self._ranks[self._canonical[survivor]]:
-            self._canonical[survivor] = best
+        self._clusters[self._members.rows(absorbed)] = survivor
+        self._members.move(absorbed, survivor)
+        self._jd_members.move(absorbed, survivor)  # none: a cluster of list cards
+        best, kept = self._canonical_of(absorbed), self._canonical_of(survivor)
+        self._canonical[absorbed] = -1
+        if kept < 0 or self._rank(best) < self._rank(kept):
+            self._set_canonical(survivor, best)
 
     # ---- matching
 
@@ -1399,14 +1533,14 @@ class Clusterer:
     def _cluster_match(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, cid: int) -> _Match | None:
         """The record's match in cluster ``cid``: its canonical member when that matches, else the most similar
         member when a majority of the members with JD text (at most :data:`MAJORITY_CAP`) match."""
-        canonical = self._canonical[cid]
+        canonical = self._canonical_of(cid)
         if self._matchable[canonical]:
             ok, sims, same_company, same_city = self._verified(sig, boiler, dk, np.array([canonical]))
             if ok[0]:
                 return _Match(canonical, float(sims[0]), bool(same_company[0]), bool(same_city[0]), cid)
-        rows = np.asarray(self._jd_members.get(cid, ()), dtype=np.int64)
-        if not len(rows) or len(rows) > MAJORITY_CAP:
+        if not 0 < self._jd_members.count(cid) <= MAJORITY_CAP:
             return None
+        rows = np.asarray(self._jd_members.rows(cid), dtype=np.int64)
         ok, sims, same_company, same_city = self._verified(sig, boiler, dk, rows)
         if 2 * np.count_nonzero(ok) <= len(rows):
             return None

@@ -509,6 +509,43 @@ def test_band_index_runs_are_stable_merges(monkeypatch, reserve):
     assert any(sum(k == 3 for k, _ in run) > 5 for run in runs)  # the cap drops rows
 
 
+@pytest.mark.parametrize("reserve", [0, 5000], ids=["growing", "reserved"])
+def test_digest_map_keeps_the_first_row_of_each_digest(reserve):
+    from normalize.dedupe import _DigestMap
+
+    digests = _DigestMap()
+    digests.reserve(reserve)
+    assert digests.get(7) is None
+    # 300 digests sharing their low 16 bits (one long probe sequence) and 3,000 spread ones; each given twice
+    colliding = [(i << 16) | 0xBEEF for i in range(1, 301)]
+    spread = [random.Random(i).getrandbits(64) for i in range(3000)]
+    for row, digest in enumerate(colliding + spread + [0, 2**64 - 1]):
+        digests.setdefault(digest, row)
+    for row, digest in enumerate(colliding + spread):
+        digests.setdefault(digest, 10_000 + row)  # a later row never replaces the first
+    assert [digests.get(d) for d in colliding[:3] + colliding[-1:] + spread[:2] + [0, 2**64 - 1]] == [
+        0, 1, 2, 299, 300, 301, 3300, 3301]
+    assert [digests.get(d) for d in (0xBEEF, 301 << 16 | 0xBEEF, 1)] == [None, None, None]
+    assert all(digests.get(d) == row for row, d in enumerate(colliding + spread))
+
+
+def test_chains_keep_each_clusters_rows_in_order_and_move_whole_clusters():
+    from normalize.dedupe import _Chains
+
+    chains = _Chains()
+    chains.reserve(10)
+    for cluster, row in [(1, 0), (3, 1), (1, 2), (3, 3), (5000, 4), (1, 5)]:
+        chains.append(cluster, row)
+    assert [(c, chains.rows(c), chains.count(c)) for c in chains.ids()] == [
+        (1, [0, 2, 5], 3), (3, [1, 3], 2), (5000, [4], 1)]
+    chains.move(3, 1)
+    chains.move(7, 1)  # an empty cluster: nothing moves
+    chains.move(5000, 9)  # into a cluster without rows
+    chains.append(3, 6)
+    assert [(c, chains.rows(c)) for c in chains.ids()] == [(1, [0, 2, 5, 1, 3]), (3, [6]), (9, [4])]
+    assert (chains.rows(5000), chains.count(5000), chains.count(-1), chains.count(10**6)) == ([], 0, 0, 0)
+
+
 def test_from_stored_reads_in_chunks_into_one_run(monkeypatch):
     from normalize import dedupe
 

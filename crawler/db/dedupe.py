@@ -154,12 +154,19 @@ def unclustered(conn: sqlite3.Connection) -> list[int]:
         f" WHERE s.posting_id NOT IN (SELECT posting_id FROM cluster_members) ORDER BY p.first_run_id, {_ORDER}")]
 
 
-def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey, str | None, str]]:
-    """(posting id, stored key, first seen, place in its input) of ``ids``, in the given order."""
+def corpus_order(conn: sqlite3.Connection) -> Iterator[int]:
+    """The ids of the postings with a key by the run that first saw them, then their place in their input: the
+    order in which equally complete members become a cluster's canonical one (:func:`write_clusters`'s)."""
+    for row in conn.execute(f"SELECT s.posting_id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
+                            f" ORDER BY {_SEEN}, {_ORDER}"):
+        yield row[0]
+
+
+def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey]]:
+    """(posting id, stored key) of ``ids``, in the given order."""
     q = _marks(ids)
-    found = {r[0]: (r[0], _key(r[3:]), r[1], r[2]) for r in conn.execute(
-        f"SELECT s.posting_id, {_SEEN}, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s JOIN postings p"
-        f" ON p.id = s.posting_id WHERE s.posting_id IN ({q})", ids)}
+    found = {r[0]: (r[0], _key(r[1:])) for r in conn.execute(
+        f"SELECT s.posting_id, {_KEY_FIELDS} FROM dedupe_signatures s WHERE s.posting_id IN ({q})", ids)}
     return [found[i] for i in ids if i in found]
 
 
@@ -167,13 +174,12 @@ def clustered_count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM cluster_members").fetchone()[0]
 
 
-def clustered(conn: sqlite3.Connection) -> Iterator[tuple[str, DedupeKey, int, str | None, str]]:
-    """Every clustered posting as ``(id, key, cluster id, first seen, place in its input)`` (what
-    ``Clusterer.from_stored`` reads), streamed in id order."""
+def clustered(conn: sqlite3.Connection) -> Iterator[tuple[int, DedupeKey, int]]:
+    """Every clustered posting as ``(id, key, cluster id)``, streamed in id order."""
     for row in conn.execute(
-            f"SELECT s.posting_id, m.cluster_id, {_SEEN}, {_ORDER}, {_KEY_FIELDS} FROM dedupe_signatures s"
-            " JOIN cluster_members m USING (posting_id) JOIN postings p ON p.id = s.posting_id ORDER BY s.posting_id"):
-        yield str(row[0]), _key(row[4:]), row[1], row[2], row[3]
+            f"SELECT s.posting_id, m.cluster_id, {_KEY_FIELDS} FROM dedupe_signatures s"
+            " JOIN cluster_members m USING (posting_id) ORDER BY s.posting_id"):
+        yield row[0], _key(row[2:]), row[1]
 
 
 # --------------------------------------------------------------------------- members and clusters

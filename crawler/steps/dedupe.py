@@ -211,13 +211,18 @@ def _boilerplate(conn, counts: Counter[str], writes: _Writes, *, measure: bool) 
 def _cluster(conn, pending: list[int], common: CommonShingles, counts: Counter[str], writes: _Writes) -> set[int]:
     """Add ``pending`` to the clusters of the stored ones; counts into ``counts``; returns the clusters whose rows
     must be recomputed."""
-    clusterer = Clusterer.from_stored(store.clustered(conn), capacity=store.clustered_count(conn) + len(pending),
-                                      common=common)
+    ids = np.fromiter(store.corpus_order(conn), dtype=np.int64)
+    place = np.empty(int(ids.max(initial=0)) + 1, dtype=np.int32)
+    place[ids] = np.arange(len(ids), dtype=np.int32)
+    # A posting's place in the corpus order is its canonical rank's tie-break: it comes after the run that first
+    # saw it, so that first_seen (None) adds nothing. An int a posting instead of its place's text: megabytes.
+    stored = ((str(pid), key, cluster_id, None, int(place[pid])) for pid, key, cluster_id in store.clustered(conn))
+    clusterer = Clusterer.from_stored(stored, capacity=store.clustered_count(conn) + len(pending), common=common)
     touched: set[int] = set()
     rows: list[tuple] = []
     for part in store._chunks(pending, BATCH):
         items = store.keys(conn, part)
-        for (pid, *_), a in zip(items, clusterer.add_keys((str(pid), *rest) for pid, *rest in items)):
+        for (pid, _), a in zip(items, clusterer.add_keys((str(pid), key, None, int(place[pid])) for pid, key in items)):
             rows.append((pid, a.cluster_id, a.reason, round(a.similarity, 4),
                          int(a.matched_key) if a.matched_key else None, int(a.cross_company), int(a.different_city)))
             counts["added"] += 1
