@@ -466,10 +466,25 @@ def shingles(text: str, k: int = SHINGLE_K) -> set[str]:
     return out
 
 
+def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of a sorted 1-d array: its distinct values, and the index where the run of each starts."""
+    first = np.empty(len(values), dtype=bool)
+    first[:1] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return values[starts], starts
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of a 1-d array, by a sort: NumPy 2.3 and later hash integers first, several times slower
+    than sorting on the arrays this module makes (bench/README.md)."""
+    return _runs(np.sort(values))[0]
+
+
 def shingle_hashes(text: str, k: int = SHINGLE_K) -> np.ndarray:
     """The distinct 32-bit hashes of :func:`shingles` (a rolling polynomial hash of the code points, mixed and
     folded to 32 bits), computed vectorized over the whole text. Same set of shingles → same array."""
-    return np.unique(_line_hashes(_bullet_lines([text]), k))
+    return _distinct(_line_hashes(_bullet_lines([text]), k))
 
 
 def _line_hashes(lines: list[str], k: int = SHINGLE_K) -> np.ndarray:
@@ -783,7 +798,7 @@ class CommonShingles:
     """
 
     def __init__(self, hashes: Iterable[int] | np.ndarray = (), companies: int = 0) -> None:
-        self.hashes = np.unique(np.asarray(list(hashes) if not isinstance(hashes, np.ndarray) else hashes,
+        self.hashes = _distinct(np.asarray(list(hashes) if not isinstance(hashes, np.ndarray) else hashes,
                                            dtype=np.uint32))
         self.companies = companies
         """Companies whose JD text the document frequency was counted over."""
@@ -797,7 +812,7 @@ class CommonShingles:
         self._shift = np.uint64(32 - bits)
         self._row = 1 << (bits - 3)  # bytes per position
         flat = (self._keys >> np.uint64(32)) * np.uint64(1 << bits) + ((self._keys & np.uint64(0xFFFFFFFF)) >> self._shift)
-        byte, starts = np.unique(flat >> np.uint64(3), return_index=True)
+        byte, starts = _runs(flat >> np.uint64(3))  # flat is sorted
         self._bits = np.zeros(NUM_PERM * self._row, dtype=np.uint8)
         if len(flat):
             self._bits[byte] = np.bitwise_or.reduceat(np.uint8(1) << (flat & np.uint64(7)).astype(np.uint8), starts)
@@ -844,10 +859,11 @@ def common_shingles(records: Iterable[Any], *, share: float = COMMON_SHARE, mini
         chars += sum(map(len, lines))
         if chars >= _SIGNATURE_CHARS or i == len(contents) - 1:
             hashes, owner = _record_hashes(contents[start : i + 1])
-            pairs.append(np.unique((company_of[owner + start] << np.uint64(32)) | hashes.astype(np.uint64)))
+            pairs.append(_distinct((company_of[owner + start] << np.uint64(32)) | hashes.astype(np.uint64)))
             start, chars = i + 1, 0
-    shingle = (np.unique(np.concatenate(pairs)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    values, counts = np.unique(shingle, return_counts=True)
+    shingle = np.sort((_distinct(np.concatenate(pairs)) & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    values, starts = _runs(shingle)
+    counts = np.diff(starts, append=len(shingle))
     common = np.flatnonzero(counts > max(minimum, share * len(groups)))
     common = common[np.argsort(-counts[common], kind="stable")[:cap]]
     return CommonShingles(values[common], len(groups))

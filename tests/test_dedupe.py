@@ -509,6 +509,28 @@ def test_band_index_runs_are_stable_merges(monkeypatch, reserve):
     assert any(sum(k == 3 for k, _ in run) > 5 for run in runs)  # the cap drops rows
 
 
+@pytest.mark.parametrize("values", [
+    pytest.param([], id="empty"),
+    pytest.param([5], id="one"),
+    pytest.param([3, 3, 3], id="all-equal"),
+    pytest.param([9, 1, 9, 4, 1, 0, 2**32 - 1], id="unsorted-with-repeats"),
+    pytest.param(np.random.default_rng(3).integers(0, 500, 20_000).tolist(), id="20k-of-500"),
+])
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_distinct_and_runs_give_what_np_unique_gives(values, dtype):
+    from normalize.dedupe import _distinct, _runs
+
+    array = np.asarray(values, dtype=dtype)
+    expected, counts = np.unique(array, return_counts=True)
+    distinct = _distinct(array)
+    assert distinct.dtype == dtype and distinct.tolist() == expected.tolist()
+    ordered = np.sort(array, kind="stable")
+    runs, starts = _runs(ordered)
+    assert runs.tolist() == expected.tolist()
+    assert starts.tolist() == np.unique(ordered, return_index=True)[1].tolist()
+    assert np.diff(starts, append=len(ordered)).tolist() == counts.tolist()
+
+
 @pytest.mark.parametrize("reserve", [0, 5000], ids=["growing", "reserved"])
 def test_digest_map_keeps_the_first_row_of_each_digest(reserve):
     from normalize.dedupe import _DigestMap
