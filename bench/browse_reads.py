@@ -86,7 +86,7 @@ def fts_reads(db: Path) -> None:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.create_function("escape_fts", 1, fts.fts_query)
     conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, '{fts.TABLE}', 'row')")
-    print(f"\nFTS — a search's match query, the file's pages dropped from the page cache first")
+    print("\nFTS — a search's match query, the file's pages dropped from the page cache first")
     print(f"{'search':14} {'matches':>8} {'read MB':>8} {'ms':>6}  tokens (postings / occurrences)")
     for search in SEARCHES:
         before, start = _read_bytes(), time.perf_counter()

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import sys

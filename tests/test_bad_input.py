@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import resource
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 
 import pytest
 
-from bench.gen import write_dumps
 from crawler.db.rows import raw_text
-from conftest import AS_OF, ROOT, SEEDS, export_records, run_cli
+from conftest import AS_OF, SEEDS, export_records, run_cli
 
 pytestmark = pytest.mark.slow
 

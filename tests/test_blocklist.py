@@ -7,7 +7,7 @@ import pytest
 import dataclasses
 
 from conftest import ROOT
-from normalize.blocklist import MAX_TEXT, Blocklist, BlocklistError
+from normalize.blocklist import MAX_TEXT, Blocklist
 from normalize.fit import ProfileError, load_profile, score_fit
 from normalize.score import PostingFacts, SkillInfo
 from normalize.skills import load_taxonomy

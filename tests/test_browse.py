@@ -103,7 +103,6 @@ def get(ds, path: str):
 
 
 def rows(ds, path: str) -> list[dict]:
-    sep = "&" if "?" in path else "?"
     base, _, query = path.partition("?")
     response = get(ds, f"{base}.json?_shape=array" + (f"&{query}" if query else ""))
     assert response.status_code == 200, response.text[:500]

@@ -341,7 +341,6 @@ def test_jsonld_spider_reads_robots_sitemaps_and_filters_links():
 def test_every_web_spider_knows_where_it_may_go():
     """Each web spider names its own origins (crawler/safety.py): the example source of every spider in
     seeds/sources.toml builds a spider whose origins admit the URLs it starts from."""
-    from crawler.safety import split_url
     from crawler.sources import load_sources, project_spiders
     from crawler.spiders.webbase import WebSpider
 

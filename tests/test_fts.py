@@ -7,7 +7,6 @@ import gzip
 import re
 import shutil
 import sqlite3
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings

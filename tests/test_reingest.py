@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.gen import write_dumps
-from conftest import AS_OF, ROOT, export_records, problem_lines, run_cli
+from conftest import AS_OF, export_records, problem_lines, run_cli
 from crawler.ledger import options_digest, parser_version
 from crawler.pages.tabular import BLOCK_ROWS
 

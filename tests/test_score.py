@@ -3,7 +3,6 @@ statistics, evidence in the export, re-scoring, closed postings, personal fit, e
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3

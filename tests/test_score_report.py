@@ -12,7 +12,6 @@ import pytest
 
 from bench.gen import write_dumps
 from conftest import AS_OF, SEEDS, SHARED_DATA, run_cli
-from normalize.score import round_half_up
 from test_score import rows as query
 
 pytestmark = pytest.mark.slow

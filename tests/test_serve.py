@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AS_OF, ROOT, SEEDS, free_port, run_cli, start_serve
+from conftest import AS_OF, ROOT, SEEDS, run_cli, start_serve
 from crawler.serve import make_datasette, prepare
 from test_browse import HOSTILE_TITLE, SEED0, build_browse_db, get
 

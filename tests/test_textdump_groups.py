@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import sqlite3
-from pathlib import Path
 
 import pytest
 import scrapy

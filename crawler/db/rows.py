@@ -83,12 +83,6 @@ def evaluation_values(ev: Evaluation, computed_at: str) -> tuple[tuple, list[tup
     return row, signals
 
 
-def evaluation_rows(posting_id: int, ev: Evaluation, computed_at: str) -> tuple[list, list[tuple]]:
-    """An evaluation as one ``evaluations`` row (:data:`EVAL_COLS`) and its ``signals`` rows."""
-    row, signals = evaluation_values(ev, computed_at)
-    return [posting_id, *row], [(posting_id, *s) for s in signals]
-
-
 def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     """A normalized, tagged posting as the rows the writer stores (``dedupe``: its dedupe key's columns)."""
     flat = flatten_posting(p)

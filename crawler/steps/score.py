@@ -67,14 +67,6 @@ def _facts(row: tuple, sections: dict[str, list[str]]) -> PostingFacts:
     return PostingFacts(sections=sections, **values)
 
 
-def iter_facts(db: sqlite_utils.Database, *, where: str = store.ACTIVE, batch: int = store.BATCH
-               ) -> Iterator[list[tuple[int, PostingFacts]]]:
-    """Batches of (posting id, facts) in id order."""
-    for first, last in store.id_ranges(db.conn, where, batch):
-        rows, sections = store.read_range(db.conn, first, last, where)
-        yield [(row[0], _facts(row, sections.get(row[0], {}))) for row in rows]
-
-
 class Rules(NamedTuple):
     """A scorer: its name, what it computes from a posting's facts, and the digest of what that depends on."""
 
