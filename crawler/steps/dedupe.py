@@ -50,7 +50,7 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
             store.reset(conn, SIGNATURE_VERSION)
         refreshed = _refresh_keys(conn, counts)
         pending = store.unclustered(conn)
-        if pending or refreshed:  # else no index to load (seconds and ~1.3 KB a posting)
+        if pending or refreshed:  # else no index to load (seconds, memory in proportion to the corpus)
             writes = _Writes(conn)
             common = _boilerplate(conn, counts, writes, measure=rebuild)
             touched = _cluster(conn, pending, common, counts, writes)
