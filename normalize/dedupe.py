@@ -953,6 +953,16 @@ def _grown(array: np.ndarray, rows: int) -> np.ndarray:
     return grown
 
 
+def _with_slot(array: np.ndarray, index: int, fill: int) -> np.ndarray:
+    """A per-cluster-id array that has slot ``index``: ``array`` itself, or a copy at least twice as long whose new
+    slots hold ``fill``."""
+    if index < len(array):
+        return array
+    grown = np.full(max(2 * len(array), index + 1, 1024), fill, dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
 class _Run:
     """One sorted run of the band table: band keys and row ids in buffers that may be longer than ``n``."""
 
@@ -1174,10 +1184,8 @@ class _Chains:
             self.next = _grown(self.next, rows)
 
     def _room_for(self, cluster_id: int) -> None:
-        if cluster_id >= len(self.size):
-            n = max(2 * len(self.size), cluster_id + 1, 1024)
-            self.head, self.tail = _grown(self.head, n), _grown(self.tail, n)
-            self.size = np.concatenate([self.size, np.zeros(n - len(self.size), dtype=np.int32)])
+        self.head, self.tail, self.size = (_with_slot(a, cluster_id, fill)
+                                           for a, fill in ((self.head, -1), (self.tail, -1), (self.size, 0)))
 
     def count(self, cluster_id: int) -> int:
         return int(self.size[cluster_id]) if 0 <= cluster_id < len(self.size) else 0
@@ -1362,10 +1370,7 @@ class Clusterer:
         return row
 
     def _set_canonical(self, cluster_id: int, row: int) -> None:
-        if cluster_id >= len(self._canonical):
-            grown = np.full(max(2 * len(self._canonical), cluster_id + 1, 1024), -1, dtype=np.int32)
-            grown[: len(self._canonical)] = self._canonical
-            self._canonical = grown
+        self._canonical = _with_slot(self._canonical, cluster_id, -1)
         self._canonical[cluster_id] = row
 
     def add(self, record: Any) -> Assignment:
