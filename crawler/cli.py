@@ -630,8 +630,10 @@ def reparse(db: str, sources: tuple[str, ...], verbose: int, quiet: bool, as_jso
     Every file and every crawled response is kept verbatim in raw_inputs before it is parsed. After a
     parser improves (sections, salaries, dates, a page object), reparse runs the newest raw input of each
     file or URL through the whole pipeline again; a posting whose content changed is stored as a new
-    version (the old one stays in posting_versions), then dedupe and scoring run. Inputs kept only in
-    part (quarantined ones, blocks of a streamed table) are named and left as they are.
+    version (the old one stays in posting_versions), then dedupe and scoring run. A quarantined input
+    kept whole (a file that was not a dump, a table without a title column) is parsed again too, so a
+    fixed parser reaches it; inputs kept only in part (a file over the size cap, the head of a large
+    table, blocks of a streamed table) are named and left as they are.
 
     Exit status: 0 done; 1 some input could not be parsed again or was quarantined; 2 usage error;
     3 the run failed; 4 another run holds the database's lock.

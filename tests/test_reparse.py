@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import sqlite3
 import subprocess
@@ -11,9 +12,10 @@ import pytest
 
 from conftest import AS_OF, FIXTURES, ROOT, SEEDS, run_cli
 from crawler.pages.greenhouse import GreenhousePage
-from crawler.pages.reparse import NotReparseable, reparse_items
+from crawler.pages.reparse import NotReparseable, kept_whole, reparse_items
 from crawler.spiders.webbase import page_reader
 from normalize.models import RawInput, RawPosting
+from normalize.text import sha256_hex
 
 # A changed salary parser: every upper bound doubled.
 CHANGED_PARSER = """
@@ -100,3 +102,70 @@ def test_inputs_kept_only_in_part_are_named_not_guessed(changes, message):
            "status": "parsed", "reader": None, **changes}
     with pytest.raises(NotReparseable, match=f"^{message.replace('(', '[(]').replace(')', '[)]')}$"):
         reparse_items(row, fetched_at=AS_OF)
+
+
+SEED = (SEEDS / "003_5eabc84b6ca487f0.txt").read_text(encoding="utf-8")
+
+
+def _stored(data: bytes, **columns) -> dict:
+    """A raw_inputs row as reparse reads it, of an input whose bytes were ``data``."""
+    return {"sha256": sha256_hex(data), "text": None, "encoding": None, "body": None, **columns}
+
+
+@pytest.mark.parametrize("data, columns, whole", [
+    pytest.param(SEED.encode("utf-8"), {"text": SEED, "encoding": "utf-8"}, True, id="utf-8"),
+    pytest.param(codecs.BOM_UTF8 + SEED.encode("utf-8"), {"text": SEED, "encoding": "utf-8-sig"}, True, id="bom"),
+    pytest.param(codecs.BOM_UTF16_LE + SEED.encode("utf-16-le"), {"text": SEED, "encoding": "utf-16-le"}, True,
+                 id="utf-16-le"),
+    pytest.param(SEED.encode("gb18030"), {"text": SEED, "encoding": "gb18030"}, True, id="gb18030"),
+    pytest.param(b"\xff\x00\x01", {"text": "\ufffd\x00\x01", "body": b"\xff\x00\x01"}, True, id="bytes-kept"),
+    pytest.param(SEED.encode("utf-8") * 2, {"text": SEED, "encoding": "utf-8"}, False, id="head-only"),
+    pytest.param(SEED.encode("utf-8") * 2, {"body": SEED.encode("utf-8")}, False, id="head-bytes-only"),
+    pytest.param(SEED.encode("utf-8"), {"text": SEED, "encoding": None}, False, id="encoding-unknown"),
+    pytest.param(SEED.encode("utf-8"), {"text": SEED, "encoding": "no-such-codec"}, False, id="encoding-unusable"),
+])
+def test_a_quarantined_input_counts_as_kept_whole_only_when_its_bytes_hash_to_the_inputs(data, columns, whole):
+    assert kept_whole(_stored(data, **columns)) == (data if whole else None)
+
+
+def test_a_quarantined_input_kept_whole_is_parsed_again_from_its_bytes():
+    data = codecs.BOM_UTF8 + SEED.encode("utf-8")
+    row = {**_stored(data, text=SEED, encoding="utf-8-sig"), "source": "textdump", "locator": "a.txt",
+           "as_of": AS_OF, "status": "quarantined", "reader": None}
+    items = list(reparse_items(row, fetched_at=AS_OF))  # a parser fixed since: the seed is a dump
+    assert [(type(i).__name__, i.title, i.input_sha256) for i in items] == [
+        ("RawPosting", "模型训练优化开发工程师", sha256_hex(data))]
+    binary = {**row, **_stored(b"\x00\x01\x02", body=b"\x00\x01\x02", text="\x00\x01\x02")}
+    [again] = reparse_items(binary, fetched_at=AS_OF)  # still unreadable: quarantined again, with the reason
+    assert (type(again).__name__, again.reason, again.position) == ("Quarantined", "binary", None)
+
+
+TITLE_AS_ROLE = """
+import sys
+from crawler.pages import tabular
+tabular.PRESETS["jobspy"].columns["title"] = ("title", "opening")
+from crawler.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.slow
+def test_a_parser_fix_reaches_an_input_that_was_quarantined_whole(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "roles.csv").write_text("opening,company,location\nCUDA 算子工程师,示例科技,杭州\n"
+                                               "LLM Inference Engineer,Example Inc.,Remote\n", encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    first = run_cli("ingest", str(tmp_path / "in"), "--db", str(db), "--as-of", AS_OF)
+    assert first.returncode == 1 and "quarantined 1" in first.stdout.splitlines()[-4]
+    again = run_cli("reparse", "--db", str(db))  # today's parsers: quarantined again, not "not parsed again"
+    assert again.returncode == 1
+    assert again.stdout.splitlines()[0] == "files read 1 · postings found 0 · new 0 · updated 0 · unchanged 0 · quarantined 1"
+    assert "not parsed again" not in again.stdout + again.stderr
+    fixed = subprocess.run([sys.executable, "-c", TITLE_AS_ROLE, "reparse", "--db", str(db)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    assert fixed.stdout.splitlines()[0] == "files read 1 · postings found 2 · new 2 · updated 0 · unchanged 0 · quarantined 0"
+    assert sql(db, "SELECT title, company FROM postings ORDER BY id") == [
+        ("CUDA 算子工程师", "示例科技"), ("LLM Inference Engineer", "Example Inc.")]
+    assert sql(db, "SELECT count(*) FROM raw_inputs") == [(1,)]  # nothing read again
+    assert sql(db, "SELECT count(*) FROM quarantine") == [(1,)]  # the first parse's record stays, once

@@ -9,7 +9,9 @@ from typing import Any, Iterator, Sequence
 
 from .rows import raw_text
 
-REPARSE_COLS = ("id", "source", "locator", "sha256", "text", "as_of", "status", "reader", "text_zlib")
+REPARSE_COLS = ("id", "source", "locator", "sha256", "text", "as_of", "status", "reader", "text_zlib", "encoding", "body")
+# The bytes only of quarantined inputs: the others are parsed again from their text.
+_REPARSE_SELECT = ", ".join("CASE WHEN status = 'quarantined' THEN body END" if c == "body" else c for c in REPARSE_COLS)
 
 
 def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, str, str, int]]:
@@ -57,7 +59,7 @@ def latest_raw_inputs(conn: sqlite3.Connection, sources: Sequence[str] = (), *, 
     last = 0
     while True:
         rows = conn.execute(
-            f"SELECT {', '.join(REPARSE_COLS)} FROM raw_inputs r WHERE id > ?{where}"
+            f"SELECT {_REPARSE_SELECT} FROM raw_inputs r WHERE id > ?{where}"
             " AND id = (SELECT max(id) FROM raw_inputs n WHERE n.source = r.source AND n.locator = r.locator)"
             " ORDER BY id LIMIT ?", (last, *sources, batch)).fetchall()
         if not rows:

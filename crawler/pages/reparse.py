@@ -7,11 +7,13 @@ input is stored already.
 
 from __future__ import annotations
 
+import codecs
 from typing import Any, Iterator, Mapping
 
 from scrapy.utils.misc import load_object
 
 from normalize.models import Quarantined, RawInput, RawPosting
+from normalize.text import sha256_hex
 
 Item = RawPosting | Quarantined
 
@@ -22,23 +24,49 @@ class NotReparseable(ValueError):
 
 def reparse_items(row: Mapping[str, Any], *, fetched_at: str) -> Iterator[Item]:
     """The postings and problems of a stored raw input (``row``: its ``raw_inputs`` columns, ``reader``
-    decoded). Raises :class:`NotReparseable` for an input kept only in part (a quarantined one, a block
-    of a streamed table) or of an unknown kind."""
+    decoded). A quarantined input is parsed again from its exact bytes when all of it is kept (:func:`kept_whole`),
+    so that a parser fix reaches it too. Raises :class:`NotReparseable` for an input kept only in part (a file over
+    the size cap, the head of a large table, a block of a streamed table) or of an unknown kind."""
     text, reader = row["text"], row["reader"]
+    data = text.encode("utf-8") if text is not None else None
     if row["status"] == "quarantined" or text is None:
-        raise NotReparseable("it was quarantined: only part of it is kept")
+        data = kept_whole(row)
+        if data is None:
+            raise NotReparseable("it was quarantined: only part of it is kept")
     if row["source"] == "textdump":
-        items = _dump(row, text, fetched_at)
+        items = _dump(row, data, fetched_at)
     elif reader and "page" in reader:
+        if text is None:
+            raise NotReparseable("it was quarantined: only part of it is kept")
         items = _page(row, text, reader, fetched_at)
     elif reader and "format" in reader:
         if reader.get("streamed"):
             raise NotReparseable("a block of a streamed table: the block is not kept with its header")
-        items = _table(row, text, reader, fetched_at)
+        items = _table(row, data, reader, fetched_at)
     else:
         raise NotReparseable(f"no reader stored for source {row['source']!r} (stored before readers were kept: "
                              "ingest or crawl it again)")
     return _of_stored_input(items, row["sha256"])
+
+
+_BOMS = {"utf-8-sig": codecs.BOM_UTF8, "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
+         "utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}
+
+
+def kept_whole(row: Mapping[str, Any]) -> bytes | None:
+    """The input's bytes when what is kept of it is all of it: its stored bytes, or its text in its encoding
+    (with the byte-order mark its decoding took off), whichever hashes to the input's SHA-256; else None."""
+    candidates = [bytes(row["body"])] if row.get("body") is not None else []
+    text, encoding = row.get("text"), row.get("encoding")
+    if text is not None and encoding:
+        codec = "utf-8" if encoding == "utf-8-sig" else encoding
+        try:
+            encoded = text.encode(codec)
+        except (LookupError, UnicodeError):
+            encoded = None
+        if encoded is not None:
+            candidates += [encoded, _BOMS.get(encoding, b"") + encoded]
+    return next((data for data in candidates if sha256_hex(data) == row["sha256"]), None)
 
 
 def _of_stored_input(items, sha256: str) -> Iterator[Item]:
@@ -49,18 +77,17 @@ def _of_stored_input(items, sha256: str) -> Iterator[Item]:
         yield item
 
 
-def _dump(row, text: str, fetched_at: str):
+def _dump(row, data: bytes, fetched_at: str):
     from crawler.pages.appexport import parse_dump
 
-    return parse_dump(text.encode("utf-8"), locator=row["locator"], fetched_at=fetched_at, as_of=row["as_of"],
-                      source=row["source"])
+    return parse_dump(data, locator=row["locator"], fetched_at=fetched_at, as_of=row["as_of"], source=row["source"])
 
 
-def _table(row, text: str, reader: dict, fetched_at: str):
+def _table(row, data: bytes, reader: dict, fetched_at: str):
     from crawler.pages.tabular import TableOptions, parse_table
 
     options = TableOptions(reader.get("preset"), reader.get("mapping") or {}, reader.get("constants") or {})
-    return parse_table(text.encode("utf-8"), locator=row["locator"], fetched_at=fetched_at, as_of=row["as_of"],
+    return parse_table(data, locator=row["locator"], fetched_at=fetched_at, as_of=row["as_of"],
                        fmt=reader["format"], options=options, source=row["source"])
 
 
