@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -15,7 +16,7 @@ from crawler.pages.appexport import parse_dump
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.skills import SkillsPipeline
 from crawler.pipelines.store import StorePipeline
-from crawler.pipelines.validate import ValidatePipeline
+from crawler.pipelines.validate import MAX_POSTING_CHARS, ValidatePipeline, _chars
 from crawler.report import report_of
 from crawler.settings import ITEM_PIPELINES
 from crawler.sinks import SINKS
@@ -34,6 +35,10 @@ def seed_items(name: str = "000_7c4373297891d5ca.txt") -> list:
 def raw_posting(**changes) -> RawPosting:
     raw = next(i for i in seed_items() if isinstance(i, RawPosting))
     return raw.model_copy(update=changes)
+
+
+SEED_CHARS = 3611
+"""Characters of text in the seed's raw posting (every string field; the cap below counts them all)."""
 
 
 def crawler_with(**settings):
@@ -60,6 +65,12 @@ def test_the_chain_is_declared_once_in_order():
                  "posting has neither title nor description", id="no-title-no-description"),
     pytest.param({"title": "岗" * 201}, "invalid", "title is 201 characters long (limit 200): not a title",
                  id="title-over-the-limit"),
+    pytest.param({"description": "y" * 300_000}, "invalid",
+                 f"posting holds {SEED_CHARS + 300_000:,} characters of text, 300,000 of them in description "
+                 "(limit 200,000): not one job posting", id="text-over-the-limit"),
+    pytest.param({"extra": {"notes": "备" * 250_000}}, "invalid",
+                 f"posting holds {SEED_CHARS + 250_005:,} characters of text, 250,005 of them in extra "
+                 "(limit 200,000): not one job posting", id="unmapped-column-over-the-limit"),
 ])
 def test_validate_quarantines_what_cannot_be_a_posting(changes, reason, detail):
     crawler = crawler_with()
@@ -68,6 +79,18 @@ def test_validate_quarantines_what_cannot_be_a_posting(changes, reason, detail):
     assert isinstance(out, Quarantined)
     assert (out.reason, out.detail, out.locator, out.position) == (reason, detail, "000_7c4373297891d5ca.txt", 0)
     assert crawler.stats.get_value(f"jobcrawl/invalid/{reason}") == 1
+
+
+def test_validate_caps_a_postings_text_at_its_limit_and_quarantines_a_clipped_copy():
+    stage = ValidatePipeline.from_crawler(crawler_with())
+    assert _chars(raw_posting(description="")) == SEED_CHARS
+    at_limit = raw_posting(description="y" * (MAX_POSTING_CHARS - SEED_CHARS))
+    assert stage.process_item(at_limit) is at_limit
+    over = stage.process_item(raw_posting(description="y" * (MAX_POSTING_CHARS - SEED_CHARS + 1)))
+    assert isinstance(over, Quarantined) and over.detail.startswith("posting holds 200,001 characters of text")
+    record = json.loads(over.text)  # what the quarantine row shows: every field, each cut at 4,096 characters
+    assert record["description"] == "y" * 4096 + f"… [{MAX_POSTING_CHARS - SEED_CHARS + 1:,} characters]"
+    assert record["title"] == raw_posting().title and record["sections"] == raw_posting().model_dump()["sections"]
 
 
 def test_validate_repairs_lone_surrogates_and_names_the_posting_in_the_report():

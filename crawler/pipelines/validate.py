@@ -1,4 +1,5 @@
-"""Validate raw postings: a title or a description present, names of sane length, or quarantine with the reason.
+"""Validate raw postings: a title or a description present, names of sane length, at most
+:data:`MAX_POSTING_CHARS` characters of text in all, or quarantine with the reason.
 
 A posting without company is kept (the employer is hidden: 猎聘 and BOSS confidential searches), counted in
 ``jobcrawl/field/company/missing``; normalizing notes ``company hidden`` among its problems.
@@ -10,6 +11,7 @@ posting, printed by the CLI). The raw input keeps them as written.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from itemadapter import ItemAdapter
@@ -22,17 +24,22 @@ from normalize.text import replace_lone_surrogates
 from . import item_where
 
 OPTIONAL_FIELDS = ("company", "posted", "salary", "location", "category", "work_mode", "employment_type")
+MAX_POSTING_CHARS = 200_000
+"""Characters of text one posting may hold in all its fields (a long JD holds about 20,000): past this, a cell, a
+page or a JSON field holds something else, which every later stage would copy many times over. Quarantined;
+the raw input keeps it whole."""
+QUARANTINE_FIELD_CHARS = 4096
+"""How much of each field of an oversized posting its quarantine record keeps."""
 STRICTLY_DECODED = {"textdump"}  # every string decoded from bytes by a strict codec: no lone surrogate can occur
 
 
-def _non_ascii_strings(value: object) -> Iterator[str]:
-    """Every non-ASCII string inside a model, list, tuple or dict (keys too)."""
+def _strings(value: object) -> Iterator[str]:
+    """Every string inside a model, list, tuple or dict (keys too)."""
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, str):
-            if not v.isascii():
-                yield v
+            yield v
         elif isinstance(v, BaseModel):
             stack.extend(v.__dict__.values())
         elif isinstance(v, (list, tuple)):
@@ -40,6 +47,21 @@ def _non_ascii_strings(value: object) -> Iterator[str]:
         elif isinstance(v, dict):
             stack.extend(v)
             stack.extend(v.values())
+
+
+def _chars(value: object) -> int:
+    return sum(map(len, _strings(value)))
+
+
+def _clipped(value: object, limit: int) -> object:
+    """``value`` (plain data) with each string over ``limit`` characters cut there and its length noted."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}… [{len(value):,} characters]"
+    if isinstance(value, dict):
+        return {_clipped(k, limit): _clipped(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clipped(v, limit) for v in value]
+    return value
 
 
 def _has_description(item: RawPosting) -> bool:
@@ -55,6 +77,15 @@ class ValidatePipeline:
     @classmethod
     def from_crawler(cls, crawler):
         return cls(crawler.stats, crawler.settings.getint("JOBCRAWL_MAX_TITLE_CHARS"), report_of(crawler).repaired)
+
+    def oversized(self, item: RawPosting) -> str | None:
+        """The detail when ``item`` holds more than :data:`MAX_POSTING_CHARS` characters of text, else None."""
+        total = _chars(item)
+        if total <= MAX_POSTING_CHARS:
+            return None
+        name, most = max(((name, _chars(value)) for name, value in item.__dict__.items()), key=lambda kv: kv[1])
+        return (f"posting holds {total:,} characters of text, {most:,} of them in {name} (limit {MAX_POSTING_CHARS:,}):"
+                " not one job posting")
 
     def problem(self, item) -> tuple[str, str] | None:
         """(reason, detail) when the posting cannot be stored, else None."""
@@ -72,7 +103,7 @@ class ValidatePipeline:
         if item.source in STRICTLY_DECODED:
             return item
         try:
-            "".join(_non_ascii_strings(item)).encode("utf-8")  # one C-speed pass: only a lone surrogate fails
+            "".join(v for v in _strings(item) if not v.isascii()).encode("utf-8")  # only a lone surrogate fails
             return item
         except UnicodeEncodeError:
             pass
@@ -85,6 +116,10 @@ class ValidatePipeline:
     def process_item(self, item, spider=None):
         if not isinstance(item, RawPosting):
             return item
+        too_long = self.oversized(item)  # before anything copies its text
+        if too_long:
+            clipped = _clipped(item.model_dump(), QUARANTINE_FIELD_CHARS)
+            return self.quarantined(item, "invalid", too_long, json.dumps(clipped, ensure_ascii=False))
         item = self.repaired(item)
         adapter = ItemAdapter(item)
         for name in OPTIONAL_FIELDS:
@@ -93,10 +128,13 @@ class ValidatePipeline:
         problem = self.problem(item)
         if problem is None:
             return item
-        reason, detail = problem
+        return self.quarantined(item, *problem, item.model_dump_json())
+
+    def quarantined(self, item: RawPosting, reason: str, detail: str, text: str) -> Quarantined:
         self.stats.inc_value(f"jobcrawl/invalid/{reason}")
+        adapter = ItemAdapter(item)
         return Quarantined(
             source=adapter["source"], locator=adapter["locator"], position=adapter["position"],
-            input_sha256=adapter.get("input_sha256"), reason=reason, detail=detail,
-            text=item.model_dump_json(), fetched_at=adapter["fetched_at"],
+            input_sha256=adapter.get("input_sha256"), reason=reason, detail=detail, text=text,
+            fetched_at=adapter["fetched_at"],
         )
