@@ -91,6 +91,9 @@ def test_validate_caps_a_postings_text_at_its_limit_and_quarantines_a_clipped_co
     record = json.loads(over.text)  # what the quarantine row shows: every field, each cut at 4,096 characters
     assert record["description"] == "y" * 4096 + f"… [{MAX_POSTING_CHARS - SEED_CHARS + 1:,} characters]"
     assert record["title"] == raw_posting().title and record["sections"] == raw_posting().model_dump()["sections"]
+    wide = stage.process_item(raw_posting(extra={f"c{i}": "v" for i in range(100_000)}))  # a 100,000-column row
+    kept = json.loads(wide.text)["extra"]
+    assert len(wide.text) < 100_000 and list(kept)[:2] == ["c0", "c1"] and kept["…"] == f"{100_000 - len(kept) + 1:,} more"
 
 
 def test_validate_repairs_lone_surrogates_and_names_the_posting_in_the_report():

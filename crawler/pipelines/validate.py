@@ -29,7 +29,8 @@ MAX_POSTING_CHARS = 200_000
 page or a JSON field holds something else, which every later stage would copy many times over. Quarantined;
 the raw input keeps it whole."""
 QUARANTINE_FIELD_CHARS = 4096
-"""How much of each field of an oversized posting its quarantine record keeps."""
+QUARANTINE_TEXT_CHARS = 65_536
+"""How much of each string, and of all its text, the quarantine record of an oversized posting keeps."""
 STRICTLY_DECODED = {"textdump"}  # every string decoded from bytes by a strict codec: no lone surrogate can occur
 
 
@@ -53,14 +54,22 @@ def _chars(value: object) -> int:
     return sum(map(len, _strings(value)))
 
 
-def _clipped(value: object, limit: int) -> object:
-    """``value`` (plain data) with each string over ``limit`` characters cut there and its length noted."""
+def _clipped(value: object, budget: list[int]) -> object:
+    """``value`` (plain data) within about ``budget[0]`` characters of JSON (spent as it goes): each string cut at
+    :data:`QUARANTINE_FIELD_CHARS` and its length noted, the entries left over once the budget is spent counted."""
     if isinstance(value, str):
-        return value if len(value) <= limit else f"{value[:limit]}… [{len(value):,} characters]"
-    if isinstance(value, dict):
-        return {_clipped(k, limit): _clipped(v, limit) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clipped(v, limit) for v in value]
+        keep = max(0, min(len(value), QUARANTINE_FIELD_CHARS, budget[0]))
+        budget[0] -= keep + 4  # with its quotes and separator in the JSON
+        return value if keep == len(value) else f"{value[:keep]}… [{len(value):,} characters]"
+    if isinstance(value, (dict, list, tuple)):
+        entries = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        out = []
+        for done, (key, item) in enumerate(entries):
+            if budget[0] <= 0:
+                out.append(("…", f"{len(entries) - done:,} more"))
+                break
+            out.append((_clipped(key, budget), _clipped(item, budget)))
+        return dict(out) if isinstance(value, dict) else [item for _, item in out]
     return value
 
 
@@ -118,7 +127,7 @@ class ValidatePipeline:
             return item
         too_long = self.oversized(item)  # before anything copies its text
         if too_long:
-            clipped = _clipped(item.model_dump(), QUARANTINE_FIELD_CHARS)
+            clipped = _clipped(item.model_dump(), [QUARANTINE_TEXT_CHARS])
             return self.quarantined(item, "invalid", too_long, json.dumps(clipped, ensure_ascii=False))
         item = self.repaired(item)
         adapter = ItemAdapter(item)
