@@ -149,6 +149,10 @@ def _is_tracking(name: str, host: str) -> bool:
     )
 
 
+_OTHER_URI = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.IGNORECASE)
+"""A scheme without ``//`` and not followed by a port number: ``mailto:hr@…``, not ``example.com:8080/jobs``."""
+
+
 def canonical_url(url: str) -> str:
     """The URL reduced to what identifies the page, for level (a) matching.
 
@@ -156,22 +160,24 @@ def canonical_url(url: str) -> str:
     default port dropped, fragment dropped, tracking parameters (:data:`TRACKING_PARAMS`, ``utm_*``,
     :data:`HOST_TRACKING_PARAMS`) dropped, remaining query parameters sorted, percent-encoding normalized
     (w3lib ``canonicalize_url``), trailing slash of the path removed. A string without a scheme is read as
-    ``https://``; an empty string stays empty.
+    ``https://``. What identifies no web page gives ``""``: an empty string, another kind of URI (``mailto:``,
+    ``javascript:``, ``tel:``) and a URL that cannot be read (a port that is not a number, a broken IPv6 host).
     """
     url = url.strip()
     if not url:
         return ""
     if "://" not in url:
+        if _OTHER_URI.match(url):
+            return ""
         url = "https://" + url.lstrip("/")
-    url = canonicalize_url(url)
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(canonicalize_url(url))
+        port = parts.port
+    except ValueError:
+        return ""
     scheme = "https" if parts.scheme == "http" else parts.scheme
     host = (parts.hostname or "").lower()
     netloc = parts.netloc.rsplit("@", 1)[-1]
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
     if port is not None and port in (_DEFAULT_PORTS.get(parts.scheme), _DEFAULT_PORTS.get(scheme)):
         netloc = netloc.rsplit(":", 1)[0]
     query = "&".join(kv for kv in parts.query.split("&") if kv and not _is_tracking(kv.partition("=")[0], host))
@@ -195,7 +201,10 @@ def same_record(a: Any, b: Any) -> bool:
     if sa and ia and (sa, ia) == (_field(b, "source"), _field(b, "source_id")):
         return True
     ua, ub = _field(a, "url"), _field(b, "url")
-    return bool(ua and ub) and canonical_url(ua) == canonical_url(ub)
+    if not (ua and ub):
+        return False
+    ca = canonical_url(ua)
+    return bool(ca) and ca == canonical_url(ub)
 
 
 # --------------------------------------------------------------------------- (b) fingerprints

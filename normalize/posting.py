@@ -59,7 +59,7 @@ def posting_key(source: str, source_id: str) -> str:
         # A fragment in a source id is the page object's own marker for one of several postings on
         # one page (`…/jobs/3#1`), not decoration: keep it.
         url, hash_, fragment = source_id.partition("#")
-        source_id = canonical_url(url) + hash_ + fragment
+        source_id = (canonical_url(url) or url) + hash_ + fragment  # a URL that cannot be read: as written
     return sha256_hex(f"{source}\x1f{source_id}")[:16]
 
 

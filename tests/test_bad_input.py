@@ -189,3 +189,26 @@ def test_lone_surrogates_in_json_are_repaired_not_lost(tmp_path):
     assert rec["skills"] == ["CUDA", "C++", "inference optimization", "PyTorch"]
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT text FROM raw_inputs").fetchone()[0] == text  # the escapes as written
+
+
+def test_links_that_are_no_web_page_are_kept_and_identify_nothing(tmp_path):
+    """A `javascript:` link made the store stage raise for its whole batch: every posting after it was lost, its raw
+    input too, and the run exited 0. Such links, `mailto:` and URLs with a port that is no number are kept as written
+    and identify no page: the postings are stored, and two that share a mail address are not one posting."""
+    (tmp_path / "links.csv").write_text(
+        "title,company,location,job_url\n"
+        "CUDA 算子工程师,甲公司,北京,javascript:alert(3)\n"
+        "推理工程师,乙公司,上海,mailto:hr@example.com\n"
+        "编译器工程师,乙公司,上海,mailto:hr@example.com\n"
+        "感知算法工程师,丙公司,杭州,http://example.com:abc/jobs/1\n", encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    proc = run_cli("ingest", str(tmp_path / "links.csv"), "--db", str(db), "--as-of", AS_OF)
+    assert proc.returncode == 0, proc.stderr
+    assert "ERROR" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "files read 1 · postings found 4 · new 4 · updated 0 · unchanged 0 · quarantined 0" in proc.stdout
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT title, url FROM postings ORDER BY id").fetchall() == [
+        ("CUDA 算子工程师", "javascript:alert(3)"), ("推理工程师", "mailto:hr@example.com"),
+        ("编译器工程师", "mailto:hr@example.com"), ("感知算法工程师", "http://example.com:abc/jobs/1")]
+    assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 1
+    assert conn.execute("SELECT count(DISTINCT cluster_id) FROM cluster_members").fetchone()[0] == 4

@@ -80,6 +80,13 @@ URLS = [
     pytest.param("https://EXAMPLE.com/", "https://example.com", id="root-slash"),
     pytest.param("https://example.com/a/../jobs/%e6%b1%82", "https://example.com/jobs/%E6%B1%82", id="dots-and-percent-case"),
     pytest.param("", "", id="empty"),
+    pytest.param("localhost:8080/jobs/1", "https://localhost:8080/jobs/1", id="host-and-port-without-scheme"),
+    pytest.param("javascript:alert(3)", "", id="javascript"),
+    pytest.param("mailto:hr@example.com", "", id="mailto"),
+    pytest.param("tel:+86-10-1234", "", id="tel"),
+    pytest.param("https://example.com:99999/jobs", "", id="port-out-of-range"),
+    pytest.param("http://example.com:abc/jobs", "", id="port-not-a-number"),
+    pytest.param("http://[::1/jobs", "", id="broken-ipv6-host"),
 ]
 
 
@@ -94,6 +101,8 @@ SAME_RECORD = [
     pytest.param({"url": "https://a.com/j/1?utm_source=x"}, {"url": "http://A.com/j/1/"}, True, id="canonical-url"),
     pytest.param({"url": "https://a.com/j/1"}, {"url": "https://a.com/j/2"}, False, id="other-url"),
     pytest.param({"url": None}, {"url": None}, False, id="no-identity"),
+    pytest.param({"url": "mailto:hr@a.com"}, {"url": "mailto:hr@a.com"}, False, id="the-same-mail-address-is-no-page"),
+    pytest.param({"url": "javascript:void(0)"}, {"url": "javascript:void(0)"}, False, id="script-links-are-no-page"),
 ]
 
 

@@ -208,24 +208,49 @@ class ListSink:
         pass
 
 
-def test_store_hands_batches_of_plain_rows_to_the_named_sink():
-    crawler = crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_RUN_ID=7, JOBCRAWL_BATCH_SIZE=2)
+def stored_batches(crawler, n: int) -> list[Batch]:
+    """The batches the store stage of ``crawler`` (``JOBCRAWL_SINK="test-list"``) hands over for ``n`` copies of the
+    seed's posting (positions 0 … n-1), normalized first."""
     SINKS["test-list"] = sink = ListSink()
     try:
         normalize = NormalizePipeline.from_crawler(crawler)
         store = StorePipeline.from_crawler(crawler)
         store.open_spider()
         raw = raw_posting()
-        for n in range(5):
-            store.process_item(normalize.process_item(raw.model_copy(update={"source_id": f"x#{n}", "position": n})))
+        for i in range(n):
+            store.process_item(normalize.process_item(raw.model_copy(update={"source_id": f"x#{i}", "position": i})))
         store.close_spider()
     finally:
         del SINKS["test-list"]
-    assert [len(b.postings) for b in sink.batches] == [2, 2, 1]
-    assert {b.run_id for b in sink.batches} == {7}
-    row = sink.batches[0].postings[0]
+    return sink.batches
+
+
+def test_store_hands_batches_of_plain_rows_to_the_named_sink():
+    batches = stored_batches(crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_RUN_ID=7, JOBCRAWL_BATCH_SIZE=2), 5)
+    assert [len(b.postings) for b in batches] == [2, 2, 1]
+    assert {b.run_id for b in batches} == {7}
+    row = batches[0].postings[0]
     assert type(row.values) is tuple and len(row.values) == len(POSTING_COLS)
     assert all(isinstance(v, (str, int, float, type(None))) for v in row.values)
+
+
+def test_store_quarantines_a_posting_whose_row_cannot_be_made_and_keeps_the_rest_of_its_batch(monkeypatch):
+    import crawler.pipelines.store as store_module
+
+    def row_or_bug(posting, keys=None):
+        if posting.position == 1:
+            raise ValueError("Port could not be cast to integer value as alert(3)")
+        return posting_row(posting, keys)
+
+    monkeypatch.setattr(store_module, "posting_row", row_or_bug)
+    crawler = crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_BATCH_SIZE=3)
+    batches = stored_batches(crawler, 5)
+    assert [[dict(zip(POSTING_COLS, r.values))["position"] for r in b.postings] for b in batches] == [[0, 2], [3, 4]]
+    assert [q[:6] for b in batches for q in b.quarantine] == [
+        ("textdump", "000_7c4373297891d5ca.txt", 1, raw_posting().input_sha256, "store_error",
+         "store error: ValueError: Port could not be cast to integer value as alert(3)")]
+    assert report_of(crawler).problems == [
+        "000_7c4373297891d5ca.txt#1: store error: ValueError: Port could not be cast to integer value as alert(3)"]
 
 
 def test_posting_rows_are_plain_values():

@@ -28,7 +28,7 @@ mean empty trailing cells.
 
 **Identity.** ``source`` is ``tabular`` (the preset is a property of the file, not of the posting;
 re-importing with another mapping updates the same postings). ``source_id`` is the mapped id column,
-else the URL, else ``<locator>#<row>``.
+else the URL of a web page, else ``<locator>#<row>``.
 
 **Raw inputs.** A file up to :data:`SINGLE_INPUT_BYTES` is one raw input, stored verbatim and yielded
 before its rows (a first pass counts what the rows become, so its status is known). A larger UTF-8 or
@@ -53,6 +53,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
+from normalize.dedupe import canonical_url
 from normalize.fields import EDUCATION_LEVELS
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
 from normalize.text import DecodeError, decode_bytes, fold
@@ -1003,7 +1004,8 @@ class _Table:
             self.report.note_repair(str(record.number), notes)
         benefits = out.pop("benefits", [])
         url = out.get("url") or None
-        source_id = out.pop("source_id", None) or url or f"{self.locator}#{record.number}"
+        page = url if url and canonical_url(url) else None  # a mailto: or javascript: link identifies no row
+        source_id = out.pop("source_id", None) or page or f"{self.locator}#{record.number}"
         if source_id in self.seen_ids:
             self.report.duplicates += 1
         self.seen_ids.add(source_id)

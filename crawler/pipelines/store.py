@@ -63,9 +63,8 @@ class StorePipeline:
         return item
 
     def flush(self) -> None:
-        keys = posting_signatures(self.postings)
-        self.batch.postings = [posting_row(p, key_values(k)) for p, k in zip(self.postings, keys)]
-        self.postings = []
+        postings, self.postings = self.postings, []
+        self.batch.postings = self.rows(postings)
         batch, self.batch = self.batch, Batch(self.run_id, parsers=self.parsers)
         if batch:
             try:
@@ -73,6 +72,27 @@ class StorePipeline:
             except Exception as err:
                 self.report.stage_failed = self.report.stage_failed or f"storing failed: {err}"
                 raise
+
+    def rows(self, postings: list[Posting]) -> list:
+        """The rows of ``postings``, their dedupe keys made together. A posting whose row cannot be made (a bug
+        meeting odd data) is quarantined with the error, and the others are stored: one posting never costs the
+        batch it is in."""
+        try:
+            return [posting_row(p, key_values(k)) for p, k in zip(postings, posting_signatures(postings))]
+        except Exception:
+            if len(postings) == 1:
+                raise
+        rows = []
+        for posting in postings:
+            try:
+                rows.extend(self.rows([posting]))
+            except Exception as err:
+                item = Quarantined(source=posting.source, locator=posting.locator, position=posting.position,
+                                   input_sha256=posting.input_sha256, reason="store_error",
+                                   detail=f"store error: {type(err).__name__}: {err}", text=posting.model_dump_json(),
+                                   fetched_at=posting.last_seen)
+                self.process_item(item)
+        return rows
 
     def close_spider(self, spider=None):
         self.flush()
