@@ -124,8 +124,10 @@ class RunReport:
 
     @property
     def errors(self) -> list[str]:
-        """Every error line: failed requests, postings not stored, a failed corpus step."""
-        return self.crawl.request_errors + self.crawl.errors + self.messages
+        """Every error line: failed requests, postings not stored, a failed stage (the run stopped there), a failed
+        corpus step."""
+        stage = [f"the run stopped: {self.crawl.stage_failed}"] if self.crawl.stage_failed else []
+        return self.crawl.request_errors + self.crawl.errors + stage + self.messages
 
     @property
     def responses(self) -> dict[str, int]:

@@ -17,10 +17,13 @@ from decimal import Decimal
 from .models import Activity
 from .text import clean_line
 
-__all__ = ["parse_count", "parse_company_activity", "parse_market", "MAX_COUNT_TEXT"]
+__all__ = ["parse_count", "parse_company_activity", "parse_market", "MAX_COUNT_TEXT", "MAX_COUNT"]
 
 MAX_COUNT_TEXT = 200
 """Longer text is not a count line: nothing is searched in it."""
+MAX_COUNT = 10**8
+"""Larger numbers of postings or of employees are not counts (the largest employers have about 2 million): the text
+is kept as written, the count left empty."""
 
 _COUNT = re.compile(
     r"(?P<pre>约|大约|近|~|about|approximately|around|over|more than)?\s*"
@@ -45,7 +48,7 @@ def parse_count(text: str | None) -> tuple[int | None, bool]:
     if not match:
         return None, False
     value = Decimal(match["num"].replace(",", "")) * _UNIT.get(match["unit"] or "", 1)
-    if value != value.to_integral_value():
+    if value != value.to_integral_value() or value > MAX_COUNT:
         return None, False
     return int(value), bool(match["pre"] or match["plus"])
 

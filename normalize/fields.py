@@ -15,6 +15,7 @@ import re
 
 import pycountry
 
+from .counts import MAX_COUNT
 from .text import clean_line, fold
 
 __all__ = ["parse_experience_education", "parse_company_info", "parse_location", "EDUCATION_LEVELS", "FUNDING_STAGES"]
@@ -121,7 +122,9 @@ _SIZE = re.compile(
 
 
 def _count(value: str | None) -> int | None:
-    return int(value.replace(",", "")) if value else None
+    """A head count as written; None when absent or beyond :data:`normalize.counts.MAX_COUNT`."""
+    count = int(value.replace(",", "")) if value else None
+    return count if count is not None and count <= MAX_COUNT else None
 
 
 def parse_company_info(text: str | None) -> dict:

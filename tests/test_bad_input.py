@@ -191,24 +191,41 @@ def test_lone_surrogates_in_json_are_repaired_not_lost(tmp_path):
     assert conn.execute("SELECT text FROM raw_inputs").fetchone()[0] == text  # the escapes as written
 
 
+def _all_stored(tmp_path, text: str, n: int) -> sqlite3.Connection:
+    """Ingest ``text`` as a CSV file: exit 0, its ``n`` rows all new, nothing quarantined; the database."""
+    (tmp_path / "t.csv").write_text(text, encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    proc = run_cli("ingest", str(tmp_path / "t.csv"), "--db", str(db), "--as-of", AS_OF)
+    assert proc.returncode == 0, proc.stderr
+    assert "ERROR" not in proc.stderr and "Traceback" not in proc.stderr
+    assert f"files read 1 · postings found {n} · new {n} · updated 0 · unchanged 0 · quarantined 0" in proc.stdout
+    return sqlite3.connect(db)
+
+
 def test_links_that_are_no_web_page_are_kept_and_identify_nothing(tmp_path):
     """A `javascript:` link made the store stage raise for its whole batch: every posting after it was lost, its raw
     input too, and the run exited 0. Such links, `mailto:` and URLs with a port that is no number are kept as written
     and identify no page: the postings are stored, and two that share a mail address are not one posting."""
-    (tmp_path / "links.csv").write_text(
-        "title,company,location,job_url\n"
-        "CUDA 算子工程师,甲公司,北京,javascript:alert(3)\n"
-        "推理工程师,乙公司,上海,mailto:hr@example.com\n"
-        "编译器工程师,乙公司,上海,mailto:hr@example.com\n"
-        "感知算法工程师,丙公司,杭州,http://example.com:abc/jobs/1\n", encoding="utf-8")
-    db = tmp_path / "jobs.db"
-    proc = run_cli("ingest", str(tmp_path / "links.csv"), "--db", str(db), "--as-of", AS_OF)
-    assert proc.returncode == 0, proc.stderr
-    assert "ERROR" not in proc.stderr and "Traceback" not in proc.stderr
-    assert "files read 1 · postings found 4 · new 4 · updated 0 · unchanged 0 · quarantined 0" in proc.stdout
-    conn = sqlite3.connect(db)
+    conn = _all_stored(tmp_path, "title,company,location,job_url\n"
+                                 "CUDA 算子工程师,甲公司,北京,javascript:alert(3)\n"
+                                 "推理工程师,乙公司,上海,mailto:hr@example.com\n"
+                                 "编译器工程师,乙公司,上海,mailto:hr@example.com\n"
+                                 "感知算法工程师,丙公司,杭州,http://example.com:abc/jobs/1\n", 4)
     assert conn.execute("SELECT title, url FROM postings ORDER BY id").fetchall() == [
         ("CUDA 算子工程师", "javascript:alert(3)"), ("推理工程师", "mailto:hr@example.com"),
         ("编译器工程师", "mailto:hr@example.com"), ("感知算法工程师", "http://example.com:abc/jobs/1")]
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 1
     assert conn.execute("SELECT count(DISTINCT cluster_id) FROM cluster_members").fetchone()[0] == 4
+
+
+def test_absurd_numbers_are_kept_as_written_not_a_failed_run(tmp_path):
+    """A head count of 24 digits failed the run (exit 3, nothing stored, no line saying why, "new 3")."""
+    conn = _all_stored(tmp_path, "title,company,location,salary,company_info,posted\n"
+                                 "工程师A,甲,北京,99999999999999999999999-999999999999999999999999K,"
+                                 "互联网A轮99999999999999999999999-999999999999999999999999人,99999999999999999999天前\n"
+                                 "工程师B,乙,北京,1e308-1e309K,互联网,2026-13-45\n", 2)
+    assert conn.execute("SELECT title, company_info_size_min, company_info_raw, salary_status, salary_raw, posted_at"
+                        " FROM postings ORDER BY id").fetchall() == [
+        ("工程师A", None, "互联网A轮99999999999999999999999-999999999999999999999999人", "unparseable",
+         "99999999999999999999999-999999999999999999999999K", None),
+        ("工程师B", None, "互联网", "unparseable", "1e308-1e309K", None)]

@@ -25,6 +25,9 @@ COUNTS = [
     pytest.param("1.5", (None, False), id="not-whole"),
     pytest.param("<script>", (None, False), id="script"),
     pytest.param("9" * 100_000, (None, False), id="100KB"),
+    pytest.param("约 99999999999999999999 个在招", (None, False), id="beyond-any-count"),
+    pytest.param("10001万", (None, False), id="beyond-any-count-by-its-unit"),
+    pytest.param("1000万", (10_000_000, False), id="ten-million"),
     pytest.param("", (None, False), id="empty"),
     pytest.param(None, (None, False), id="none"),
 ]

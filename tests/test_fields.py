@@ -89,6 +89,8 @@ COMPANY = [
     P("移动互联网,金融", ("移动互联网,金融", None, None, None, None), id="lagou-industries"),
     P("1,001-5,000 employees", (None, None, 1001, 5000, "1,001-5,000 employees"), id="english-employees"),
     P("", (None, None, None, None, None), id="empty"),
+    P("互联网A轮99999999999999999999999-999999999999999999999999人",
+      ("互联网", "A轮", None, None, "99999999999999999999999-999999999999999999999999人"), id="beyond-any-head-count"),
 ]
 
 

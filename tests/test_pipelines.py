@@ -23,6 +23,7 @@ from crawler.sinks import SINKS
 from normalize.clock import iso_utc
 from normalize.dates import parse_as_of
 from normalize.models import Posting, Quarantined, RawInput, RawPosting
+from normalize.posting import normalize_posting
 
 AS_OF_UTC = iso_utc(parse_as_of(AS_OF, None))
 
@@ -251,6 +252,23 @@ def test_store_quarantines_a_posting_whose_row_cannot_be_made_and_keeps_the_rest
          "store error: ValueError: Port could not be cast to integer value as alert(3)")]
     assert report_of(crawler).problems == [
         "000_7c4373297891d5ca.txt#1: store error: ValueError: Port could not be cast to integer value as alert(3)"]
+
+
+def test_a_number_sqlite_cannot_store_is_quarantined_with_its_posting_not_its_batch(monkeypatch):
+    import crawler.pipelines.normalize as normalize_module
+
+    def absurd_head_count(raw, **kwargs):  # what a parser without a bound made of `99999999999999999999999人`
+        posting = normalize_posting(raw, **kwargs)
+        if posting.position == 1:
+            posting.company_info.size_min = 99999999999999999999999
+        return posting
+
+    monkeypatch.setattr(normalize_module, "normalize_posting", absurd_head_count)
+    batches = stored_batches(crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_BATCH_SIZE=3), 3)
+    assert [dict(zip(POSTING_COLS, r.values))["position"] for b in batches for r in b.postings] == [0, 2]
+    assert [q[4:6] for b in batches for q in b.quarantine] == [
+        ("store_error", "store error: ValueError: company_info_size_min 99999999999999999999999 does not fit an "
+                        "SQLite integer")]
 
 
 def test_posting_rows_are_plain_values():

@@ -177,6 +177,30 @@ def test_a_run_status_follows_from_its_report(kind, reason, written, errors, sta
     crawl.failures.update(failures)
     report = RunReport(1, kind, crawl=crawl, written=written)
     assert report.decide_status() == status
+    assert report.errors == ([f"the run stopped: {stage_failed}"] if stage_failed else [])  # the CLI's failed: lines
+
+
+def test_a_batch_the_writer_cannot_store_takes_its_counts_back_with_it(tmp_path):
+    """The counts said "new 3" for a batch whose transaction was rolled back."""
+    from crawler.db.rows import POSTING_COLS, Batch, posting_row
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+    from crawler.pages.appexport import parse_dump
+    from normalize.models import RawPosting
+    from normalize.posting import normalize_posting
+
+    rows = [posting_row(normalize_posting(item)) for seed in sorted(SEEDS.glob("*.txt"))
+            for item in parse_dump(seed.read_bytes(), locator=seed.name, fetched_at="2026-11-29T04:00:00+00:00",
+                                   as_of="2026-11-29T04:00:00+00:00") if isinstance(item, RawPosting)]
+    at = POSTING_COLS.index("company_info_size_min")
+    too_big = rows[1]._replace(values=rows[1].values[:at] + (2**70,) + rows[1].values[at + 1:])
+    db = open_db(str(tmp_path / "jobs.db"))
+    writer = Writer(db)
+    with pytest.raises(OverflowError):
+        writer.write(Batch(7, postings=[rows[0], too_big]))
+    assert (writer.counts_of(7), writer.changed_ids, db["postings"].count) == ({}, [], 0)
+    writer.write(Batch(7, postings=rows))
+    assert (writer.counts_of(7)["new"], len(writer.changed_ids), db["postings"].count) == (2, 2, 2)
 
 
 @pytest.mark.parametrize("files, failures, line", [

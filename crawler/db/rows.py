@@ -83,8 +83,13 @@ def evaluation_values(ev: Evaluation, computed_at: str) -> tuple[tuple, list[tup
     return row, signals
 
 
+SQLITE_INT_MIN, SQLITE_INT_MAX = -2**63, 2**63 - 1
+
+
 def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
-    """A normalized, tagged posting as the rows the writer stores (``dedupe``: its dedupe key's columns)."""
+    """A normalized, tagged posting as the rows the writer stores (``dedupe``: its dedupe key's columns). Raises
+    ValueError for a number SQLite cannot store (a parser let an absurd count through): the store stage quarantines
+    that posting, where the writer would have failed its whole batch."""
     flat = flatten_posting(p)
     sections = []
     seq = 0
@@ -96,8 +101,12 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     skills = [(e.skill, e.section, seq, e.category, e.count, e.first_offset, e.matched, e.snippet)
               for seq, e in enumerate(p.skill_evidence)]
     evaluation, signals = (evaluation_values(p.source_evaluation, p.as_of) if p.source_evaluation else (None, []))
+    values = tuple(flat[c] for c in POSTING_COLS)
+    for column, value in zip(POSTING_COLS, values):
+        if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
+            raise ValueError(f"{column} {value} does not fit an SQLite integer")
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
-                      p.complete_listing, tuple(flat[c] for c in POSTING_COLS), sections, skills, evaluation, signals,
+                      p.complete_listing, values, sections, skills, evaluation, signals,
                       fts.index_values(p.title, p.company, p.city, p.skills, search_body(p)), dedupe)
 
 

@@ -68,8 +68,20 @@ class Writer:
         return dict(self.counts.get(run_id, {}))
 
     def write(self, batch: Batch) -> None:
-        """Write one batch in one transaction (ROLLBACK on error)."""
+        """Write one batch in one transaction (ROLLBACK on error, and the counts with it)."""
         counts = self.counts.setdefault(batch.run_id, Counter())
+        before, changed = counts.copy(), len(self.changed_ids)
+        pending = {key: list(entry) for key, entry in self._pending.items()}
+        try:
+            self._write(batch, counts)
+        except BaseException:
+            counts.clear()
+            counts.update(before)
+            del self.changed_ids[changed:]
+            self._pending = pending
+            raise
+
+    def _write(self, batch: Batch, counts: Counter) -> None:
         with self.conn:
             # Take the write lock first: ids are allocated from max(id) below.
             self.conn.execute("BEGIN IMMEDIATE")
