@@ -7,7 +7,7 @@ raw twin. Re-runnable over stored raw items when the parsers improve.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 from .counts import parse_company_activity, parse_market
 from .dedupe import canonical_url
@@ -40,6 +40,11 @@ INSIGHT_HEADINGS = {
     "面试指南": "interview",
 }
 DIMENSION_KEYS = {label: key for key, label in DIMENSION_LABELS.items()}
+POSTED_EARLIEST = "1990-01-01"
+POSTED_LEEWAY = timedelta(days=2)
+"""A post time before 1990, or more than this after the time it is read against, is no post time (``9999-12-31``, a
+placeholder or a mistyped year): kept as written, left out of posted_at, named among the posting's problems."""
+
 _LEVEL = re.compile(r"(较低|中等|较高)")
 _SCORE = re.compile(r"\d{1,3}")
 _REMOTE = re.compile(r"远程|居家|remote|telecommute", re.I)
@@ -233,6 +238,10 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_sour
     zone = source_zone(tz, raw.title, raw.company, raw.location)
 
     posted = parse_posted(raw.posted, as_of, tz=ZoneInfo(zone)) if raw.posted else None
+    latest = (as_of + POSTED_LEEWAY).astimezone(timezone.utc).isoformat(timespec="seconds")
+    if posted and posted.at and not POSTED_EARLIEST <= posted.at <= latest:
+        problems.append(f"post time out of range: {raw.posted!r}")
+        posted = None
     published = parse_published(raw.published) if raw.published else None
     valid = parse_posted(raw.valid_through, as_of, tz=ZoneInfo(zone)) if raw.valid_through else None
     posted_on = posted_source(posted, as_of_source)

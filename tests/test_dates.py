@@ -230,3 +230,22 @@ def test_normalized_posting_says_what_its_post_time_rests_on():
         ("2026-11-20T00:00:00+00:00", False, "source", "Europe/Berlin", "2026-11-20T01:00:00+01:00"),
         (None, False, None, "Asia/Shanghai", None),
     ]
+
+
+@pytest.mark.parametrize("posted, posted_at, problems", [
+    pytest.param("2026-12-03", "2026-12-03T00:00:00+00:00", [], id="within-the-leeway"),
+    pytest.param("2026-12-04", None, ["post time out of range: '2026-12-04'"], id="after-the-leeway"),
+    pytest.param("9999-12-31", None, ["post time out of range: '9999-12-31'"], id="placeholder"),
+    pytest.param("1990-01-01", "1990-01-01T00:00:00+00:00", [], id="earliest"),
+    pytest.param("1970-01-01", None, ["post time out of range: '1970-01-01'"], id="epoch-zero"),
+    pytest.param("0001-01-01", None, ["post time out of range: '0001-01-01'"], id="year-one"),
+])
+def test_a_post_time_out_of_range_is_kept_as_written_only(posted, posted_at, problems):
+    from normalize.models import RawPosting
+    from normalize.posting import normalize_posting
+
+    raw = RawPosting(source="textdump", source_id="a.txt#0", locator="a.txt", fetched_at="2026-12-01T04:00:00+00:00",
+                     as_of="2026-12-01T04:00:00+00:00", company="吉利汽车", title="AI算子开发工程师", posted=posted)
+    p = normalize_posting(raw, as_of_source="as_of", tz="UTC")
+    assert (p.posted_raw, p.posted_at, p.posted_source, p.problems) == (
+        posted, posted_at, "source" if posted_at else None, problems)
