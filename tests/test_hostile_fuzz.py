@@ -2,7 +2,9 @@
 lines and one-JD-per-line tables, JSON-LD pages, the ATS JSON pages (Greenhouse, Lever, Ashby),
 salary, dates and sections. No exception escapes; for the file parsers every input is stored raw
 or quarantined: the raw input comes first, and the records read = postings + quarantined (+ blank
-rows and repeated headers, which are counted). Every posting also normalizes.
+rows and repeated headers, which are counted). Every posting also normalizes, is tagged, becomes rows with
+its dedupe keys and is written to a database file: odd values (links to no web page, unreadable URLs,
+numbers beyond any count) go into the table cells and JSON-LD links.
 
 A fixed example budget, derandomized, so that CI runs the same examples each time within about a
 minute (``FUZZ_SCALE`` multiplies the budgets for a longer local hunt).
@@ -14,6 +16,7 @@ import csv
 import io
 import json
 import os
+import tempfile
 from datetime import datetime, timezone
 
 import pytest
@@ -27,7 +30,14 @@ from crawler.pages.greenhouse import GreenhousePage
 from crawler.pages.jsonld import JsonLdPage
 from crawler.pages.lever import LeverPage
 from crawler.pages.tabular import TableOptions, TableReport, parse_table
+from crawler.db.dedupe import key_values
+from crawler.db.rows import Batch, posting_row
+from crawler.db.schema import open_db
+from crawler.db.skills import tag_posting
+from crawler.db.writer import Writer
 from normalize.dates import parse_posted, parse_published
+from normalize.dedupe import posting_signatures
+from normalize.skills import load_taxonomy
 from normalize.models import Posting, Quarantined, RawInput, RawPosting, Salary
 from normalize.posting import normalize_posting
 from normalize.salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_text
@@ -67,10 +77,28 @@ def damaged(data: st.DataObject, body: bytes) -> bytes:
     return body
 
 
+_STORE: dict = {}
+
+
+def _writer():
+    """One writer on one database file for the whole module (a fresh database per example costs its schema)."""
+    if not _STORE:
+        folder = tempfile.mkdtemp(prefix="jobcrawl-fuzz-")
+        _STORE["writer"] = Writer(open_db(os.path.join(folder, "fuzz.db")))
+    return _STORE["writer"]
+
+
 def check_postings_normalize(items) -> None:
+    """Every posting normalizes, is tagged, becomes rows with its dedupe keys, and the writer stores those rows."""
+    postings = []
     for item in items:
         if isinstance(item, RawPosting):
-            assert isinstance(normalize_posting(item), Posting)
+            posting = normalize_posting(item)
+            assert isinstance(posting, Posting)
+            postings.append(tag_posting(posting, load_taxonomy()))
+    if postings:
+        rows = [posting_row(p, key_values(k)) for p, k in zip(postings, posting_signatures(postings))]
+        _writer().write(Batch(None, postings=rows))
 
 
 # --------------------------------------------------------------------------- the job app's text dumps
@@ -134,7 +162,11 @@ def check_table(items, report: TableReport, records: int | None) -> None:
 
 
 COLUMNS = ["职位名称", "公司名称", "薪资", "工作地点", "职位描述", "福利", "发布时间", "标签", "url", "id"]
-CELL = st.one_of(PLAIN, st.sampled_from(SEED_LINES), st.sampled_from(['"', '"x', 'a"b', ",", "\n", "\r\n", "", " "]),
+# Links that name no web page, or that cannot be read (a port that is no number, a broken IPv6 host, huge numbers).
+ODD_VALUES = st.sampled_from(["javascript:alert(1)", "mailto:hr@example.com", "tel:+86-10", "http://a.com:abc/j",
+                              "https://a.com:99999/j", "http://[::1/j", "a.com:8080/j", "//a.com/j",
+                              "99999999999999999999999人", "约 99999999999999999999 个在招", "9999-12-31", "1e309K"])
+CELL = st.one_of(PLAIN, st.sampled_from(SEED_LINES), ODD_VALUES, st.sampled_from(['"', '"x', 'a"b', ",", "\n", "\r\n", "", " "]),
                  st.lists(PLAIN, max_size=3).map("\n".join))
 
 
@@ -218,7 +250,7 @@ JOB_POSTING = st.fixed_dictionaries(
     optional={"title": json_values(), "description": json_values(st.one_of(PLAIN, st.just("<p>职责</p><ul><li>CUDA</li></ul>"))),
               "hiringOrganization": json_values(), "jobLocation": json_values(), "baseSalary": json_values(),
               "datePosted": json_values(), "validThrough": json_values(), "identifier": json_values(),
-              "employmentType": json_values(), "url": json_values()})
+              "employmentType": json_values(), "url": json_values(st.one_of(PLAIN, ODD_VALUES))})
 
 
 @budget(100)
