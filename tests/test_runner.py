@@ -180,27 +180,59 @@ def test_a_run_status_follows_from_its_report(kind, reason, written, errors, sta
     assert report.errors == ([f"the run stopped: {stage_failed}"] if stage_failed else [])  # the CLI's failed: lines
 
 
-def test_a_batch_the_writer_cannot_store_takes_its_counts_back_with_it(tmp_path):
-    """The counts said "new 3" for a batch whose transaction was rolled back."""
-    from crawler.db.rows import POSTING_COLS, Batch, posting_row
-    from crawler.db.schema import open_db
-    from crawler.db.writer import Writer
+def _seed_rows():
+    from crawler.db.rows import posting_row
     from crawler.pages.appexport import parse_dump
     from normalize.models import RawPosting
     from normalize.posting import normalize_posting
 
-    rows = [posting_row(normalize_posting(item)) for seed in sorted(SEEDS.glob("*.txt"))
+    return [posting_row(normalize_posting(item)) for seed in sorted(SEEDS.glob("*.txt"))
             for item in parse_dump(seed.read_bytes(), locator=seed.name, fetched_at="2026-11-29T04:00:00+00:00",
                                    as_of="2026-11-29T04:00:00+00:00") if isinstance(item, RawPosting)]
+
+
+def test_a_batch_the_database_fails_takes_its_counts_back_with_it(tmp_path, monkeypatch):
+    """The counts said "new 3" for a batch whose transaction was rolled back (here: the disk fails)."""
+    import sqlite3
+
+    import crawler.db.writer as writer_module
+    from crawler.db.rows import Batch
+    from crawler.db.schema import open_db
+
+    rows = _seed_rows()
+    db = open_db(str(tmp_path / "jobs.db"))
+    writer = writer_module.Writer(db)
+
+    def disk_error(*args):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(writer_module.fts, "insert_prepared", disk_error)
+        with pytest.raises(sqlite3.OperationalError):
+            writer.write(Batch(7, postings=rows))
+    assert (writer.counts_of(7), writer.changed_ids, db["postings"].count) == ({}, [], 0)
+    writer.write(Batch(7, postings=rows))
+    assert (writer.counts_of(7)["new"], len(writer.changed_ids), db["postings"].count) == (2, 2, 2)
+
+
+def test_a_posting_the_database_refuses_is_quarantined_and_the_rest_of_its_batch_stored(tmp_path):
+    from crawler.db.rows import POSTING_COLS, Batch
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+
+    rows = _seed_rows()
     at = POSTING_COLS.index("company_info_size_min")
     too_big = rows[1]._replace(values=rows[1].values[:at] + (2**70,) + rows[1].values[at + 1:])
     db = open_db(str(tmp_path / "jobs.db"))
     writer = Writer(db)
-    with pytest.raises(OverflowError):
-        writer.write(Batch(7, postings=[rows[0], too_big]))
-    assert (writer.counts_of(7), writer.changed_ids, db["postings"].count) == ({}, [], 0)
-    writer.write(Batch(7, postings=rows))
-    assert (writer.counts_of(7)["new"], len(writer.changed_ids), db["postings"].count) == (2, 2, 2)
+    writer.write(Batch(7, postings=[rows[0], too_big]))
+    assert writer.counts_of(7) == {"new": 1, "quarantined": 1, "quarantined_new": 1}
+    assert db.execute("SELECT key FROM postings").fetchall() == [(rows[0].key,)]
+    assert db.execute("SELECT locator, position, reason, detail FROM quarantine").fetchall() == [
+        ("003_5eabc84b6ca487f0.txt", 0, "store_error",
+         "not stored: OverflowError: Python int too large to convert to SQLite INTEGER")]
+    assert db.execute("SELECT count(*) FROM sections WHERE posting_id NOT IN (SELECT id FROM postings)"
+                      ).fetchone()[0] == 0  # nothing of the refused posting is left behind
 
 
 @pytest.mark.parametrize("files, failures, line", [

@@ -4,6 +4,11 @@ It does not care where a batch was made: by the store stage in this process, in 
 or on another machine. A batch is all-or-nothing, so a process killed mid-run leaves the database
 as it was after the last whole batch; re-running completes the rest.
 
+A batch the database refuses for its data (a value SQLite cannot hold, a constraint) is written again in the
+same transaction one posting at a time, each under a savepoint: a posting refused again becomes a quarantine row
+with the error (``store_error``), and the rest of the batch is stored. Any other error (the disk, the lock) fails
+the batch.
+
 Identity: a posting is its ``key`` (source + source_id). Same key and content hash → unchanged
 (only ``last_seen`` moves forward). Same key, new hash → updated in place, version + 1, and the
 previous version's exported record kept in ``posting_versions``.
@@ -16,6 +21,7 @@ import queue
 import sqlite3
 import threading
 from collections import Counter
+from dataclasses import replace
 from typing import Iterable
 
 import sqlite_utils
@@ -45,6 +51,9 @@ _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, position
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF = (INPUT_COLS.index(c) for c in
                                                 ("source", "locator", "sha256", "status", "postings", "as_of"))
+_DATA_ERRORS = (OverflowError, ValueError, TypeError, sqlite3.IntegrityError, sqlite3.InterfaceError,
+                sqlite3.DataError)
+"""Errors that say a row is wrong, not the database: the batch is written again one posting at a time."""
 
 
 class Writer:
@@ -72,16 +81,19 @@ class Writer:
         counts = self.counts.setdefault(batch.run_id, Counter())
         before, changed = counts.copy(), len(self.changed_ids)
         pending = {key: list(entry) for key, entry in self._pending.items()}
-        try:
-            self._write(batch, counts)
-        except BaseException:
-            counts.clear()
-            counts.update(before)
-            del self.changed_ids[changed:]
-            self._pending = pending
-            raise
+        for one_by_one in (False, True):
+            try:
+                self._write(batch, counts, one_by_one=one_by_one)
+                return
+            except BaseException as err:
+                counts.clear()
+                counts.update(before)
+                del self.changed_ids[changed:]
+                self._pending = {key: list(entry) for key, entry in pending.items()}
+                if one_by_one or not batch.postings or not isinstance(err, _DATA_ERRORS):
+                    raise
 
-    def _write(self, batch: Batch, counts: Counter) -> None:
+    def _write(self, batch: Batch, counts: Counter, *, one_by_one: bool = False) -> None:
         with self.conn:
             # Take the write lock first: ids are allocated from max(id) below.
             self.conn.execute("BEGIN IMMEDIATE")
@@ -90,12 +102,35 @@ class Writer:
                 return
             before = counts.copy()
             input_ids = self._write_inputs(batch, counts)
-            self._write_postings(batch.postings, input_ids, counts, batch.run_id)
+            if one_by_one:
+                stored, refused = self._write_one_by_one(batch, input_ids, counts)
+                batch = replace(batch, postings=stored, quarantine=batch.quarantine + refused)
+            else:
+                self._write_postings(batch.postings, input_ids, counts, batch.run_id)
             self._write_quarantine(batch, input_ids, counts)
             if self._pending:
                 self._record_parses(batch, input_ids)
             if batch.id is not None:
                 spool.record(self.conn, batch.id, batch.run_id, dict(counts - before))
+
+    def _write_one_by_one(self, batch: Batch, input_ids: dict[tuple[str, str], int], counts: Counter
+                          ) -> tuple[list[PostingRow], list[tuple]]:
+        """Each posting of ``batch`` under a savepoint: (the postings stored, quarantine rows of those refused)."""
+        stored, refused = [], []
+        for row in batch.postings:
+            kept, changed = counts.copy(), len(self.changed_ids)
+            self.conn.execute("SAVEPOINT posting")
+            try:
+                self._write_postings([row], input_ids, counts, batch.run_id)
+                stored.append(row)
+            except _DATA_ERRORS as err:
+                self.conn.execute("ROLLBACK TO posting")
+                counts.clear()
+                counts.update(kept)
+                del self.changed_ids[changed:]
+                refused.append(refused_row(row, err))
+            self.conn.execute("RELEASE posting")
+        return stored, refused
 
     def close(self) -> None:
         """Nothing is buffered here: a no-op (:class:`BackgroundWriter` waits for its thread)."""
@@ -253,6 +288,13 @@ class Writer:
 
 
 _UPDATE_INDEXES = tuple(_ALL_COLS.index(c) for c in _UPDATE_COLS)
+
+
+def refused_row(row: PostingRow, err: BaseException) -> tuple:
+    """The quarantine row (:data:`QUARANTINE_COLS`) of a posting the database refused, its values as JSON."""
+    values = dict(zip(POSTING_COLS, row.values))
+    return (values["source"], row.locator, values["position"], row.input_sha256, "store_error",
+            f"not stored: {type(err).__name__}: {err}", json.dumps(values, ensure_ascii=False, default=str))
 
 
 class BackgroundWriter(Writer):
