@@ -711,7 +711,9 @@ def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool
     cell with a bullet per line (about, responsibilities, requirements, preferred, benefits,
     other_sections), skills and tags joined by "; ", our score and its four dimensions, the
     app's own score, the duplicate cluster. They are UTF-8 with a byte order mark unless
-    --no-bom (Excel needs it for Chinese). `jobcrawl ingest` reads such a CSV back.
+    --no-bom (Excel needs it for Chinese). Text that a spreadsheet would take for a formula (a scraped
+    title starting with =, +, -, @) gets a leading ' so it shows as text. `jobcrawl ingest` reads such a
+    CSV back, without the '.
 
     \b
     Exit status: 0 written (also when no posting matched); 2 usage error.

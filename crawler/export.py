@@ -184,6 +184,16 @@ def flat_row(record: dict[str, Any]) -> dict[str, Any]:
     return {name: _text(row[name]) for name in FLAT_COLUMNS}
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A spreadsheet takes a cell that starts with one of these for a formula (``=HYPERLINK(…)`` in a scraped title)."""
+
+
+def as_cell(value: Any) -> Any:
+    """``value`` for a spreadsheet cell: text that would start a formula gets a leading ``'``, which spreadsheets
+    show as text (`jobcrawl ingest` takes it off again)."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 def _picked(record: dict[str, Any], columns: list[str] | None) -> dict[str, Any]:
     return record if columns is None else {name: record.get(name) for name in columns}
 
@@ -200,7 +210,7 @@ def write_records(stream: IO[str], records: Iterator[dict[str, Any]], fmt: str, 
                                 extrasaction="ignore")
         writer.writeheader()
         for n, record in enumerate(records, 1):
-            writer.writerow(flat_row(record))
+            writer.writerow({name: as_cell(value) for name, value in flat_row(record).items()})
         return n
     if fmt == "json":
         stream.write("[")

@@ -16,7 +16,7 @@ from conftest import AS_OF, export_records, run_cli
 from crawler.db import fts
 from crawler.db.read import export_filter, iter_export
 from crawler.db.schema import open_db
-from crawler.export import FLAT_COLUMNS, ExportError, choose_format, flat_row, write_file, write_records
+from crawler.export import FLAT_COLUMNS, ExportError, as_cell, choose_format, flat_row, write_file, write_records
 
 # --------------------------------------------------------------------------- format
 
@@ -170,6 +170,32 @@ def test_csv_starts_with_a_bom_and_quotes_multiline_cells():
     text = _written("csv", [RECORD], columns=["title", "requirements", "skills"], bom=True)
     assert text == '\ufefftitle,requirements,skills\r\nAI算子开发工程师,"本科\n熟悉CUDA, C++",CUDA; C++\r\n'
     assert list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))[0]["requirements"] == "本科\n熟悉CUDA, C++"
+
+
+@pytest.mark.parametrize("value, cell", [
+    pytest.param('=HYPERLINK("http://x.example","点我")', '\'=HYPERLINK("http://x.example","点我")', id="formula"),
+    pytest.param("+86 10 1234", "'+86 10 1234", id="plus"),
+    pytest.param("-1+1", "'-1+1", id="minus"),
+    pytest.param("@SUM(A1)", "'@SUM(A1)", id="at"),
+    pytest.param("\t=1", "'\t=1", id="tab"),
+    pytest.param("CUDA 算子 = 性能", "CUDA 算子 = 性能", id="inside-is-text"),
+    pytest.param(-5, -5, id="a-number-stays-a-number"),
+    pytest.param(None, None, id="none"),
+])
+def test_text_that_would_start_a_formula_is_marked_as_text(value, cell):
+    assert as_cell(value) == cell
+
+
+def test_a_title_that_is_a_formula_is_text_in_the_csv_and_itself_again_when_ingested():
+    from crawler.pages.tabular import TableOptions, parse_table
+    from normalize.models import RawPosting
+
+    formula = '=HYPERLINK("http://x.example","点我")'
+    text = _written("csv", [{**RECORD, "title": formula, "company": "@公司"}], bom=True)
+    assert text.splitlines()[1].split(",")[4:6] == ['"\'=HYPERLINK(""http://x.example""', '""点我"")"']
+    [posting] = [i for i in parse_table(text.encode("utf-8"), locator="p.csv", fetched_at=AS_OF, as_of=AS_OF, fmt="csv",
+                                        options=TableOptions()) if isinstance(i, RawPosting)]
+    assert (posting.title, posting.company) == (formula, "@公司")
 
 
 def test_tsv_is_tab_separated_without_a_bom_when_asked():

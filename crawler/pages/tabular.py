@@ -853,7 +853,9 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value.strip()
+        value = value.strip()
+        # A spreadsheet's mark for text that would start a formula (`jobcrawl export` writes it): not part of it.
+        return value[1:] if value[:1] == "'" and value[1:2] in ("=", "+", "-", "@") and len(value) > 1 else value
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False)
     return json.dumps(value) if isinstance(value, bool) else str(value)
