@@ -33,8 +33,9 @@ string is the environment variable NAME (secrets stay out of the file)::
     to = ["me@example.org"]
 
 ``stdout`` is always there (the alert printed by the run). The hosts are the user's own choice, so
-loopback and private addresses are allowed; every network call has a timeout, redirects are not
-followed and at most :data:`MAX_RESPONSE` bytes of an answer are read.
+loopback and private addresses are allowed; every network call has a timeout, and every attempt a deadline
+(:data:`ATTEMPT_TIMEOUTS` × its timeout: a server that drips its answer a byte at a time resets a socket
+timeout forever); redirects are not followed and at most :data:`MAX_RESPONSE` bytes of an answer are read.
 
 **At-least-once.** A match and one ``pending`` delivery per destination are recorded in one
 transaction before anything is sent; a delivery becomes ``sent`` only after its destination accepted
@@ -55,6 +56,7 @@ import smtplib
 import socket
 import ssl
 import sys
+import threading
 import time
 import tomllib
 import urllib.error
@@ -80,6 +82,9 @@ MAX_PER_MESSAGE = 20
 MAX_WAIT = 60.0
 """Longest pause between two attempts (backoff or Retry-After)."""
 USER_AGENT = "jobcrawl-alerts/0.1"
+ATTEMPT_TIMEOUTS = 3
+"""An attempt (connect, send, the whole answer) that takes longer than this many of its destination's timeouts is
+given up and counts as failed (retried like a timeout)."""
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -337,7 +342,8 @@ def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float],
     if isinstance(dest, WebhookDest):
         body = json.dumps(alert.payload(), ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json; charset=utf-8", "Idempotency-Key": alert.key, **dest.headers}
-        return _with_retries(lambda: _post(dest.url, body, headers, dest.timeout), dest.retries, dest.backoff, sleep)
+        return _with_retries(lambda: _within(dest.timeout, dest.url, lambda: _post(dest.url, body, headers, dest.timeout)),
+                             dest.retries, dest.backoff, sleep)
     if isinstance(dest, NtfyDest):
         headers = {"Title": _header(alert.title), "Tags": "briefcase", "Content-Type": "text/plain; charset=utf-8"}
         link = next((p["page"] or p["url"] for p in alert.postings if p["page"] or p["url"]), None)
@@ -348,11 +354,33 @@ def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float],
         if dest.priority:
             headers["Priority"] = dest.priority
         body = alert.text().split("\n", 1)[-1].encode("utf-8")
-        return _with_retries(lambda: _post(dest.url, body, headers, dest.timeout), dest.retries, dest.backoff, sleep)
+        return _with_retries(lambda: _within(dest.timeout, dest.url, lambda: _post(dest.url, body, headers, dest.timeout)),
+                             dest.retries, dest.backoff, sleep)
     if isinstance(dest, EmailDest):
-        _send_mail(dest, alert)
+        _within(dest.timeout, f"SMTP {dest.host}:{dest.port}", lambda: _send_mail(dest, alert))
         return 1
     raise SendError(f"unknown destination {dest!r}", retry=False)
+
+
+def _within(timeout: float, where: str, attempt: Callable[[], Any]) -> Any:
+    """``attempt()``, given up after :data:`ATTEMPT_TIMEOUTS` × ``timeout`` seconds (:class:`SendError`, retried). It
+    runs in a daemon thread, which a given-up attempt leaves to its socket timeouts."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = attempt()
+        except BaseException as err:  # handed to the caller
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, name="jobcrawl-alert", daemon=True)
+    thread.start()
+    thread.join(ATTEMPT_TIMEOUTS * timeout)
+    if thread.is_alive():
+        raise SendError(f"{where}: no whole answer within {ATTEMPT_TIMEOUTS * timeout:g} s", retry=True)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def _send_mail(dest: EmailDest, alert: Alert) -> None:

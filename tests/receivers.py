@@ -71,6 +71,47 @@ class Receiver:
         return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
 
 
+class Dripper:
+    """A server on 127.0.0.1 that answers every connection with ``answer`` one byte every ``interval`` seconds (an
+    HTTP status line and headers, an SMTP greeting): each byte comes well within a socket timeout, the whole
+    answer never soon. It reads nothing (a short request waits in the socket's buffer)."""
+
+    def __init__(self, answer: bytes, interval: float = 0.2):
+        self.answer, self.interval = answer, interval
+        self.stop = threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn: socket.socket) -> None:
+        with conn:
+            for byte in self.answer:
+                if self.stop.wait(self.interval):
+                    return
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    def __enter__(self) -> Dripper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

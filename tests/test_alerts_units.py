@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from crawler.alerts import Alert, ConfigError, NtfyDest, SendError, WebhookDest, load_config, send_alert
-from receivers import Receiver
+from crawler.alerts import Alert, ConfigError, EmailDest, NtfyDest, SendError, WebhookDest, load_config, send_alert
+from receivers import Dripper, Receiver
 
 POSTING = {"id": 1, "title": "AI算子开发工程师", "company": "吉利汽车", "city": "杭州", "salary": "43K", "salary_raw": "43K",
            "url": None, "fit": 87, "first_seen": "2026-11-29T04:00:00+00:00", "reasons": ["城市杭州"], "page": None}
@@ -50,6 +50,26 @@ def test_nothing_listening_is_retried_then_reported():
     with pytest.raises(SendError, match="Connection refused") as err:
         send_alert(dest, Alert("w", [POSTING]), out=None, sleep=waits.append)
     assert (err.value.attempts, waits) == (3, [0.25, 0.5])
+
+
+HTTP_ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n" * 4
+SMTP_GREETING = b"220 " + b"x" * 300 + b" ESMTP\r\n"
+
+
+@pytest.mark.parametrize("kind", ["webhook", "email"])
+def test_an_answer_dripped_a_byte_at_a_time_is_given_up_at_the_attempts_deadline(kind):
+    """Each byte within the socket timeout reset it: a delivery (and the run waiting for it) hung for minutes."""
+    with Dripper(HTTP_ANSWER if kind == "webhook" else SMTP_GREETING, interval=0.1) as drip:
+        if kind == "webhook":
+            dest = WebhookDest(type="webhook", url=f"http://127.0.0.1:{drip.port}/h", retries=1, backoff=0, timeout=0.5)
+            where = f"http://127.0.0.1:{drip.port}/h"
+        else:
+            dest = EmailDest(type="email", host="127.0.0.1", port=drip.port, security="none", sender="a@example.org",
+                             to=["b@example.org"], timeout=0.5)
+            where = f"SMTP 127.0.0.1:{drip.port}"
+        with pytest.raises(SendError) as err:
+            send_alert(dest, Alert("w", [POSTING]), out=None, sleep=lambda s: None)
+    assert str(err.value) == f"{where}: no whole answer within 1.5 s" and err.value.retry
 
 
 def test_the_payload_and_key():
