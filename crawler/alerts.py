@@ -71,6 +71,7 @@ from typing import Annotated, Any, Callable, Literal, TextIO, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crawler.db import watches as store
+from crawler.inputs import ConfigFileError, read_config_text
 from normalize.history import pay_label
 from normalize.watch import WatchSpec, candidate, match
 
@@ -215,8 +216,8 @@ def load_profile_of(config: AlertsConfig | None):
     from normalize.skills import load_taxonomy
 
     try:
-        return load_profile(Path(config.profile).read_text(encoding="utf-8"), load_taxonomy())
-    except (OSError, UnicodeDecodeError, ProfileError) as err:
+        return load_profile(read_config_text(Path(config.profile)), load_taxonomy())
+    except (ConfigFileError, UnicodeDecodeError, ProfileError) as err:
         raise ConfigError(f"profile {config.profile}: {err}") from None
 
 

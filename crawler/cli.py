@@ -873,6 +873,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
 
     from crawler.db.runs import record_step_run
     from crawler.db.schema import open_db
+    from crawler.inputs import ConfigFileError, read_config_text
     from crawler.steps import score as step
     from normalize.clock import now_iso
     from normalize.fit import ProfileError, load_profile
@@ -883,8 +884,8 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
     profile = None
     if profile_file:
         try:
-            profile = load_profile(Path(profile_file).read_text(encoding="utf-8"), load_taxonomy())
-        except (ProfileError, UnicodeDecodeError) as err:
+            profile = load_profile(read_config_text(Path(profile_file)), load_taxonomy())
+        except (ProfileError, ConfigFileError, UnicodeDecodeError) as err:
             raise click.UsageError(f"{profile_file}: {err}") from None
     started, clock = now_iso(), time.perf_counter()
     database = open_db(db)
@@ -1270,17 +1271,19 @@ def discover(urls: tuple[str, ...], add_to: str | None, allow_private: bool, tim
 
     from crawler.discover import FetchError, add_entries, entry_toml, unique_name, user_agent
     from crawler.discover import discover as find
+    from crawler.inputs import ConfigFileError, read_config_text
     from crawler.sources import SourcesError, load_sources
 
     for url in urls:
         if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
             raise click.BadParameter(f"{url}: not an http(s) URL", param_hint="URLS")
     contact = None
-    if add_to and Path(add_to).is_file() and Path(add_to).read_text(encoding="utf-8").strip():
+    if add_to and Path(add_to).exists():
         try:
-            contact = load_sources(add_to).contact
-        except SourcesError as err:
-            raise click.UsageError(str(err)) from None
+            if read_config_text(Path(add_to)).strip():
+                contact = load_sources(add_to).contact
+        except (SourcesError, ConfigFileError, UnicodeDecodeError) as err:
+            raise click.UsageError(f"--add-to {add_to}: {err}" if not isinstance(err, SourcesError) else str(err)) from None
     failed, founds = False, []
     for url in urls:
         try:

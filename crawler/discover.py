@@ -278,10 +278,11 @@ def add_entries(path: Path, founds: list[Found]) -> list[tuple[Found, str, bool]
     The new text is validated as a whole (:func:`crawler.sources.load_sources`) and replaces the
     file atomically; :class:`crawler.sources.SourcesError` when the file is not a valid sources file.
     """
+    from crawler.inputs import read_config_text
     from crawler.sources import load_sources
 
     path = Path(path)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = read_config_text(path) if path.exists() else ""
     existing: dict[str, tuple[str, dict[str, Any]]] = {}
     if text.strip():
         loaded = load_sources(path)

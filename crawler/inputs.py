@@ -243,6 +243,35 @@ def open_regular(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes | Problem
         os.close(fd)
 
 
+MAX_CONFIG_BYTES = 2**20
+
+
+class ConfigFileError(ValueError):
+    """A configuration file (sources, profile) that is not read: why, in a few words."""
+
+
+def read_config_text(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
+    """The text (UTF-8) of a configuration file the user names: only a regular file of at most ``max_bytes``,
+    checked on the open descriptor (a FIFO never blocks, a symlink to ``/dev/zero`` is never read, a huge file is
+    refused unread). Raises :class:`ConfigFileError`, or UnicodeDecodeError for text that is not UTF-8."""
+    opened = _open_checked(Path(path))
+    if isinstance(opened, Problem):
+        raise ConfigFileError(opened.detail)
+    fd, st = opened
+    try:
+        if st.st_size > max_bytes:
+            raise ConfigFileError(f"{st.st_size:,} bytes, more than a configuration file may hold "
+                                  f"({max_bytes:,}): not read")
+        data = os.read(fd, max_bytes + 1)
+    except OSError as err:
+        raise ConfigFileError(f"unreadable: {err.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # it grew since it was opened
+        raise ConfigFileError(f"more than a configuration file may hold ({max_bytes:,} bytes): not read")
+    return data.decode("utf-8")
+
+
 def open_stream(path: Path, max_bytes: int = MAX_FILE_BYTES) -> BinaryIO | Problem:
     """``path`` opened for reading in binary mode if it is a regular file of at most ``max_bytes``
     (checked on the open descriptor), else the :class:`Problem`. The caller closes the file."""

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from crawler.inputs import ConfigFileError, read_config_text
 from crawler.safety import Origin
 
 SOURCE_KEYS = {"spider", "enabled", "max_requests", "concurrency", "delay", "max_size_mb", "warn_size_mb",
@@ -149,7 +150,7 @@ def locate_sources(option: str | None, environ: dict[str, str], cwd: Path) -> Pa
         if given is not None:
             path = Path(given)
             if not path.is_file():
-                what = "is a folder" if path.is_dir() else "no such file"
+                what = "is a folder" if path.is_dir() else "not a regular file" if path.exists() else "no such file"
                 raise SourcesError(f"{where} {given}: {what} (try --sources {EXAMPLE}, the bundled example)")
             return path
     default = cwd / DEFAULT_NAME
@@ -167,9 +168,9 @@ def load_sources(path: str | Path, spider_classes: dict[str, type] | None = None
     """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SourcesError(f"{path}: cannot read: {err.strerror or err}") from None
+        data = tomllib.loads(read_config_text(path))
+    except ConfigFileError as err:
+        raise SourcesError(f"{path}: {err}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise SourcesError(f"{path}: not valid TOML: {err}") from None
     unknown = set(data) - {"contact", "defaults", "sources"}

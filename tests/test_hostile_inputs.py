@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import socket
@@ -19,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, ROOT, SEEDS
-from crawler.inputs import InputError, Problem, TooLarge, open_regular, open_stream, quote_name, resolve_inputs
+from crawler.inputs import (ConfigFileError, InputError, Problem, TooLarge, open_regular, open_stream, quote_name,
+                            read_config_text, resolve_inputs)
 from crawler.lock import LockHeld, db_lock, lock_path
 from crawler.pages import tabular
 from crawler.pages.tabular import TableReport, parse_table
@@ -565,3 +567,55 @@ def test_a_60_mb_cell_is_one_quarantined_posting_not_gigabytes_of_copies(tmp_pat
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT title, company FROM postings").fetchall() == [("推理工程师", "乙公司")]
         assert conn.execute("SELECT sum(size) FROM raw_inputs").fetchone()[0] == (tmp_path / "in" / "cell.csv").stat().st_size
+
+
+# --------------------------------------------------------------------------- configuration files the user names
+
+
+def _config(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.toml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "huge":
+        path.write_bytes(b"#" * (2**20 + 1))
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "plain":
+        path.write_text("[sources]\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind, problem", [
+    pytest.param("plain", None, id="a-small-file"),
+    pytest.param("fifo", "a FIFO (named pipe), not a regular file: not read", id="fifo"),
+    pytest.param("zero", "a character device, not a regular file: not read", id="symlink-to-dev-zero"),
+    pytest.param("huge", "1,048,577 bytes, more than a configuration file may hold (1,048,576): not read", id="huge"),
+    pytest.param("folder", "a folder, not a regular file: not read", id="folder"),
+    pytest.param("missing", "unreadable: No such file or directory", id="missing"),
+])
+def test_a_configuration_file_is_read_only_when_it_is_a_small_regular_file(tmp_path, kind, problem):
+    path = _config(tmp_path, kind)
+    if problem is None:
+        assert read_config_text(path) == "[sources]\n"
+    else:
+        with pytest.raises(ConfigFileError, match=f"^{re.escape(problem)}$"):
+            read_config_text(path)
+
+
+@pytest.mark.slow
+def test_a_profile_or_sources_file_that_is_a_fifo_does_not_hang_the_command(tmp_path):
+    """`jobcrawl score --profile FIFO` waited for a writer forever."""
+    fifo = _config(tmp_path, "fifo")
+    db = tmp_path / "jobs.db"
+    ingest(str(SEEDS), "--db", str(db), "--as-of", AS_OF)
+    score = subprocess.run([sys.executable, "-m", "crawler.cli", "score", "--db", str(db), "--profile", str(fifo)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert score.returncode == 2 and score.stderr.splitlines()[-1] == (
+        f"Error: {fifo}: a FIFO (named pipe), not a regular file: not read")
+    huge = _config(tmp_path, "huge")
+    crawl = subprocess.run([sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(huge), "--db",
+                            str(db)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert crawl.returncode == 2 and crawl.stderr.splitlines()[-1] == (
+        f"Error: {huge}: 1,048,577 bytes, more than a configuration file may hold (1,048,576): not read")
