@@ -790,12 +790,15 @@ def retag(db: str, taxonomy: str | None) -> None:
     """
     from crawler.db.schema import open_db
     from crawler.db.skills import retag as run_retag
+    from crawler.inputs import ConfigFileError, read_config_text
     from normalize.skills import TaxonomyError, load_taxonomy
 
     _require_db(db)
     try:
+        if taxonomy:
+            read_config_text(Path(taxonomy), 16 * 2**20)  # a FIFO or a huge file is refused before it is read
         tax = load_taxonomy(taxonomy)
-    except TaxonomyError as err:
+    except (TaxonomyError, ConfigFileError, UnicodeDecodeError) as err:
         raise click.UsageError(f"{taxonomy}: {err}") from None
     database = open_db(db)
     counts = run_retag(database, tax)

@@ -606,7 +606,7 @@ def test_a_configuration_file_is_read_only_when_it_is_a_small_regular_file(tmp_p
 
 @pytest.mark.slow
 def test_a_profile_or_sources_file_that_is_a_fifo_does_not_hang_the_command(tmp_path):
-    """`jobcrawl score --profile FIFO` waited for a writer forever."""
+    """`jobcrawl score --profile FIFO` and `jobcrawl retag --taxonomy FIFO` waited for a writer forever."""
     fifo = _config(tmp_path, "fifo")
     db = tmp_path / "jobs.db"
     ingest(str(SEEDS), "--db", str(db), "--as-of", AS_OF)
@@ -614,6 +614,9 @@ def test_a_profile_or_sources_file_that_is_a_fifo_does_not_hang_the_command(tmp_
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert score.returncode == 2 and score.stderr.splitlines()[-1] == (
         f"Error: {fifo}: a FIFO (named pipe), not a regular file: not read")
+    retag = subprocess.run([sys.executable, "-m", "crawler.cli", "retag", "--db", str(db), "--taxonomy", str(fifo)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert retag.returncode == 2 and retag.stderr.splitlines()[-1] == score.stderr.splitlines()[-1]
     huge = _config(tmp_path, "huge")
     crawl = subprocess.run([sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(huge), "--db",
                             str(db)], cwd=ROOT, capture_output=True, text=True, timeout=60)
