@@ -49,6 +49,11 @@ def test_index_text(text, stored):
     pytest.param('a"b', '"a" "b"', id="quote-inside"),
     pytest.param("。。", '""', id="punctuation-only"),
     pytest.param("", '""', id="empty"),
+    pytest.param("CUDA -Java", '"CUDA" NOT "Java"', id="a-term-left-out"),
+    pytest.param('算子 -"外包"', '"算 子" NOT "外 包"', id="a-phrase-left-out"),
+    pytest.param("-Java", '""', id="exclusions-only-find-nothing"),
+    pytest.param("C-V2X", '"C-V2X"', id="a-hyphen-inside-a-word"),
+    pytest.param("Python - 北京", '"Python" "北 京"', id="a-dash-on-its-own"),
 ])
 def test_fts_query(query, expression):
     assert fts.fts_query(query) == expression
@@ -89,6 +94,10 @@ DOCS = ["精通CUDA高性能编程，熟悉C/C++", "负责Google广告系统的G
     pytest.param("部署 PyTorch", [7], id="two-terms"),
     pytest.param('"PyTorch 与 vLLM"', [7], id="quoted-phrase"),
     pytest.param('"vLLM 与 PyTorch"', [], id="quoted-phrase-in-order"),
+    pytest.param("Go -Google", [], id="left-out-by-a-word"),
+    pytest.param("京 -上海", [], id="left-out-by-a-cjk-term"),
+    pytest.param("CUDA -Rust", [1], id="kept-without-the-word-left-out"),
+    pytest.param("-Rust", [], id="exclusions-only"),
 ])
 def test_what_a_query_finds(query, found):
     assert fts.search_ids(_index(DOCS), query) == found

@@ -54,7 +54,8 @@ _COMPOUND = re.compile(r"[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _TOKEN = re.compile(r"[\w+#]")  # a character unicode61 keeps in a token (roughly: letters, digits, + #)
 # Datasette's escape_fts splitting: whitespace, keeping "quoted phrases" whole.
-_BITS = re.compile(r'\s+|(".*?")')
+_TERMS = re.compile(r'(-?)("[^"]*"|[^\s"]+)')
+"""A term of a search box query: a word or a quoted phrase, ``-`` right before it when it is to be left out."""
 
 TOKENIZER = "unicode61 tokenchars '+#'"
 PLAIN_SQL = "replace(replace({}, char(31), ''), char(57344), '')"
@@ -134,21 +135,23 @@ def _term_phrase(term: str) -> str:
 
 
 def fts_query(query: str) -> str:
-    """A search box query as an FTS5 expression over ``postings_fts``: every term must match.
+    """A search box query as an FTS5 expression over ``postings_fts``: every term must match, and no term
+    written with a leading ``-`` (``CUDA -Java``, ``-"外包"``) may.
 
     Quoting follows Datasette's ``escape_fts`` (unbalanced quotes closed, ``"a b"`` one phrase);
-    a query with no searchable character gives ``""`` (matches nothing).
+    a query with no searchable character, or with exclusions only, gives ``""`` (matches nothing:
+    FTS5 leaves out only from what a term found).
     """
     if query.count('"') % 2:
         query += '"'
-    phrases = []
-    for bit in _BITS.split(query):
-        if not bit or bit == '""':
-            continue
-        phrase = _term_phrase(bit[1:-1] if bit.startswith('"') and bit.endswith('"') and len(bit) > 1 else bit)
+    wanted, unwanted = [], []
+    for minus, bit in _TERMS.findall(query):
+        phrase = _term_phrase(bit[1:-1] if bit.startswith('"') else bit)
         if phrase:
-            phrases.append(phrase)
-    return " ".join(phrases) or '""'
+            (unwanted if minus else wanted).append(phrase)
+    if not wanted:
+        return '""'
+    return " ".join(wanted) + "".join(f" NOT {phrase}" for phrase in unwanted)
 
 
 MATCH_SQL = f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH escape_fts(:search)"
