@@ -319,6 +319,15 @@ def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
     return settings
 
 
+def _check_search(search: str | None) -> None:
+    """A --search of exclusions only (``-Java``) finds nothing: say so instead of running it."""
+    from crawler.db.fts import only_exclusions
+
+    if search and only_exclusions(search):
+        raise click.BadParameter(f"{search!r} only leaves terms out; name one to find too (e.g. 'CUDA {search}')",
+                                 param_hint="--search")
+
+
 def _alert_lines(result) -> None:
     """The alerts step's summary (stdout) and problems (stderr), when the run has watches."""
     lines = result.alerts.lines() if result.alerts else []
@@ -737,6 +746,7 @@ def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool
         raise click.UsageError(str(err)) from None
     if bom and not is_flat(fmt):
         raise click.UsageError(f"--bom applies to csv and tsv, not {fmt}")
+    _check_search(search)
     where, params = export_filter(open_only=open_only, since=_export_since(since), min_score=min_score,
                                   search=search, sources=sources)
     _require_db(db)
@@ -1036,6 +1046,7 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
 
     config = _alerts_config(config_path)
     names = list(destinations) or (list(config.destinations) if config and config.destinations else ["stdout"])
+    _check_search(search)
     try:
         spec = WatchSpec(name=name, search=search, cities=list(cities), min_salary=min_salary, min_fit=min_fit,
                          exclude_duplicates=exclude_duplicates, changed_since=changed_since, destinations=names)

@@ -525,3 +525,11 @@ def test_sniffing_picks_the_jobcrawl_preset_only_for_an_export(header, preset):
     from crawler.pages.tabular import sniff_preset
 
     assert sniff_preset(header)[0].name == preset
+
+
+def test_a_search_that_only_leaves_terms_out_is_refused(seeded_db):
+    proc = run_cli("export", "--db", str(seeded_db), "--search", "-Java")
+    assert proc.returncode == 2 and proc.stderr.splitlines()[-1] == (
+        "Error: Invalid value for --search: '-Java' only leaves terms out; name one to find too (e.g. 'CUDA -Java')")
+    kept = run_cli("export", "--db", str(seeded_db), "--search", "算子 -初速度", check=True)  # both say 算子
+    assert [json.loads(line)["title"] for line in kept.stdout.splitlines()] == ["AI算子开发工程师"]

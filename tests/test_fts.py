@@ -59,6 +59,17 @@ def test_fts_query(query, expression):
     assert fts.fts_query(query) == expression
 
 
+@pytest.mark.parametrize("query, only", [
+    pytest.param("-Java", True, id="one-left-out"),
+    pytest.param('-"外包" -Java', True, id="several-left-out"),
+    pytest.param("CUDA -Java", False, id="one-to-find"),
+    pytest.param("", False, id="empty"),
+    pytest.param("- 。", False, id="nothing-searchable"),
+])
+def test_only_exclusions(query, only):
+    assert fts.only_exclusions(query) is only
+
+
 def _index(texts: list[str], column: str = "body") -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
     conn.execute(f"CREATE VIRTUAL TABLE {fts.TABLE} USING fts5({', '.join(fts.COLUMNS)}, tokenize=\"{fts.TOKENIZER}\")")

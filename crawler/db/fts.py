@@ -134,6 +134,24 @@ def _term_phrase(term: str) -> str:
     return '"' + " ".join(tokens).replace('"', '""') + '"' + ("*" if prefix else "")
 
 
+def _terms(query: str) -> tuple[list[str], list[str]]:
+    """The FTS5 phrases of a search box query: (those to find, those to leave out)."""
+    if query.count('"') % 2:
+        query += '"'
+    wanted, unwanted = [], []
+    for minus, bit in _TERMS.findall(query):
+        phrase = _term_phrase(bit[1:-1] if bit.startswith('"') else bit)
+        if phrase:
+            (unwanted if minus else wanted).append(phrase)
+    return wanted, unwanted
+
+
+def only_exclusions(query: str) -> bool:
+    """The query leaves terms out and names none to find (``-Java``): it finds nothing; commands refuse it."""
+    wanted, unwanted = _terms(query)
+    return bool(unwanted) and not wanted
+
+
 def fts_query(query: str) -> str:
     """A search box query as an FTS5 expression over ``postings_fts``: every term must match, and no term
     written with a leading ``-`` (``CUDA -Java``, ``-"外包"``) may.
@@ -142,13 +160,7 @@ def fts_query(query: str) -> str:
     a query with no searchable character, or with exclusions only, gives ``""`` (matches nothing:
     FTS5 leaves out only from what a term found).
     """
-    if query.count('"') % 2:
-        query += '"'
-    wanted, unwanted = [], []
-    for minus, bit in _TERMS.findall(query):
-        phrase = _term_phrase(bit[1:-1] if bit.startswith('"') else bit)
-        if phrase:
-            (unwanted if minus else wanted).append(phrase)
+    wanted, unwanted = _terms(query)
     if not wanted:
         return '""'
     return " ".join(wanted) + "".join(f" NOT {phrase}" for phrase in unwanted)
