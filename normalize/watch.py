@@ -59,6 +59,14 @@ class WatchSpec(BaseModel):
     def _search(cls, value: str | None) -> str | None:
         return value.strip() or None if value is not None else None
 
+    @field_validator("cities")
+    @classmethod
+    def _cities(cls, value: list[str]) -> list[str]:
+        cities = [city.strip() for city in value]
+        if not all(cities):
+            raise ValueError("a city must be named (an empty one would match no posting)")
+        return cities
+
     @field_validator("min_salary")
     @classmethod
     def _floor(cls, value: str | None) -> str | None:

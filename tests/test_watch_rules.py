@@ -64,10 +64,15 @@ def test_parse_min_salary(text, expected):
     pytest.param(dict(name="x", min_salary="lots"), "'lots' is not an amount of money", id="bad-floor"),
     pytest.param(dict(name="x", min_fit=101), "less than or equal to 100", id="fit-over-100"),
     pytest.param(dict(name="x", changed_since="yesterday"), "'yesterday' is not an ISO date", id="bad-time"),
+    pytest.param(dict(name="x", cities=["北京", " "]), "a city must be named", id="empty-city"),
 ])
 def test_spec_errors(spec, message):
     with pytest.raises(ValidationError, match=message):
         WatchSpec(**spec)
+
+
+def test_cities_are_kept_without_the_spaces_around_them():
+    assert WatchSpec(name="x", cities=[" 北京 ", "上海"]).cities == ["北京", "上海"]
 
 
 def test_changed_since_is_stored_as_utc():
