@@ -652,12 +652,18 @@ def reparse(db: str, sources: tuple[str, ...], verbose: int, quiet: bool, as_jso
       jobcrawl reparse --db jobs.db
       jobcrawl reparse --db jobs.db --source greenhouse --source lever
     """
+    from crawler.db.queries import raw_input_sources
     from crawler.lock import LockHeld, db_lock
     from crawler.progress import make_progress
     from crawler.runner import Job, run_job
     from crawler.spiders.reparse import ReparseSpider
 
     _require_db(db)
+    stored = raw_input_sources(db)
+    unknown = [name for name in sources if name not in stored]
+    if unknown:
+        raise click.BadParameter(f"no raw input of {', '.join(map(repr, unknown))} in {db} (its sources: "
+                                 f"{', '.join(stored) or 'none'})", param_hint="--source")
     progress = make_progress(sys.stderr, quiet=quiet, noun="inputs")
     try:
         with db_lock(db):

@@ -169,3 +169,6 @@ def test_a_parser_fix_reaches_an_input_that_was_quarantined_whole(tmp_path):
         ("CUDA 算子工程师", "示例科技"), ("LLM Inference Engineer", "Example Inc.")]
     assert sql(db, "SELECT count(*) FROM raw_inputs") == [(1,)]  # nothing read again
     assert sql(db, "SELECT count(*) FROM quarantine") == [(1,)]  # the first parse's record stays, once
+    mistyped = run_cli("reparse", "--db", str(db), "--source", "tabluar")  # it reparsed nothing, exit 0
+    assert mistyped.returncode == 2 and mistyped.stderr.splitlines()[-1] == (
+        f"Error: Invalid value for --source: no raw input of 'tabluar' in {db} (its sources: tabular)")

@@ -36,6 +36,17 @@ def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, s
         conn.close()
 
 
+def raw_input_sources(path: str | Path) -> list[str]:
+    """The sources of the raw inputs stored in the database at ``path``, sorted (read-only)."""
+    from crawler.db import readonly_uri
+
+    conn = sqlite3.connect(readonly_uri(path), uri=True)
+    try:
+        return [r[0] for r in conn.execute("SELECT DISTINCT source FROM raw_inputs ORDER BY source")]
+    finally:
+        conn.close()
+
+
 def foreign_tables(path: str | Path) -> list[str]:
     """The tables of the SQLite file at ``path`` when it is not a jobcrawl database (it has tables but not
     jobcrawl's migrations); empty for a jobcrawl database or an empty one."""
