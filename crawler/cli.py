@@ -806,13 +806,13 @@ def retag(db: str, taxonomy: str | None) -> None:
     """
     from crawler.db.schema import open_db
     from crawler.db.skills import retag as run_retag
-    from crawler.inputs import ConfigFileError, read_config_text
+    from crawler.inputs import TAXONOMY_MAX_BYTES, ConfigFileError, read_config_text
     from normalize.skills import TaxonomyError, load_taxonomy
 
     _require_db(db)
     try:
         if taxonomy:
-            read_config_text(Path(taxonomy), 16 * 2**20)  # a FIFO or a huge file is refused before it is read
+            read_config_text(Path(taxonomy), TAXONOMY_MAX_BYTES)  # a FIFO or a huge file is refused unread
         tax = load_taxonomy(taxonomy)
     except (TaxonomyError, ConfigFileError, UnicodeDecodeError) as err:
         raise click.UsageError(f"{taxonomy}: {err}") from None

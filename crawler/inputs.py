@@ -244,6 +244,8 @@ def open_regular(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes | Problem
 
 
 MAX_CONFIG_BYTES = 2**20
+TAXONOMY_MAX_BYTES = 16 * 2**20
+"""A skill taxonomy may be larger than other configuration files (the packaged one is about 100 KB)."""
 
 
 class ConfigFileError(ValueError):
@@ -262,7 +264,11 @@ def read_config_text(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
         if st.st_size > max_bytes:
             raise ConfigFileError(f"{st.st_size:,} bytes, more than a configuration file may hold "
                                   f"({max_bytes:,}): not read")
-        data = os.read(fd, max_bytes + 1)
+        parts, total = [], 0
+        while total <= max_bytes and (block := os.read(fd, max_bytes + 1 - total)):
+            parts.append(block)
+            total += len(block)
+        data = b"".join(parts)
     except OSError as err:
         raise ConfigFileError(f"unreadable: {err.strerror}") from None
     finally:

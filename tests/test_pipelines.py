@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import threading
 
 import pytest
 from scrapy.utils.test import get_crawler
@@ -12,6 +14,7 @@ from scrapy.utils.test import get_crawler
 from conftest import AS_OF, SEEDS
 from crawler.db import fts
 from crawler.db.rows import POSTING_COLS, Batch, posting_row, search_body
+from crawler.inputs import ConfigFileError
 from crawler.pages.appexport import parse_dump
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.skills import SkillsPipeline
@@ -269,6 +272,26 @@ def test_a_number_sqlite_cannot_store_is_quarantined_with_its_posting_not_its_ba
     assert [q[4:6] for b in batches for q in b.quarantine] == [
         ("store_error", "store error: ValueError: company_info_size_min 99999999999999999999999 does not fit an "
                         "SQLite integer")]
+
+
+def test_a_taxonomy_setting_that_names_a_fifo_fails_the_stage_at_once(tmp_path):
+    """JOBCRAWL_TAXONOMY naming a FIFO made every worker wait for a writer forever."""
+    fifo = tmp_path / "skills.toml"
+    os.mkfifo(fifo)
+
+    def writer_that_closes():  # lets the old code's blocked open return (empty), so that it fails, not hangs
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # no reader: the new code never opened it for reading
+            pass
+
+    timer = threading.Timer(5, writer_that_closes)
+    timer.start()
+    try:
+        with pytest.raises(ConfigFileError, match=r"^a FIFO \(named pipe\), not a regular file: not read$"):
+            SkillsPipeline.from_crawler(crawler_with(JOBCRAWL_TAXONOMY=str(fifo)))
+    finally:
+        timer.cancel()
 
 
 def test_posting_rows_are_plain_values():
