@@ -22,6 +22,7 @@ __all__ = [
     "LONE_SURROGATE",
     "find_matches",
     "replace_lone_surrogates",
+    "zero_filled_tail",
 ]
 
 
@@ -40,6 +41,9 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+
+WIDE_BOMS = tuple(bom for bom, encoding in _BOMS if encoding != "utf-8")
+ZERO_TAIL = "{:,} NUL bytes at its end left out (a zero-filled tail: a write cut short)"
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """A UTF-16 surrogate code point on its own (JSON and ``surrogateescape`` let them into a str); Rust-backed matchers
@@ -79,12 +83,15 @@ _BINARY_SAMPLE = 8192
 def decode_bytes(data: bytes) -> tuple[str, str]:
     """Decode an input file: returns ``(text, encoding)`` or raises :class:`DecodeError`.
 
-    Accepted: UTF-8 with or without BOM, UTF-16/32 with BOM, GB18030 (which covers GBK and GB2312).
+    Accepted: UTF-8 with or without BOM, UTF-16/32 with BOM, GB18030 (which covers GBK and GB2312); a
+    :func:`zero_filled_tail` of a file without a BOM is left out.
     Rejected with a reason: empty input, binary data (NUL bytes or many control characters),
     a file mixing UTF-8 with another encoding, and bytes no accepted encoding can read.
     """
     if not data:
         raise DecodeError("empty", "empty file (0 bytes)")
+    if tail := zero_filled_tail(data):
+        data = data[:-tail]
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
@@ -114,6 +121,18 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     except UnicodeDecodeError as err:
         raise DecodeError("bad_encoding", f"unknown encoding: neither UTF-8 nor GB18030 (bad byte at {err.start})") from None
     return _check_not_binary(text, "gb18030"), "gb18030"
+
+
+def zero_filled_tail(data: bytes) -> int:
+    """How many NUL bytes end ``data`` after its last other byte (0 when it holds nothing else, or
+    starts with a UTF-16/32 byte-order mark: there NUL bytes are text).
+
+    A file system fills the part of a file a crash kept it from writing with zeros: such a tail is
+    no data, and the text before it is read as if the file ended there."""
+    if data.startswith(WIDE_BOMS):
+        return 0
+    kept = len(data.rstrip(b"\x00"))
+    return len(data) - kept if kept else 0
 
 
 # Four well-formed 3-byte UTF-8 characters in a row (CJK text): GBK bytes almost never form this

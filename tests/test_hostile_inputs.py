@@ -6,6 +6,7 @@ fail the test instead of the machine."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from crawler.lock import LockHeld, db_lock, lock_path
 from crawler.pages import tabular
 from crawler.pages.tabular import TableReport, parse_table
 from normalize.models import Quarantined, RawInput, RawPosting
+from normalize.text import DecodeError, decode_bytes, zero_filled_tail
 
 SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_bytes()
 SEED3 = (SEEDS / "003_5eabc84b6ca487f0.txt").read_bytes()
@@ -545,6 +547,97 @@ def test_tables_cli_names_bad_rows_and_repairs(tmp_path):
     assert "files read 3 · postings found 7 · new 4 · updated 0 · unchanged 0 · quarantined 3" in proc.stdout
     conn = sqlite3.connect(db)
     assert sorted(conn.execute("SELECT company, title FROM postings")) == [("b", "a"), ("丁", "丙"), ("乙", "甲"), ("己", "戊")]
+
+
+# --------------------------------------------------------------------------- a zero-filled tail (a write cut short)
+
+
+ZEROS = b"\x00" * 4096
+UTF16_ROWS = "\ufeff职位名称,公司名称\n甲,乙\n".encode("utf-16-le")
+
+
+@pytest.mark.parametrize("data, tail", [
+    pytest.param(b"a,b\n" + ZEROS, 4096, id="text-then-zeros"),
+    pytest.param(b"a,b" + b"\x00", 1, id="one-nul"),
+    pytest.param(ZEROS, 0, id="only-zeros"),
+    pytest.param(b"", 0, id="empty"),
+    pytest.param(b"a\x00b\n", 0, id="a-nul-inside"),
+    pytest.param(b"a\x00b\n\x00\x00", 2, id="a-nul-inside-and-a-tail"),
+    pytest.param(UTF16_ROWS + ZEROS, 0, id="utf16-with-bom"),
+    pytest.param(b"\xef\xbb\xbfa\n" + ZEROS, 4096, id="utf8-with-bom"),
+])
+def test_zero_filled_tail(data, tail):
+    assert zero_filled_tail(data) == tail
+
+
+@pytest.mark.parametrize("data, decoded", [
+    pytest.param("职位\n".encode() + ZEROS, ("职位\n", "utf-8"), id="utf-8"),
+    pytest.param("推理工程师，北京\n".encode("gb18030") + ZEROS, ("推理工程师，北京\n", "gb18030"), id="gb18030"),
+    pytest.param(b"\xef\xbb\xbfa\n" + ZEROS, ("a\n", "utf-8-sig"), id="utf-8-bom"),
+    pytest.param(b"a\x00b\n" + ZEROS, ("binary", "binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)"),
+                 id="a-nul-inside-is-still-binary"),
+    pytest.param(ZEROS, ("binary", "binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)"),
+                 id="nothing-but-zeros"),
+])
+def test_decode_bytes_leaves_out_a_zero_filled_tail(data, decoded):
+    try:
+        assert decode_bytes(data) == decoded
+    except DecodeError as err:
+        assert (err.reason, str(err)) == decoded
+
+
+ZERO_ROWS = "职位名称,公司名称\n甲,乙\n丙,丁\n".encode()
+
+
+@pytest.mark.parametrize("data, fmt, locator, single_input_bytes", [
+    pytest.param(ZERO_ROWS + ZEROS, "csv", "t.csv", None, id="csv"),
+    pytest.param(ZERO_ROWS + ZEROS * 300, "csv", "t.csv", 64, id="csv-read-as-a-stream"),
+    pytest.param(ZERO_ROWS.replace(b"\n", b"\r") + ZEROS, "csv", "t.csv", None, id="csv-with-cr-lines"),
+    pytest.param(b'{"title": "\xe7\x94\xb2", "company": "x"}\n{"title": "\xe4\xb8\x99", "company": "y"}\n' + ZEROS,
+                 "jsonl", "t.jsonl", None, id="jsonl"),
+    pytest.param(b'[{"title": "\xe7\x94\xb2", "company": "x"}, {"title": "\xe4\xb8\x99", "company": "y"}]' + ZEROS,
+                 "jsonl", "t.json", None, id="json-array"),
+])
+def test_a_zero_filled_tail_is_left_out_and_every_row_before_it_read(data, fmt, locator, single_input_bytes):
+    """A table a crash cut short ends in NUL bytes: before, a tail in the first 8 KB made the whole file
+    "binary" (no row read) and a later one became a row of NULs, quarantined as a 4,096-character title."""
+    report = TableReport(locator=locator, format=fmt)
+    stream = io.BytesIO(data) if single_input_bytes else data
+    items = list(parse_table(stream, locator=locator, fetched_at=T0, as_of=T0, fmt=fmt, report=report,
+                             single_input_bytes=single_input_bytes))
+    assert outcome(items) == ([(2, "甲"), (3, "丙")] if fmt == "csv" else [(1, "甲"), (2, "丙")], [])
+    assert report.zero_tail == len(data) - len(data.rstrip(b"\x00"))
+    assert report.repair_lines() == [f"{locator}: {report.zero_tail:,} NUL bytes at its end left out "
+                                     "(a zero-filled tail: a write cut short)"]
+    assert report.line().endswith(f"· {report.zero_tail:,} NUL bytes at its end left out (a zero-filled tail: a write cut short)")
+    if single_input_bytes is None:  # one raw input: the file, zeros and all
+        assert (items[0].sha256, items[0].size) == (hashlib.sha256(data).hexdigest(), len(data))
+
+
+@pytest.mark.slow
+def test_files_a_crash_cut_short_are_read_to_their_last_byte_of_data(tmp_path):
+    """A dump, a small table and a large sparse one, each ended by zeros: every posting stored and one repaired
+    line each (the old code quarantined the first two whole as binary and read the 200 MB tail as one row)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "dump.txt").write_bytes(SEED0 + ZEROS)
+    (folder / "small.csv").write_bytes(ZERO_ROWS + ZEROS)
+    with (folder / "sparse.csv").open("wb") as out:
+        out.write(ZERO_ROWS.replace("甲".encode(), "戊".encode()).replace("丙".encode(), "庚".encode()))
+        out.truncate(len(ZERO_ROWS) + 200 * 2**20)
+    db = tmp_path / "jobs.db"
+    proc = ingest(str(folder), "--db", str(db), "--as-of", AS_OF, "--workers", "1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [line for line in proc.stderr.splitlines() if line.startswith("repaired")] == [
+        "repaired: dump.txt: 4,096 NUL bytes at its end left out (a zero-filled tail: a write cut short)",
+        "repaired: small.csv: 4,096 NUL bytes at its end left out (a zero-filled tail: a write cut short)",
+        "repaired: sparse.csv: 209,715,200 NUL bytes at its end left out (a zero-filled tail: a write cut short)",
+    ]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 0
+        assert sorted(conn.execute("SELECT title FROM postings WHERE source = 'tabular'")) == [
+            ("丙",), ("庚",), ("戊",), ("甲",)]
+        assert conn.execute("SELECT count(*) FROM postings WHERE source = 'textdump'").fetchone()[0] == 1
 
 
 # --------------------------------------------------------------------------- a posting that is not one posting

@@ -56,7 +56,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 from normalize.dedupe import canonical_url
 from normalize.fields import EDUCATION_LEVELS
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
-from normalize.text import DecodeError, decode_bytes, fold
+from normalize.text import WIDE_BOMS, ZERO_TAIL, DecodeError, decode_bytes, fold, zero_filled_tail
 
 from crawler.inputs import quote_name, size_text
 
@@ -560,6 +560,7 @@ class TableReport:
     error: str | None = None
     repaired_rows: int = 0  # rows with a JSON value of the wrong type, read as text
     repaired: list[str] = field(default_factory=list)  # one line for each of the first REPAIR_LINES of them
+    zero_tail: int = 0  # NUL bytes ending the file (a write cut short), left out
 
     def note_repair(self, where: str, notes: list[str]) -> None:
         """Count a repaired row; keep its line (``locator#row: field: …``) if fewer than REPAIR_LINES are kept."""
@@ -570,7 +571,8 @@ class TableReport:
     def repair_lines(self) -> list[str]:
         """The kept repair lines, and one for the rows beyond them."""
         more = self.repaired_rows - len(self.repaired)
-        return self.repaired + ([f"{quote_name(self.locator)}: {more} more rows repaired the same way"] if more else [])
+        return (self.repaired + ([f"{quote_name(self.locator)}: {more} more rows repaired the same way"] if more else [])
+                + ([f"{quote_name(self.locator)}: {ZERO_TAIL.format(self.zero_tail)}"] if self.zero_tail else []))
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"repaired": self.repair_lines()}
@@ -595,6 +597,7 @@ class TableReport:
                 f"blank skipped {self.blank_rows}" + (f" · {self.duplicates} repeat an earlier row's id (the later row wins)"
                                                        if self.duplicates else "")
                 + (f" · repaired {self.repaired_rows} (JSON values of the wrong type read as text)" if self.repaired_rows else "")
+                + (f" · {ZERO_TAIL.format(self.zero_tail)}" if self.zero_tail else "")
                 + self._unchanged_note())
 
     def _unchanged_note(self) -> str:
@@ -640,8 +643,11 @@ class _Source:
     """
 
     def __init__(self, *, encoding: str, head: bytes, whole: bool, stream: BinaryIO | None = None,
-                 text: str | None = None, skip: int = 0, newline: str = "\n", lossy: bool = False):
+                 text: str | None = None, skip: int = 0, newline: str = "\n", lossy: bool = False,
+                 end: int | None = None, size: int | None = None):
         self.encoding, self.head, self.whole, self.stream, self.text = encoding, head, whole, stream, text
+        self.end = end  # the data's end in bytes: a zero-filled tail after it is not read
+        self.zero_tail = 0 if end is None or size is None else size - end
         self.lossy = lossy  # some lines are not in the encoding: their records are quarantined, the bytes kept
         self.array: list | tuple[str, str] | None = None  # a .json file's parsed array, or its problem
         self.codec = "utf-8" if encoding == "utf-8-sig" else encoding  # the BOM is skipped, not decoded
@@ -655,7 +661,8 @@ class _Source:
         """The same input from its start (for a second pass)."""
         stream.seek(0)
         again = _Source(encoding=self.encoding, head=self.head, whole=self.whole, stream=self.stream, text=self.text,
-                        skip=self.skip, newline=self.newline, lossy=self.lossy)
+                        skip=self.skip, newline=self.newline, lossy=self.lossy, end=self.end)
+        again.zero_tail = self.zero_tail
         again.array = self.array
         return again
 
@@ -669,7 +676,7 @@ class _Source:
             return
         assert self.stream is not None
         skip = self.skip
-        for chunk in self.stream:
+        for chunk in self._chunks():
             self._raws.append(chunk)
             if skip:
                 chunk, skip = chunk[skip:], 0
@@ -681,6 +688,20 @@ class _Source:
             self.line_no += 1
             self._texts.append(line)
             yield line
+
+    def _chunks(self) -> Iterator[bytes]:
+        """The stream's lines up to :attr:`end`. (Not ``yield from`` the stream: closing that generator
+        would close the file.)"""
+        assert self.stream is not None
+        if self.end is None or not self.zero_tail:
+            return iter(self.stream)
+        return self._bounded_lines(self.stream, self.end - self.stream.tell())
+
+    @staticmethod
+    def _bounded_lines(stream: BinaryIO, left: int) -> Iterator[bytes]:
+        while left > 0 and (chunk := stream.readline(left)):
+            left -= len(chunk)
+            yield chunk
 
     def take(self) -> tuple[str, bytes | None]:
         """Text and bytes of the lines read since the last call."""
@@ -1075,6 +1096,7 @@ def parse_table(data: bytes | Path | BinaryIO, *, locator: str, fetched_at: str,
     with stream:
         try:
             src = _open(stream, fmt, limit, locator)
+            report.zero_tail = src.zero_tail
         except DecodeError as err:
             report.error = str(err)
             sha, size = _file_sha(stream)
@@ -1117,7 +1139,10 @@ def _open(stream: BinaryIO, fmt: str, limit: int, locator: str = "") -> _Source:
     bytes are quarantined (``lossy``: its raw inputs keep their bytes)."""
     head = stream.read(limit + 1)
     whole = len(head) <= limit
-    sample = head[:HEAD_BYTES]
+    size = len(head) if whole else stream.seek(0, io.SEEK_END)
+    wide = head.startswith(WIDE_BOMS)
+    end = size if wide else size - zero_filled_tail(head) if whole else _data_end(stream, size)
+    sample = head[:min(HEAD_BYTES, end)]
     newline = "\r" if b"\n" not in sample and b"\r" in sample else "\n"
     json_array = (fmt == "jsonl" and not locator.lower().endswith((".jsonl", ".ndjson"))
                   and sample.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["))
@@ -1129,20 +1154,33 @@ def _open(stream: BinaryIO, fmt: str, limit: int, locator: str = "") -> _Source:
             cut = head.rfind(b"\n", 0, HEAD_BYTES)
             text, encoding = None, decode_bytes(head[:cut + 1] if cut > 0 else head[:HEAD_BYTES])[1]
     except DecodeError as err:
-        if err.reason not in ("mixed_encoding", "bad_encoding") or newline != "\n" or json_array \
-                or head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        if err.reason not in ("mixed_encoding", "bad_encoding") or newline != "\n" or json_array or wide:
             raise
         text, encoding, lossy = None, _per_line_encoding(sample), True
     stream.seek(0)
     if encoding in ("utf-8", "utf-8-sig", "gb18030") and newline == "\n" and not json_array:
         return _Source(encoding=encoding, head=sample, whole=whole, stream=stream, lossy=lossy,
-                       skip=3 if encoding == "utf-8-sig" else 0)
+                       skip=3 if encoding == "utf-8-sig" else 0, end=end, size=size)
     if text is None:
-        text, encoding = decode_bytes(stream.read())  # UTF-16/32 or \r lines: decoded whole
-    src = _Source(encoding=encoding, head=sample, whole=True, text=text, newline=newline)
+        text, encoding = decode_bytes(stream.read(end))  # UTF-16/32 or \r lines: decoded whole
+    src = _Source(encoding=encoding, head=sample, whole=True, text=text, newline=newline, end=end, size=size)
     if json_array:
         src.array = _load_array(text)
     return src
+
+
+def _data_end(stream: BinaryIO, size: int) -> int:
+    """Where a large input's data ends: ``size`` less its :func:`zero_filled_tail` (``size`` when it
+    holds nothing but NUL bytes), read back from its end."""
+    end = size
+    while end:
+        start = max(0, end - 2**20)
+        stream.seek(start)
+        kept = len(stream.read(end - start).rstrip(b"\x00"))
+        if kept:
+            return start + kept
+        end = start
+    return size
 
 
 def _per_line_encoding(sample: bytes) -> str:

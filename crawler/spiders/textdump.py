@@ -29,14 +29,14 @@ from scrapy.utils.asyncio import run_in_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crawler.inputs import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, open_regular, read_group,
-                            resolve_inputs, stat_of)
+                            quote_name, resolve_inputs, stat_of)
 from crawler.ledger import parser_of
 from crawler.pages.appexport import parse_dump
 from crawler.report import report_of
 from crawler.spiders import SpiderArgumentError, argument_error, check_arguments, describe
 from normalize.clock import iso_utc, now_iso
 from normalize.models import Quarantined, RawInput
-from normalize.text import sha256_hex
+from normalize.text import ZERO_TAIL, sha256_hex, zero_filled_tail
 
 
 class TextdumpArgs(BaseModel):
@@ -245,6 +245,8 @@ class TextdumpSpider(scrapy.Spider):
             yield item
         self.report.found += found
         self.report.files += 1
+        if tail := zero_filled_tail(body):
+            self.report.repaired.append(f"{quote_name(inp.locator)}: {ZERO_TAIL.format(tail)}")
 
     def failed(self, failure):
         meta = failure.request.meta
