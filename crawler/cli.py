@@ -309,14 +309,31 @@ def _check_mapped_columns(mapping: dict[str, str], inputs: list, fmt: str) -> No
 
 
 def _setting_pairs(pairs: tuple[str, ...], hint: str) -> dict[str, str]:
-    """``NAME=VALUE`` options as a settings dict; a pair without ``=`` is a usage error."""
+    """``NAME=VALUE`` options as a settings dict; a pair without ``=``, or a JOBCRAWL_TAXONOMY that names no
+    taxonomy, is a usage error."""
     settings = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=hint)
         settings[name] = value
+    if settings.get("JOBCRAWL_TAXONOMY"):
+        _taxonomy(settings["JOBCRAWL_TAXONOMY"], "JOBCRAWL_TAXONOMY=")
     return settings
+
+
+def _taxonomy(path: str | None, hint: str = ""):
+    """The skill taxonomy at ``path`` (None: the packaged one); one that cannot be read or is no taxonomy is a
+    usage error naming the file and why."""
+    from crawler.inputs import ConfigFileError, read_taxonomy
+    from normalize.skills import TaxonomyError
+
+    try:
+        return read_taxonomy(path)
+    except ConfigFileError as err:
+        raise click.UsageError(f"{hint}{path}: {err}") from None
+    except TaxonomyError as err:
+        raise click.UsageError(f"{hint}{err}") from None
 
 
 def _check_search(search: str | None) -> None:
@@ -806,16 +823,9 @@ def retag(db: str, taxonomy: str | None) -> None:
     """
     from crawler.db.schema import open_db
     from crawler.db.skills import retag as run_retag
-    from crawler.inputs import TAXONOMY_MAX_BYTES, ConfigFileError, read_config_text
-    from normalize.skills import TaxonomyError, load_taxonomy
 
     _require_db(db)
-    try:
-        if taxonomy:
-            read_config_text(Path(taxonomy), TAXONOMY_MAX_BYTES)  # a FIFO or a huge file is refused unread
-        tax = load_taxonomy(taxonomy)
-    except (TaxonomyError, ConfigFileError, UnicodeDecodeError) as err:
-        raise click.UsageError(f"{taxonomy}: {err}") from None
+    tax = _taxonomy(taxonomy)
     database = open_db(db)
     counts = run_retag(database, tax)
     database.close()

@@ -278,6 +278,20 @@ def read_config_text(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
     return data.decode("utf-8")
 
 
+def read_taxonomy(path: str | Path | None):
+    """The skill taxonomy at ``path`` (None: the packaged one), read only when it is a regular file of at most
+    :data:`TAXONOMY_MAX_BYTES` (:func:`read_config_text`). Raises :class:`ConfigFileError`, or
+    :class:`normalize.skills.TaxonomyError` (its message names the file) for one that is not a taxonomy."""
+    from normalize.skills import TaxonomyError, load_taxonomy
+
+    if path:
+        try:
+            read_config_text(Path(path), TAXONOMY_MAX_BYTES)
+        except UnicodeDecodeError as err:
+            raise TaxonomyError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return load_taxonomy(path)
+
+
 def open_stream(path: Path, max_bytes: int = MAX_FILE_BYTES) -> BinaryIO | Problem:
     """``path`` opened for reading in binary mode if it is a regular file of at most ``max_bytes``
     (checked on the open descriptor), else the :class:`Problem`. The caller closes the file."""

@@ -458,10 +458,10 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     from crawler.db import skills
     from crawler.db.runs import start_run, steps_pending
     from crawler.db.schema import open_db
-    from normalize.skills import load_taxonomy
+    from crawler.inputs import read_taxonomy
 
     overrides = dict(settings or {})
-    taxonomy = load_taxonomy(overrides.get("JOBCRAWL_TAXONOMY"))
+    taxonomy = read_taxonomy(overrides.get("JOBCRAWL_TAXONOMY"))
     database = open_db(db)
     pending = steps_pending(database)  # before start_run marks them pending for this run
     run_ids = [start_run(database, job.kind, job.args, source=job.source, mark_stale=not i) for i, job in enumerate(jobs)]

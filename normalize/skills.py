@@ -374,9 +374,15 @@ class Taxonomy:
     def __init__(self, data: bytes, origin: str = "<bytes>") -> None:
         self.version = hashlib.sha256(data).hexdigest()[:16]
         try:
+            self._build(data)
+        except TaxonomyError as err:  # every problem names the file once
+            raise TaxonomyError(f"{origin}: {err}") from None
+
+    def _build(self, data: bytes) -> None:
+        try:
             doc = tomllib.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-            raise TaxonomyError(f"{origin}: {err}") from None
+            raise TaxonomyError(str(err)) from None
         guards = {name: _compile_guard(name, spec) for name, spec in doc.get("guards", {}).items()}
         self.skills: list[Skill] = []
         self._index: dict[str, int] = {}
@@ -391,6 +397,8 @@ class Taxonomy:
         for category in CATEGORIES:
             for entry in skills_doc.get(category, ()):
                 self._add_skill(category, entry, guards, used_guards, variants)
+        if not self.skills:
+            raise TaxonomyError("defines no skills (no entry under [skills]): it would tag nothing")
         for folded, alias in variants:
             self._aliases.setdefault(folded, alias)
         self._check_parents()
@@ -767,8 +775,8 @@ def _load(path: str | None) -> Taxonomy:
 def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     """The taxonomy from ``path`` (default: the packaged ``normalize/data/skills.toml``), cached per path.
 
-    Raises :class:`TaxonomyError` on a malformed file (unknown category or key, duplicate skill or
-    alias, missing parent, parent cycle, unknown or unused guard, bad regex).
+    Raises :class:`TaxonomyError` on a malformed file (no skill, unknown category or key, duplicate skill
+    or alias, missing parent, parent cycle, unknown or unused guard, bad regex).
     """
     return _load(None if path is None else str(Path(path).resolve()))
 

@@ -697,6 +697,26 @@ def test_a_configuration_file_is_read_only_when_it_is_a_small_regular_file(tmp_p
             read_config_text(path)
 
 
+@pytest.mark.parametrize("kind, problem", [
+    pytest.param("fifo", "{path}: a FIFO (named pipe), not a regular file: not read", id="fifo"),
+    pytest.param("huge", "{resolved}: defines no skills (no entry under [skills]): it would tag nothing",
+                 id="over-a-megabyte-is-read-a-taxonomy-may-hold-16"),
+    pytest.param("plain", "{resolved}: defines no skills (no entry under [skills]): it would tag nothing",
+                 id="no-skill"),
+    pytest.param("missing", "{path}: unreadable: No such file or directory", id="missing"),
+])
+def test_a_taxonomy_setting_that_names_no_taxonomy_is_a_usage_error_before_the_run(tmp_path, kind, problem):
+    """`-s JOBCRAWL_TAXONOMY=FIFO` hung the run (its set-up read the file before any stage checked it); a file
+    with no skill in it tagged nothing and went unnoticed."""
+    path = _config(tmp_path, kind)
+    db = tmp_path / "jobs.db"
+    proc = subprocess.run([sys.executable, "-m", "crawler.cli", "ingest", str(SEEDS), "--db", str(db),
+                           "-s", f"JOBCRAWL_TAXONOMY={path}"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == "Error: JOBCRAWL_TAXONOMY=" + problem.format(path=path, resolved=path.resolve())
+    assert not db.exists()
+
+
 @pytest.mark.slow
 def test_a_profile_or_sources_file_that_is_a_fifo_does_not_hang_the_command(tmp_path):
     """`jobcrawl score --profile FIFO` and `jobcrawl retag --taxonomy FIFO` waited for a writer forever."""

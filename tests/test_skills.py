@@ -528,6 +528,8 @@ def test_custom_taxonomy_is_used_for_tagging():
                      id="bad-regex"),
         pytest.param('[skills]\nlanguage = [{ name = "X", colour = "red" }]', "unknown keys", id="unknown-key"),
         pytest.param('[skills\n', "<bytes>", id="not-toml"),
+        pytest.param('', "<bytes>: defines no skills", id="empty-file"),
+        pytest.param('# all skills cut out\n[skills]\nlanguage = []\n', "defines no skills", id="no-skill"),
         pytest.param('[kinds]\nfun = ["soft"]', "unknown kinds", id="unknown-kind"),
         pytest.param('[kinds]\nsoft = ["chat"]', "unknown category", id="kind-of-an-unknown-category"),
         pytest.param('[kinds]\nsoft = ["soft"]\ndomain = ["soft"]', "is in soft and domain", id="category-of-two-kinds"),
@@ -904,7 +906,6 @@ def test_guard_context_fold_equals_fold(text):
         # The reference scanner raised here: pyahocorasick refuses to search with an empty automaton.
         pytest.param('[skills]\nlanguage = [{ name = "X" }]', [("tags", "X", 1), ("a", "X", 2)],
                      id="one-letter-aliases-only"),
-        pytest.param("", [], id="empty-taxonomy"),
     ],
 )
 def test_taxonomy_without_automaton_keys(toml, expected):

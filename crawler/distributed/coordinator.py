@@ -78,8 +78,8 @@ def run_distributed(jobs: list, db: str, url: str, *, prefix: str = "jobcrawl", 
     from crawler.db import skills
     from crawler.db.runs import start_run
     from crawler.db.schema import open_db
+    from crawler.inputs import read_taxonomy
     from crawler.runner import finish_jobs
-    from normalize.skills import load_taxonomy
 
     from .scheduler import seed_source
     from .spool import WriterBusy, drain
@@ -99,7 +99,7 @@ def run_distributed(jobs: list, db: str, url: str, *, prefix: str = "jobcrawl", 
         if stale is not None:
             delete_crawl(client, keys, stale.decode())
             client.delete(keys.active)
-        taxonomy = load_taxonomy(overrides.get("JOBCRAWL_TAXONOMY"))
+        taxonomy = read_taxonomy(overrides.get("JOBCRAWL_TAXONOMY"))
         database = open_db(db)
         run_ids = [start_run(database, job.kind, job.args, source=job.source, mark_stale=not i)
                    for i, job in enumerate(jobs)]

@@ -270,7 +270,7 @@ def warm_up(project, *, url: str, prefix: str, worker_id: str, concurrency: int 
     from scrapy.utils.conf import build_component_list
     from scrapy.utils.misc import load_object
 
-    from normalize.skills import load_taxonomy
+    from crawler.inputs import read_taxonomy
 
     settings = Settings(project.copy_to_dict())
     settings.update(crawler_settings(project, url=url, prefix=prefix, crawl="-", source="-", entry={"run_id": None},
@@ -281,7 +281,7 @@ def warm_up(project, *, url: str, prefix: str, worker_id: str, concurrency: int 
     for path in paths:
         if isinstance(path, str):
             load_object(path)
-    load_taxonomy(settings.get("JOBCRAWL_TAXONOMY"))
+    read_taxonomy(settings.get("JOBCRAWL_TAXONOMY"))
 
 
 def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = None, concurrency: int | None = None,

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from crawler.db.skills import tag_posting
-from crawler.inputs import TAXONOMY_MAX_BYTES, read_config_text
+from crawler.inputs import read_taxonomy
 from normalize.models import Posting
-from normalize.skills import load_taxonomy
 
 
 class SkillsPipeline:
     def __init__(self, stats, taxonomy_path: str | None):
         self.stats = stats
-        if taxonomy_path:  # a FIFO or a huge file is refused before it is read (ConfigFileError fails the run)
-            read_config_text(Path(taxonomy_path), TAXONOMY_MAX_BYTES)
-        self.taxonomy = load_taxonomy(taxonomy_path)
+        self.taxonomy = read_taxonomy(taxonomy_path)  # a FIFO or a huge file is refused unread
 
     @classmethod
     def from_crawler(cls, crawler):
