@@ -28,8 +28,12 @@ def _database_path(ctx: click.Context, param: click.Parameter, value: str) -> st
     SQLite database of something else (tables, but not jobcrawl's migrations) is refused: jobcrawl
     would add its own tables to it."""
     from crawler.db.queries import foreign_tables
+    from crawler.inputs import special_kind
 
     path = Path(value)
+    ctx.meta[_DB_KEY] = value
+    if kind := special_kind(path):
+        raise click.BadParameter(f"{value} is {kind}, not a database file")
     if not path.is_file():
         return _new_file_path(ctx, param, value)
     with path.open("rb") as fh:
@@ -94,7 +98,29 @@ def _run_output(command):
                         help="No progress and no summary: only problems on stderr, and the exit status.")(command)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+_DB_KEY = "jobcrawl.db"  # ctx.meta: the --db a command was given
+
+
+class _Commands(click.Group):
+    """The commands; a database that fails under one (damaged, a full disk) ends it with one line and exit 3."""
+
+    def invoke(self, ctx: click.Context):
+        import sqlite3
+
+        try:
+            return super().invoke(ctx)
+        except sqlite3.DatabaseError as err:
+            db = ctx.meta.get(_DB_KEY, "the database")
+            if str(err) in ("database disk image is malformed", "file is not a database"):
+                detail = (f"{db} is damaged ({err}): restore it from a backup, or copy out what it still holds "
+                          f"with: sqlite3 {db} .recover | sqlite3 recovered.db")
+            else:
+                detail = f"{db}: {type(err).__name__}: {err}"
+            click.echo(f"jobcrawl {ctx.invoked_subcommand}: {detail}", err=True)
+            ctx.exit(3)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="jobcrawl")
 def main() -> None:
     """jobcrawl: job postings → a clean, scored SQLite database you browse in Datasette.

@@ -174,6 +174,15 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def special_kind(path: Path) -> str | None:
+    """What ``path`` is when it exists and is no regular file (``a FIFO (named pipe)``, ``a folder`` …), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
 def _open_checked(path: Path) -> tuple[int, os.stat_result] | Problem:
     """An open descriptor of ``path`` and its ``fstat``, when it is a regular file. ``O_NONBLOCK``:
     opening a FIFO without a writer returns at once instead of waiting for one."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import urllib.request
 from pathlib import Path
@@ -103,6 +104,42 @@ def test_a_db_that_is_not_sqlite_is_a_usage_error(tmp_path, command):
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == f"Error: Invalid value for '--db': {bad} is not an SQLite database"
     assert bad.read_text(encoding="utf-8") == "not a database"
+
+
+@pytest.mark.parametrize("make, kind", [
+    pytest.param(lambda path: os.mkfifo(path), "a FIFO (named pipe)", id="fifo"),
+    pytest.param(lambda path: path.symlink_to("/dev/zero"), "a character device", id="symlink-to-dev-zero"),
+])
+def test_a_db_that_is_no_regular_file_is_a_usage_error_and_nothing_is_written_beside_it(tmp_path, make, kind):
+    """`--db /dev/zero` made SQLite write /dev/zero-journal and ended in a traceback ("disk I/O error")."""
+    db = tmp_path / "jobs.db"
+    make(db)
+    proc = run_cli("ingest", str(SEEDS), "--db", str(db), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == f"Error: Invalid value for '--db': {db} is {kind}, not a database file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.db"]
+
+
+@pytest.fixture(scope="module")
+def damaged_db(tmp_path_factory):
+    """A jobcrawl database cut short after its first eight pages (a disk that failed, a copy cut off)."""
+    path = tmp_path_factory.mktemp("damaged") / "jobs.db"
+    run_cli("ingest", str(SEEDS), "--db", str(path), "--as-of", AS_OF, check=True)
+    assert not Path(f"{path}-wal").exists() and path.stat().st_size > 8 * 4096
+    with path.open("r+b") as fh:
+        fh.truncate(8 * 4096)
+    return path
+
+
+@pytest.mark.parametrize("command", [["ingest", str(SEEDS)], ["export", "--out", "-"], ["dedupe"], ["score"], ["serve"]],
+                         ids=lambda c: c[0])
+def test_a_damaged_db_ends_the_command_with_one_line_and_exit_3(damaged_db, command):
+    """It ended in a Python traceback and exit 1, which says "some input quarantined"."""
+    proc = run_cli(*command, "--db", str(damaged_db), timeout=120)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert proc.stderr.splitlines() == [
+        f"jobcrawl {command[0]}: {damaged_db} is damaged (database disk image is malformed): restore it from a backup, "
+        f"or copy out what it still holds with: sqlite3 {damaged_db} .recover | sqlite3 recovered.db"]
 
 
 def test_a_db_in_a_missing_folder_is_a_usage_error(tmp_path):
