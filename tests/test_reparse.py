@@ -168,7 +168,9 @@ def test_a_parser_fix_reaches_an_input_that_was_quarantined_whole(tmp_path):
     assert sql(db, "SELECT title, company FROM postings ORDER BY id") == [
         ("CUDA 算子工程师", "示例科技"), ("LLM Inference Engineer", "Example Inc.")]
     assert sql(db, "SELECT count(*) FROM raw_inputs") == [(1,)]  # nothing read again
-    assert sql(db, "SELECT count(*) FROM quarantine") == [(1,)]  # the first parse's record stays, once
+    # the stored input takes the fixed parse's outcome, and the quarantine row of the earlier parse is retired
+    assert sql(db, "SELECT status, error, postings FROM raw_inputs") == [("parsed", None, 2)]
+    assert sql(db, "SELECT count(*) FROM quarantine") == [(0,)]
     mistyped = run_cli("reparse", "--db", str(db), "--source", "tabluar")  # it reparsed nothing, exit 0
     assert mistyped.returncode == 2 and mistyped.stderr.splitlines()[-1] == (
         f"Error: Invalid value for --source: no raw input of 'tabluar' in {db} (its sources: tabular)")

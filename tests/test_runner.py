@@ -3,15 +3,17 @@ database as a run in one process, and failures that fail the run instead of hang
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
 from crawler.inputs import InputFile
 from crawler.report import CrawlReport, RunReport
 from crawler.runner import Job, _shards
@@ -422,3 +424,91 @@ def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_pat
     after_a_failure = run()
     assert ("skipped" in after_a_failure["dedupe"], after_a_failure["score"]["unchanged"]) == (False, 2)
     assert not pending_now()
+
+
+# --------------------------------------------------------------------------- an input stored before, parsed again
+
+BIG = ("title,company\n" + "".join(f"CUDA 工程师 {i},甲公司\n" for i in range(40))).encode()
+BIG_SHA = hashlib.sha256(BIG).hexdigest()
+T0 = "2026-11-29T04:00:00+00:00"
+
+
+def _input(**fields):
+    from normalize.models import RawInput
+
+    return RawInput(**{"source": "tabular", "locator": "big.csv", "sha256": BIG_SHA, "size": len(BIG),
+                       "fetched_at": T0, "as_of": T0, **fields})
+
+
+def _problem(position, reason, sha=BIG_SHA, locator="big.csv"):
+    from normalize.models import Quarantined
+
+    return Quarantined(source="tabular", locator=locator, position=position, input_sha256=sha, reason=reason,
+                       detail=reason, fetched_at=T0)
+
+
+HEAD = dict(body=BIG[:64], status="quarantined", error="too large: first 64 B kept")
+WHOLE = dict(text=BIG.decode(), encoding="utf-8", status="parsed", postings=40)
+
+
+@pytest.mark.parametrize("first, then, stored, quarantine", [
+    pytest.param((HEAD, [(None, "too_large")]), (WHOLE, []), ("parsed", None, 40, True), [],
+                 id="the-head-of-a-file-over-the-cap-gives-way-to-the-whole-file"),
+    pytest.param((WHOLE, []), (HEAD, [(None, "too_large")]), ("quarantined", "too large: first 64 B kept", 0, True),
+                 [(-1, "too_large")], id="a-whole-file-is-never-replaced-by-its-head"),
+    pytest.param((dict(WHOLE, status="partial", postings=38), [(3, "invalid"), (9, "invalid")]),
+                 (dict(WHOLE, status="partial", postings=39), [(9, "invalid")]), ("partial", None, 39, True),
+                 [(9, "invalid")], id="rows-quarantined-before-and-parsed-now-are-retired"),
+    pytest.param((dict(WHOLE, status="quarantined", postings=0, error="no column gives the title"), [(None, "no_mapping")]),
+                 (WHOLE, []), ("parsed", None, 40, True), [], id="a-table-that-needed-a-mapping"),
+])
+def test_an_input_parsed_again_takes_the_outcome_of_its_last_parse(tmp_path, first, then, stored, quarantine):
+    """The stored input kept the first parse's status, and its quarantine rows stayed after a later parse stored
+    its postings (`ingest --map` after the hint, a larger --max-file-size, `reparse` after a parser fix); the head
+    of a file over the size cap stayed its only raw copy."""
+    from crawler.db.rows import Batch, input_row, kept_whole, quarantine_row, raw_text
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+
+    db = open_db(str(tmp_path / "jobs.db"))
+    writer = Writer(db)
+    for run_id, (fields, problems) in enumerate((first, then), start=1):
+        writer.write(Batch(run_id, inputs=[input_row(_input(**fields))],
+                           quarantine=[quarantine_row(_problem(*p)) for p in problems]))
+    status, error, postings, text, text_zlib, body, encoding = db.execute(
+        "SELECT status, error, postings, text, text_zlib, body, encoding FROM raw_inputs").fetchone()
+    whole = kept_whole({"sha256": BIG_SHA, "text": raw_text(text, text_zlib), "body": body, "encoding": encoding})
+    assert (status, error, postings, whole == BIG) == stored
+    assert db.execute("SELECT position, reason FROM quarantine ORDER BY position").fetchall() == quarantine
+    assert db["raw_inputs"].count == 1
+
+
+def test_a_file_not_read_before_is_no_longer_quarantined_once_it_is_read(tmp_path):
+    from crawler.db.rows import NOTHING_READ, Batch, input_row, quarantine_row
+    from crawler.db.schema import open_db
+    from crawler.db.writer import Writer
+
+    db = open_db(str(tmp_path / "jobs.db"))
+    writer = Writer(db)
+    writer.write(Batch(1, quarantine=[quarantine_row(_problem(None, "not_regular", sha=NOTHING_READ)),
+                                      quarantine_row(_problem(None, "not_regular", sha=NOTHING_READ, locator="other.csv"))]))
+    writer.write(Batch(2, inputs=[input_row(_input(**WHOLE))]))
+    assert db.execute("SELECT locator, reason FROM quarantine").fetchall() == [("other.csv", "not_regular")]
+
+
+@pytest.mark.slow
+def test_following_the_hint_of_a_quarantined_table_leaves_no_stale_quarantine_row(tmp_path):
+    """`ingest` quarantined the table and said `use --map`; the run with --map stored its postings, yet the
+    quarantine table and the raw input still said it was quarantined."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "x.csv").write_text("job_name,corp\nCUDA 工程师,甲公司\n", encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    first = run_cli("ingest", str(tmp_path / "in"), "--db", str(db), "--as-of", AS_OF)
+    assert first.returncode == 1
+    fixed = run_cli("ingest", str(tmp_path / "in"), "--db", str(db), "--as-of", AS_OF,
+                    "--map", "title=job_name", "--map", "company=corp")
+    assert fixed.returncode == 0, fixed.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT title FROM postings").fetchall() == [("CUDA 工程师",)]
+        assert conn.execute("SELECT status, error, postings FROM raw_inputs").fetchall() == [("parsed", None, 1)]
+        assert conn.execute("SELECT count(*) FROM quarantine").fetchone() == (0,)

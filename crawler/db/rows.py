@@ -7,10 +7,12 @@ not known here: the writer gives each posting its id and fills ``posting_id`` in
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 import json
 import zlib
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
 
@@ -175,3 +177,27 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.inputs) + len(self.postings) + len(self.quarantine)
+
+
+NOTHING_READ = hashlib.sha256(b"").hexdigest()
+"""``input_sha256`` of the quarantine row of a file not read at all (a FIFO, unreadable): the same problem on a
+re-run is the same row, and storing any input of that file later retires it."""
+
+_BOMS = {"utf-8-sig": codecs.BOM_UTF8, "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
+         "utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}
+
+
+def kept_whole(row: Mapping[str, Any]) -> bytes | None:
+    """The input's bytes when what is kept of it is all of it: its stored bytes, or its text in its encoding
+    (with the byte-order mark its decoding took off), whichever hashes to the input's SHA-256; else None."""
+    candidates = [bytes(row["body"])] if row.get("body") is not None else []
+    text, encoding = row.get("text"), row.get("encoding")
+    if text is not None and encoding:
+        codec = "utf-8" if encoding == "utf-8-sig" else encoding
+        try:
+            encoded = text.encode(codec)
+        except (LookupError, UnicodeError):
+            encoded = None
+        if encoded is not None:
+            candidates += [encoded, _BOMS.get(encoding, b"") + encoded]
+    return next((data for data in candidates if hashlib.sha256(data).hexdigest() == row["sha256"]), None)

@@ -177,8 +177,9 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
         "text": "The input verbatim, decoded (texts over 16,384 characters are in text_zlib instead).",
         "body": "The bytes, kept only when undecodable.",
         "fetched_at": "When it was read (UTC).", "as_of": "Anchor for relative times (UTC).",
-        "status": "parsed, partial (some postings quarantined) or quarantined.", "error": "Why it was quarantined.",
-        "postings": "Postings parsed from it.", "run_id": "Run that first stored it.",
+        "status": "parsed, partial (some postings quarantined) or quarantined, as its last parse ended.",
+        "error": "Why its last parse quarantined it.",
+        "postings": "Postings its last parse made.", "run_id": "Run that first stored it.",
     },
     "sections": {
         "posting_id": "Posting.", "seq": "Order of the bullet in the posting.",
@@ -208,8 +209,8 @@ CHILD_TABLE_DOCS: dict[str, dict[str, str]] = {
         "id": "Row id.", "raw_input_id": "Raw input the problem is in.", "source": "Spider.",
         "locator": "Input path or URL.", "position": "Posting index in the input; -1 for the whole input.",
         "input_sha256": "SHA-256 of the input.", "reason": "Reason code (empty, binary, truncated, no_posting …).",
-        "detail": "The problem in one line.", "text": "The offending text.", "at": "When it was quarantined (UTC).",
-        "run_id": "Run that found it.",
+        "detail": "The problem in one line.", "text": "The offending text.",
+        "at": "When it was quarantined (UTC); a row stays until its input is parsed again.", "run_id": "Run that found it.",
     },
     "runs": {
         "id": "Row id.", "kind": "ingest, crawl, score, dedupe, retag.", "started": "Start (UTC).", "finished": "End (UTC).",

@@ -9,6 +9,10 @@ same transaction one posting at a time, each under a savepoint: a posting refuse
 with the error (``store_error``), and the rest of the batch is stored. Any other error (the disk, the lock) fails
 the batch.
 
+A raw input is stored once per source, locator and content. One sent again (parsed again) takes that parse's
+outcome (status, error, postings) and loses its earlier quarantine rows, which the parse sends again if they
+still hold; the head of a file over the size cap, stored before, gives way to the whole file.
+
 Identity: a posting is its ``key`` (source + source_id). Same key and content hash → unchanged
 (only ``last_seen`` moves forward). Same key, new hash → updated in place, version + 1, and the
 previous version's exported record kept in ``posting_versions``.
@@ -29,7 +33,7 @@ import sqlite_utils
 from normalize.clock import now_iso
 
 from . import dedupe, fts, spool
-from .rows import EVAL_COLS, INPUT_COLS, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow
+from .rows import EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, kept_whole, raw_text
 from .skills import PS_COLS
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version")
@@ -51,6 +55,8 @@ _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, position
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF = (INPUT_COLS.index(c) for c in
                                                 ("source", "locator", "sha256", "status", "postings", "as_of"))
+_OUTCOME = ("status", "error", "postings")
+_CONTENT = ("size", "encoding", "text", "text_zlib", "body", "reader")
 _DATA_ERRORS = (OverflowError, ValueError, TypeError, sqlite3.IntegrityError, sqlite3.InterfaceError,
                 sqlite3.DataError)
 """Errors that say a row is wrong, not the database: the batch is written again one posting at a time."""
@@ -142,6 +148,10 @@ class Writer:
         for row in batch.inputs:
             if self.conn.execute(_INSERT_INPUT, (*row, batch.run_id)).rowcount:
                 counts["inputs_new"] += 1
+                self.conn.execute("DELETE FROM quarantine WHERE source = ? AND locator = ? AND input_sha256 = ?",
+                                  (row[_SRC], row[_LOC], NOTHING_READ))  # the file could not be read before
+            else:
+                self._parsed_again(row)
             parser = batch.parsers.get(row[_SRC])
             if parser is not None:
                 self._pending[(row[_SRC], row[_LOC], row[_SHA])] = [row[_AS_OF], row[_STATUS], row[_POSTINGS],
@@ -162,6 +172,27 @@ class Writer:
             if row[_SRC] in batch.parsers and (row[_LOC], row[_SHA]) in ids:
                 self.conn.execute("DELETE FROM input_parses WHERE raw_input_id = ?", (ids[(row[_LOC], row[_SHA])],))
         return ids
+
+    def _parsed_again(self, row: tuple) -> None:
+        """An input stored before, parsed again: this parse's outcome replaces the earlier one's, its earlier
+        quarantine rows go (what still fails comes again with this parse), and a part of it stored before (the
+        head of a file over the size cap) gives way to the whole input."""
+        new = dict(zip(INPUT_COLS, row))
+        stored = self.conn.execute("SELECT id, sha256, status, text, text_zlib, body, encoding FROM raw_inputs"
+                                   " WHERE source = ? AND locator = ? AND sha256 = ?",
+                                   (new["source"], new["locator"], new["sha256"])).fetchone()
+        if stored is None:
+            return
+        raw_id, sha, status, text, text_zlib, body, encoding = stored
+        self.conn.execute("DELETE FROM quarantine WHERE source = ? AND locator = ? AND input_sha256 = ?",
+                          (new["source"], new["locator"], sha))
+        columns = _OUTCOME
+        if (status == "quarantined" and new["status"] != "quarantined"
+                and kept_whole({"sha256": sha, "text": raw_text(text, text_zlib), "body": body, "encoding": encoding}) is None
+                and kept_whole(new | {"text": raw_text(new["text"], new["text_zlib"])}) is not None):
+            columns += _CONTENT
+        self.conn.execute(f"UPDATE raw_inputs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
+                          (*(new[c] for c in columns), raw_id))
 
     def _record_parses(self, batch: Batch, input_ids: dict[tuple[str, str], int]) -> None:
         """Record the inputs whose last posting this batch stored, and those of the batch that had none."""

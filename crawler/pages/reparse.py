@@ -1,19 +1,19 @@
 """Parse a stored raw input again (``jobcrawl reparse``): a text dump, a table file or a web response, from
 the text kept in ``raw_inputs`` and its ``reader``, without reading the file or fetching the page again.
 
-The items carry the stored input's SHA-256 (the writer links them to that row) and no new RawInput: the
-input is stored already.
+The items carry the stored input's SHA-256 (the writer links them to that row). The input is stored already:
+no new RawInput, or, when the caller asks for it, one that carries only this parse's outcome (status, error,
+postings), which the writer takes into the stored row, retiring its earlier quarantine rows.
 """
 
 from __future__ import annotations
 
-import codecs
 from typing import Any, Iterator, Mapping
 
 from scrapy.utils.misc import load_object
 
+from crawler.db.rows import kept_whole
 from normalize.models import Quarantined, RawInput, RawPosting
-from normalize.text import sha256_hex
 
 Item = RawPosting | Quarantined
 
@@ -22,11 +22,12 @@ class NotReparseable(ValueError):
     """The stored input cannot be parsed again (why, in one line)."""
 
 
-def reparse_items(row: Mapping[str, Any], *, fetched_at: str) -> Iterator[Item]:
+def reparse_items(row: Mapping[str, Any], *, fetched_at: str, outcome: bool = False) -> Iterator[Item | RawInput]:
     """The postings and problems of a stored raw input (``row``: its ``raw_inputs`` columns, ``reader``
     decoded). A quarantined input is parsed again from its exact bytes when all of it is kept (:func:`kept_whole`),
     so that a parser fix reaches it too. Raises :class:`NotReparseable` for an input kept only in part (a file over
-    the size cap, the head of a large table, a block of a streamed table) or of an unknown kind."""
+    the size cap, the head of a large table, a block of a streamed table) or of an unknown kind. ``outcome``: the
+    first item is the parse's RawInput, with the stored input's SHA-256 and without its text or bytes."""
     text, reader = row["text"], row["reader"]
     data = text.encode("utf-8") if text is not None else None
     if row["status"] == "quarantined" or text is None:
@@ -46,32 +47,14 @@ def reparse_items(row: Mapping[str, Any], *, fetched_at: str) -> Iterator[Item]:
     else:
         raise NotReparseable(f"no reader stored for source {row['source']!r} (stored before readers were kept: "
                              "ingest or crawl it again)")
-    return _of_stored_input(items, row["sha256"])
+    return _of_stored_input(items, row["sha256"], outcome)
 
 
-_BOMS = {"utf-8-sig": codecs.BOM_UTF8, "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
-         "utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}
-
-
-def kept_whole(row: Mapping[str, Any]) -> bytes | None:
-    """The input's bytes when what is kept of it is all of it: its stored bytes, or its text in its encoding
-    (with the byte-order mark its decoding took off), whichever hashes to the input's SHA-256; else None."""
-    candidates = [bytes(row["body"])] if row.get("body") is not None else []
-    text, encoding = row.get("text"), row.get("encoding")
-    if text is not None and encoding:
-        codec = "utf-8" if encoding == "utf-8-sig" else encoding
-        try:
-            encoded = text.encode(codec)
-        except (LookupError, UnicodeError):
-            encoded = None
-        if encoded is not None:
-            candidates += [encoded, _BOMS.get(encoding, b"") + encoded]
-    return next((data for data in candidates if sha256_hex(data) == row["sha256"]), None)
-
-
-def _of_stored_input(items, sha256: str) -> Iterator[Item]:
+def _of_stored_input(items, sha256: str, outcome: bool) -> Iterator[Item | RawInput]:
     for item in items:
         if isinstance(item, RawInput):
+            if outcome:
+                yield item.model_copy(update={"sha256": sha256, "text": None, "body": None})
             continue
         item.input_sha256 = sha256
         yield item

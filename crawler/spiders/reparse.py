@@ -3,7 +3,8 @@
 Arguments: ``db`` (the database, read only here: the run's writer stores the results), ``sources`` (only
 these sources; default all). Each (source, locator)'s newest raw input is parsed again and its items go
 through the whole pipeline chain; the writer stores a posting again only when what it says has changed (a
-new version). An input that cannot be parsed again is named in the run's errors.
+new version), and takes the parse's outcome into the stored input (its status; its earlier quarantine rows
+retired). An input that cannot be parsed again is named in the run's errors.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from crawler.report import report_of
 from crawler.spiders import check_arguments
 from crawler.spiders.webbase import Names
 from normalize.clock import now_iso
-from normalize.models import Quarantined
+from normalize.models import Quarantined, RawInput
 
 
 class ReparseArgs(BaseModel):
@@ -48,14 +49,14 @@ class ReparseSpider(scrapy.Spider):
             for row in latest_raw_inputs(conn, self.sources):
                 fetched = now_iso()
                 try:
-                    items = reparse_items(row, fetched_at=fetched)
+                    items = reparse_items(row, fetched_at=fetched, outcome=True)
                 except NotReparseable as err:
                     report.error_count += 1
                     report.errors.append(f"{row['locator']}: not parsed again: {err}")
                     continue
                 report.files += 1
                 for item in items:
-                    if not (isinstance(item, Quarantined) and item.position is None):
+                    if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                         report.found += 1
                     yield item
         finally:

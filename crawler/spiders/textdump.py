@@ -28,6 +28,7 @@ from scrapy.http import Response
 from scrapy.utils.asyncio import run_in_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from crawler.db.rows import NOTHING_READ
 from crawler.inputs import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, open_regular, read_group,
                             quote_name, resolve_inputs, stat_of)
 from crawler.ledger import parser_of
@@ -36,7 +37,7 @@ from crawler.report import report_of
 from crawler.spiders import SpiderArgumentError, argument_error, check_arguments, describe
 from normalize.clock import iso_utc, now_iso
 from normalize.models import Quarantined, RawInput
-from normalize.text import ZERO_TAIL, sha256_hex, zero_filled_tail
+from normalize.text import ZERO_TAIL, zero_filled_tail
 
 
 class TextdumpArgs(BaseModel):
@@ -54,10 +55,6 @@ class TextdumpArgs(BaseModel):
         if value is not None and value.tzinfo is None:
             value = value.astimezone()  # naive means the machine's local time
         return value.astimezone(timezone.utc) if value else None
-
-
-NOTHING_READ = sha256_hex(b"")
-"""The ``input_sha256`` of the quarantine record of an input that was not read."""
 
 
 GROUP_FILES = 64
