@@ -483,17 +483,30 @@ def test_an_input_parsed_again_takes_the_outcome_of_its_last_parse(tmp_path, fir
     assert db["raw_inputs"].count == 1
 
 
-def test_a_file_not_read_before_is_no_longer_quarantined_once_it_is_read(tmp_path):
+@pytest.mark.parametrize("reader, left", [
+    pytest.param(None, [("other.csv", "not_regular")], id="a-file-read-whole"),
+    pytest.param({"format": "csv", "streamed": False}, [("other.csv", "not_regular")], id="a-table-read-whole"),
+    pytest.param({"format": "csv", "streamed": True}, [("big.csv", "invalid"), ("other.csv", "not_regular")],
+                 id="a-block-of-a-streamed-table-retires-only-the-file-not-read"),
+])
+def test_a_new_content_at_a_locator_retires_the_quarantine_rows_of_what_was_there(tmp_path, reader, left):
+    """A file that could not be read (a FIFO then), or that was edited to fix its bad rows, stayed quarantined
+    after its new content was stored. A streamed table has one input per block at one locator: a block retires
+    no other block's rows."""
     from crawler.db.rows import NOTHING_READ, Batch, input_row, quarantine_row
     from crawler.db.schema import open_db
     from crawler.db.writer import Writer
 
     db = open_db(str(tmp_path / "jobs.db"))
     writer = Writer(db)
+    old = hashlib.sha256(b"the file before it was edited").hexdigest()
     writer.write(Batch(1, quarantine=[quarantine_row(_problem(None, "not_regular", sha=NOTHING_READ)),
                                       quarantine_row(_problem(None, "not_regular", sha=NOTHING_READ, locator="other.csv"))]))
-    writer.write(Batch(2, inputs=[input_row(_input(**WHOLE))]))
-    assert db.execute("SELECT locator, reason FROM quarantine").fetchall() == [("other.csv", "not_regular")]
+    writer.write(Batch(2, inputs=[input_row(_input(**dict(WHOLE, status="partial"), sha256=old))],
+                       quarantine=[quarantine_row(_problem(7, "invalid", sha=old))]))
+    writer.write(Batch(3, inputs=[input_row(_input(**WHOLE, reader=reader))]))
+    assert db.execute("SELECT locator, reason FROM quarantine ORDER BY locator").fetchall() == left
+    assert db["raw_inputs"].count == 2  # the earlier content stays stored
 
 
 @pytest.mark.slow

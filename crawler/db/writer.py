@@ -11,7 +11,8 @@ the batch.
 
 A raw input is stored once per source, locator and content. One sent again (parsed again) takes that parse's
 outcome (status, error, postings) and loses its earlier quarantine rows, which the parse sends again if they
-still hold; the head of a file over the size cap, stored before, gives way to the whole file.
+still hold; the head of a file over the size cap, stored before, gives way to the whole file. A new content
+at a locator retires the quarantine rows of the contents stored there before.
 
 Identity: a posting is its ``key`` (source + source_id). Same key and content hash → unchanged
 (only ``last_seen`` moves forward). Same key, new hash → updated in place, version + 1, and the
@@ -53,8 +54,8 @@ _INSERT_SIGNAL = ("INSERT OR REPLACE INTO signals (posting_id, scorer, dimension
                   " VALUES (?,?,?,?,?,?)")
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
-_SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF = (INPUT_COLS.index(c) for c in
-                                                ("source", "locator", "sha256", "status", "postings", "as_of"))
+_SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
+    "source", "locator", "sha256", "status", "postings", "as_of", "reader"))
 _OUTCOME = ("status", "error", "postings")
 _CONTENT = ("size", "encoding", "text", "text_zlib", "body", "reader")
 _DATA_ERRORS = (OverflowError, ValueError, TypeError, sqlite3.IntegrityError, sqlite3.InterfaceError,
@@ -148,8 +149,7 @@ class Writer:
         for row in batch.inputs:
             if self.conn.execute(_INSERT_INPUT, (*row, batch.run_id)).rowcount:
                 counts["inputs_new"] += 1
-                self.conn.execute("DELETE FROM quarantine WHERE source = ? AND locator = ? AND input_sha256 = ?",
-                                  (row[_SRC], row[_LOC], NOTHING_READ))  # the file could not be read before
+                self._retire_earlier_versions(row)
             else:
                 self._parsed_again(row)
             parser = batch.parsers.get(row[_SRC])
@@ -172,6 +172,14 @@ class Writer:
             if row[_SRC] in batch.parsers and (row[_LOC], row[_SHA]) in ids:
                 self.conn.execute("DELETE FROM input_parses WHERE raw_input_id = ?", (ids[(row[_LOC], row[_SHA])],))
         return ids
+
+    def _retire_earlier_versions(self, row: tuple) -> None:
+        """A new input at a locator: the quarantine rows of what was there before go (a file edited to fix it, a
+        page whose content changed), or, for a block of a streamed table (one of several inputs at one locator),
+        only the row of a file that could not be read at all."""
+        streamed = row[_READER] is not None and json.loads(row[_READER]).get("streamed")
+        self.conn.execute(f"DELETE FROM quarantine WHERE source = ? AND locator = ? AND input_sha256 {'=' if streamed else '!='} ?",
+                          (row[_SRC], row[_LOC], NOTHING_READ if streamed else row[_SHA]))
 
     def _parsed_again(self, row: tuple) -> None:
         """An input stored before, parsed again: this parse's outcome replaces the earlier one's, its earlier
