@@ -48,13 +48,16 @@ destinations go on.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import select
 import smtplib
 import socket
 import ssl
+import stat
 import sys
 import threading
 import time
@@ -320,6 +323,37 @@ def _with_retries(send: Callable[[], Any], retries: int, backoff: float, sleep: 
     raise AssertionError("unreachable")
 
 
+FILE_WRITE_SECONDS = 30.0
+"""How long a file destination that is a FIFO may take to take an alert (its reader stalled: not forever)."""
+
+
+def _append_line(path: str, line: str) -> None:
+    """Append ``line`` to the file at ``path``, synced to disk; a FIFO nobody reads or that stops reading, or a
+    device, is never waited on forever. Raises :class:`SendError`."""
+    data = line.encode("utf-8")
+    try:  # O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of waiting for one
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        if err.errno == errno.ENXIO:
+            raise SendError(f"{path}: a FIFO (named pipe) that nobody reads", retry=False) from None
+        raise SendError(f"{path}: {err.strerror or err}", retry=False) from None
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        deadline = time.monotonic() + FILE_WRITE_SECONDS
+        while data:
+            try:
+                data = data[os.write(fd, data):]
+            except BlockingIOError:  # a full pipe: wait until its reader takes some
+                if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+                    raise SendError(f"{path}: its reader took nothing for {FILE_WRITE_SECONDS:g} s", retry=False) from None
+        if regular:  # fsync fails on FIFOs and devices, after the alert went through
+            os.fsync(fd)
+    except OSError as err:
+        raise SendError(f"{path}: {err.strerror or err}", retry=False) from None
+    finally:
+        os.close(fd)
+
+
 def _header(text: str) -> str:
     """A header value latin-1 can carry: RFC 2047 encoded when it is not ASCII (ntfy decodes it)."""
     return text if text.isascii() else Header(text, "utf-8").encode()
@@ -332,13 +366,7 @@ def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float],
         out.flush()
         return 1
     if isinstance(dest, FileDest):
-        try:
-            with open(dest.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(alert.payload(), ensure_ascii=False) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as err:
-            raise SendError(f"{dest.path}: {err.strerror or err}", retry=False) from None
+        _append_line(dest.path, json.dumps(alert.payload(), ensure_ascii=False) + "\n")
         return 1
     if isinstance(dest, WebhookDest):
         body = json.dumps(alert.payload(), ensure_ascii=False).encode("utf-8")
@@ -512,6 +540,7 @@ def _send_pending(db, config: AlertsConfig | None, profile: str | None, report: 
     for row in store.pending(db.conn, profile=profile):
         groups.setdefault((row["watch_id"], row["destination"]), []).append(row)
     browse_url = config.browse_url if config else None
+    failed: dict[str, str] = {}  # destination → why it took no alert in this delivery: not tried again in it
     for (watch_id, name), rows in groups.items():
         dest = config.destination(name) if config else (StdoutDest() if name == "stdout" else None)
         if dest is None:
@@ -519,16 +548,20 @@ def _send_pending(db, config: AlertsConfig | None, profile: str | None, report: 
             report.errors.append(f"watch {rows[0]['name']}: destination {name!r} is not in the alerts config; "
                                  f"{len(rows)} kept pending")
             continue
-        for i in range(0, len(rows), MAX_PER_MESSAGE):
-            part = rows[i:i + MAX_PER_MESSAGE]
+        sent = 0
+        while sent < len(rows) and name not in failed:  # one failed message is enough: the rest wait
+            part = rows[sent:sent + MAX_PER_MESSAGE]
             alert = Alert(part[0]["name"], [_posting(r, browse_url) for r in part])
             ids = [r["posting_id"] for r in part]
             try:
                 attempts = send_alert(dest, alert, out=out, sleep=sleep)
             except SendError as err:
                 store.mark_failed(db.conn, watch_id, name, ids, attempts=getattr(err, "attempts", 1), error=str(err))
-                report.pending += len(ids)
-                report.errors.append(f"watch {alert.watch} → {name}: {err}; {len(ids)} kept pending")
-                continue
+                failed[name] = str(err)
+                break
             store.mark_sent(db.conn, watch_id, name, ids, attempts=attempts)
             report.sent[name] = report.sent.get(name, 0) + len(ids)
+            sent += len(part)
+        if sent < len(rows):
+            report.pending += len(rows) - sent
+            report.errors.append(f"watch {rows[0]['name']} → {name}: {failed[name]}; {len(rows) - sent} kept pending")

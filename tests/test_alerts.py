@@ -94,6 +94,27 @@ def test_a_webhook_is_retried_with_backoff_then_the_delivery_is_recorded(db, tmp
         assert (again.returncode, again.stdout, len(hook.requests)) == (0, "alerts: new matches all 0 · delivered nothing\n", 3)
 
 
+def test_a_destination_that_fails_is_not_tried_again_in_the_same_delivery(db, tmp_path, monkeypatch):
+    """Each message of 20 postings was tried on its own: a webhook that timed out held the run for retries × timeout
+    per message (an hour for 2,000 new matches), and each printed the same line."""
+    import io
+
+    from crawler import alerts
+
+    monkeypatch.setattr(alerts, "MAX_PER_MESSAGE", 1)  # the two seeds: two messages per watch
+    with Receiver(plan=[500] * 10) as hook:
+        config = write_config(tmp_path / "alerts.toml", webhook(hook.url("/jobs"), retries=1))
+        add(db, config, "a", "--include-existing")
+        add(db, config, "b", "--include-existing")
+        report = alerts.deliver_new_matches(db, config_path=config, out=io.StringIO(), sleep=lambda s: None)
+        assert len(hook.requests) == 2  # the first message and its one retry
+    assert report.errors == [f"watch a → hook: HTTP 500 from {hook.url('/jobs')}; 2 kept pending",
+                             f"watch b → hook: HTTP 500 from {hook.url('/jobs')}; 2 kept pending"]
+    assert (report.pending, report.sent) == (4, {})
+    assert rows(db, "SELECT watch_id, posting_id, status, attempts FROM watch_deliveries ORDER BY 1, 2") == [
+        (1, 1, "pending", 2), (1, 2, "pending", 0), (2, 1, "pending", 0), (2, 2, "pending", 0)]
+
+
 def test_a_webhook_that_keeps_failing_keeps_its_deliveries_pending_for_the_next_run(db, tmp_path):
     with Receiver(plan=[500, 500]) as hook:
         config = write_config(tmp_path / "alerts.toml", webhook(hook.url("/jobs"), retries=1))

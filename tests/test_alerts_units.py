@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 
 import pytest
 
-from crawler.alerts import Alert, ConfigError, EmailDest, NtfyDest, SendError, WebhookDest, load_config, send_alert
+from crawler import alerts
+from crawler.alerts import (Alert, ConfigError, EmailDest, FileDest, NtfyDest, SendError, WebhookDest, load_config,
+                            send_alert)
 from receivers import Dripper, Receiver
 
 POSTING = {"id": 1, "title": "AI算子开发工程师", "company": "吉利汽车", "city": "杭州", "salary": "43K", "salary_raw": "43K",
@@ -109,3 +113,48 @@ def test_the_default_config_is_optional_and_a_named_one_is_not(tmp_path, monkeyp
     assert load_config().browse_url == "http://127.0.0.1:8001"
     with pytest.raises(ConfigError, match="no such alerts config"):
         load_config(tmp_path / "missing.toml")
+
+
+def _read_fifo(path, lines: list, ready):
+    fd = os.open(path, os.O_RDONLY)
+    ready.set()
+    with os.fdopen(fd, "rb") as fh:
+        lines.extend(fh.read().splitlines())
+
+
+def test_a_file_destination_takes_one_line_per_alert_in_a_regular_file_a_fifo_or_a_device(tmp_path):
+    """A FIFO read by another program got the alert, then fsync failed (EINVAL): the alert was kept pending and
+    written again at every delivery. /dev/null failed the same way."""
+    alert = Alert("w", [POSTING])
+    line = json.dumps(alert.payload(), ensure_ascii=False).encode()
+    regular = tmp_path / "alerts.jsonl"
+    for _ in range(2):
+        assert send_alert(FileDest(type="file", path=str(regular)), alert, out=None) == 1
+    assert regular.read_bytes().splitlines() == [line, line]
+    fifo = tmp_path / "alerts.fifo"
+    os.mkfifo(fifo)
+    lines, ready = [], threading.Event()
+    reader = threading.Thread(target=_read_fifo, args=(fifo, lines, ready))
+    reader.start()
+    ready.wait(10)
+    assert send_alert(FileDest(type="file", path=str(fifo)), alert, out=None) == 1
+    reader.join(10)
+    assert lines == [line]
+    assert send_alert(FileDest(type="file", path="/dev/null"), alert, out=None) == 1
+
+
+def test_a_fifo_nobody_reads_is_a_failed_delivery_not_a_hang(tmp_path, monkeypatch):
+    """Opening a FIFO without a reader for writing waits for one: `watch deliver`, and every ingest and crawl that
+    delivers alerts, hung."""
+    fifo = tmp_path / "alerts.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(SendError, match=f"^{fifo}: a FIFO \\(named pipe\\) that nobody reads$"):
+        send_alert(FileDest(type="file", path=str(fifo)), Alert("w", [POSTING]), out=None)
+    monkeypatch.setattr(alerts, "FILE_WRITE_SECONDS", 0.5)  # a reader that opened it and reads nothing
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        big = Alert("w", [dict(POSTING, title="职" * 40_000)])  # more than a pipe holds
+        with pytest.raises(SendError, match=f"^{fifo}: its reader took nothing for 0.5 s$"):
+            send_alert(FileDest(type="file", path=str(fifo)), big, out=None)
+    finally:
+        os.close(held)
