@@ -90,6 +90,8 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     """
     if not data:
         raise DecodeError("empty", "empty file (0 bytes)")
+    if kind := next((kind for magic, kind in _CONTAINERS if data.startswith(magic)), None):
+        raise DecodeError("binary", f"binary file: {kind}")
     if tail := zero_filled_tail(data):
         data = data[:-tail]
     for bom, encoding in _BOMS:
@@ -121,6 +123,19 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     except UnicodeDecodeError as err:
         raise DecodeError("bad_encoding", f"unknown encoding: neither UTF-8 nor GB18030 (bad byte at {err.start})") from None
     return _check_not_binary(text, "gb18030"), "gb18030"
+
+
+_AS_CSV = "save the sheet as CSV (UTF-8) to ingest it"
+_CONTAINERS = (  # files people hand in for job data that hold no text to read as they are
+    (b"PK\x03\x04", f"a ZIP archive (an .xlsx workbook is one): {_AS_CSV}"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", f"an old Office document (.xls, .doc): {_AS_CSV}"),
+    (b"\x1f\x8b", "gzip-compressed: decompress it (gunzip) to ingest what it holds"),
+    (b"\xfd7zXZ\x00", "xz-compressed: decompress it (unxz) to ingest what it holds"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive: extract it to ingest what it holds"),
+    (b"Rar!\x1a\x07", "a RAR archive: extract it to ingest what it holds"),
+    (b"%PDF-", "a PDF document: no text is read from PDFs"),
+    (b"SQLite format 3\x00", "an SQLite database (export its postings as CSV or JSON lines to ingest them)"),
+)
 
 
 def zero_filled_tail(data: bytes) -> int:

@@ -586,6 +586,27 @@ def test_decode_bytes_leaves_out_a_zero_filled_tail(data, decoded):
         assert (err.reason, str(err)) == decoded
 
 
+@pytest.mark.parametrize("data, problem", [
+    pytest.param(b"PK\x03\x04\x14\x00\x06\x00" + bytes(200), "a ZIP archive (an .xlsx workbook is one): save the sheet "
+                 "as CSV (UTF-8) to ingest it", id="xlsx"),
+    pytest.param(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(200), "an old Office document (.xls, .doc): save the sheet "
+                 "as CSV (UTF-8) to ingest it", id="xls"),
+    pytest.param(b"\x1f\x8b\x08\x00" + bytes(20), "gzip-compressed: decompress it (gunzip) to ingest what it holds",
+                 id="gzip"),
+    pytest.param(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document: no text is read from PDFs", id="pdf"),
+    pytest.param(b"SQLite format 3\x00" + bytes(100), "an SQLite database (export its postings as CSV or JSON lines to "
+                 "ingest them)", id="sqlite"),
+])
+def test_a_file_of_a_known_binary_kind_is_named_as_such(data, problem):
+    """An .xls workbook was "unknown encoding: neither UTF-8 nor GB18030", an .xlsx or a .gz "UTF-16 without a
+    byte-order mark is not accepted": true, and no help."""
+    with pytest.raises(DecodeError) as err:
+        decode_bytes(data)
+    assert (err.value.reason, str(err.value)) == ("binary", f"binary file: {problem}")
+    items, report = read_table(data, "csv", "jobs.csv")
+    assert outcome(items)[1] == [(None, "binary", f"binary file: {problem}")]
+
+
 ZERO_ROWS = "职位名称,公司名称\n甲,乙\n丙,丁\n".encode()
 
 
