@@ -363,11 +363,15 @@ def _taxonomy(path: str | None, hint: str = ""):
 
 
 def _check_search(search: str | None) -> None:
-    """A --search of exclusions only (``-Java``) finds nothing: say so instead of running it."""
-    from crawler.db.fts import only_exclusions
+    """A --search of exclusions only (``-Java``) finds nothing, and one with no word (``*``) would act on every
+    posting: say so instead of running it."""
+    from crawler.db.fts import names_no_term, only_exclusions
 
     if search and only_exclusions(search):
         raise click.BadParameter(f"{search!r} only leaves terms out; name one to find too (e.g. 'CUDA {search}')",
+                                 param_hint="--search")
+    if search is not None and names_no_term(search):
+        raise click.BadParameter(f"{search!r} holds no word to search for (letters, digits or Chinese characters)",
                                  param_hint="--search")
 
 

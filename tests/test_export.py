@@ -533,3 +533,14 @@ def test_a_search_that_only_leaves_terms_out_is_refused(seeded_db):
         "Error: Invalid value for --search: '-Java' only leaves terms out; name one to find too (e.g. 'CUDA -Java')")
     kept = run_cli("export", "--db", str(seeded_db), "--search", "算子 -初速度", check=True)  # both say 算子
     assert [json.loads(line)["title"] for line in kept.stdout.splitlines()] == ["AI算子开发工程师"]
+
+
+@pytest.mark.parametrize("search", [pytest.param("*", id="star"), pytest.param("( )", id="brackets"),
+                                    pytest.param("", id="empty-a-shell-variable-not-set")])
+def test_a_search_with_no_word_is_refused_not_every_posting_exported(seeded_db, search):
+    """`--search '*'` or `--search "$UNSET"` exported every posting (and `watch add` made a watch of them all)."""
+    problem = f"Error: Invalid value for --search: {search!r} holds no word to search for (letters, digits or Chinese characters)"
+    proc = run_cli("export", "--db", str(seeded_db), "--search", search)
+    assert (proc.returncode, proc.stdout, proc.stderr.splitlines()[-1]) == (2, "", problem)
+    watch = run_cli("watch", "add", "all", "--db", str(seeded_db), "--search", search)
+    assert (watch.returncode, watch.stderr.splitlines()[-1]) == (2, problem)

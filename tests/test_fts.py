@@ -70,6 +70,15 @@ def test_only_exclusions(query, only):
     assert fts.only_exclusions(query) is only
 
 
+@pytest.mark.parametrize("query, none", [
+    pytest.param("", True, id="empty"), pytest.param("*", True, id="star"), pytest.param("- 。", True, id="punctuation"),
+    pytest.param('""', True, id="empty-phrase"), pytest.param("-Java", False, id="one-left-out"),
+    pytest.param("c++", False, id="a-word-and-signs"), pytest.param("算", False, id="one-chinese-character"),
+])
+def test_names_no_term(query, none):
+    assert fts.names_no_term(query) is none
+
+
 def _index(texts: list[str], column: str = "body") -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
     conn.execute(f"CREATE VIRTUAL TABLE {fts.TABLE} USING fts5({', '.join(fts.COLUMNS)}, tokenize=\"{fts.TOKENIZER}\")")

@@ -152,6 +152,13 @@ def only_exclusions(query: str) -> bool:
     return bool(unwanted) and not wanted
 
 
+def names_no_term(query: str) -> bool:
+    """The query holds no word to search for (``*``, ``(``, ``-``): a search box shows everything for it, and
+    commands refuse it rather than act on every posting."""
+    wanted, unwanted = _terms(query)
+    return not wanted and not unwanted
+
+
 def fts_query(query: str) -> str:
     """A search box query as an FTS5 expression over ``postings_fts``: every term must match, and no term
     written with a leading ``-`` (``CUDA -Java``, ``-"外包"``) may.
