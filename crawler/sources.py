@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from crawler.inputs import ConfigFileError, read_config_text
 from crawler.safety import Origin
+from crawler.suggest import did_you_mean
 
 SOURCE_KEYS = {"spider", "enabled", "max_requests", "concurrency", "delay", "max_size_mb", "warn_size_mb",
                "allow_hosts", "allow_private", "settings"}
@@ -198,8 +199,11 @@ def _source(path: Path, name: str, table: Any, classes: dict[str, type]) -> Sour
     spider = table.get("spider")
     cls = classes.get(spider) if isinstance(spider, str) else None
     if cls is None or not hasattr(cls, "Args"):
-        usable = ", ".join(sorted(n for n, c in classes.items() if hasattr(c, "Args")))
-        raise SourcesError(f"{where}: spider must be one of {usable} (got {spider!r})")
+        usable = sorted(n for n, c in classes.items() if hasattr(c, "Args"))
+        key = next((k for k, v in table.items() if spider is None and isinstance(v, str) and v in usable), None)
+        hint = (f"; {key} = {table[key]!r} names one: write spider = {table[key]!r}" if key
+                else did_you_mean(spider, usable) if isinstance(spider, str) else "")
+        raise SourcesError(f"{where}: spider must be one of {', '.join(usable)} (got {spider!r}){hint}")
     own = {k: v for k, v in table.items() if k in SOURCE_KEYS}
     args = {k: v for k, v in table.items() if k not in SOURCE_KEYS}
     try:

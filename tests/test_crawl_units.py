@@ -40,6 +40,12 @@ BAD_SOURCES = [
     pytest.param('[sources.a]\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, jsonld, lever, "
                  "recruitee, smartrecruiters, workable, workday "
                  "(got None)", id="no-spider"),
+    pytest.param('[sources.a]\ntype = "greenhouse"\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, "
+                 "jsonld, lever, recruitee, smartrecruiters, workable, workday (got None); type = 'greenhouse' names one: "
+                 "write spider = 'greenhouse'", id="spider-under-another-key"),
+    pytest.param('[sources.a]\nspider = "greenhose"\nboards = ["x"]\n', "source a: spider must be one of ashby, greenhouse, "
+                 "jsonld, lever, recruitee, smartrecruiters, workable, workday (got 'greenhose') (did you mean greenhouse?)",
+                 id="misspelt-spider"),
     pytest.param('[sources.a]\nspider = "greenhouse"\nbords = ["x"]\n', "source a: boards: Field required",
                  id="typo-means-missing"),
     pytest.param('[sources.a]\nspider = "greenhouse"\nboards = ["x"]\nboard = "y"\n',
