@@ -11,7 +11,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Callable, Iterator
 
 TEXT_SUFFIXES = {".txt", ".text", ".dump", ""}
 TABLE_SUFFIXES = {".csv", ".tsv", ".jsonl", ".ndjson", ".json"}
@@ -105,6 +105,30 @@ def _found(f: Path, locator: str) -> tuple[Path, InputFile]:
     return resolved, InputFile(resolved, locator)
 
 
+def _walk(top: Path, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str], list[str]]]:
+    """``(dirpath, dirnames, linked, filenames)`` like ``os.walk(top, onerror=onerror)``, without recursion (Python
+    3.11's recurses once per level: a folder nested a few thousand deep raised RecursionError). Top-down; the
+    caller may prune ``dirnames``; ``linked``: the symlinks to folders, never entered."""
+    stack = [str(top)]
+    while stack:
+        dirpath = stack.pop()
+        try:
+            with os.scandir(dirpath) as entries:
+                listed = list(entries)
+        except OSError as err:
+            onerror(err)
+            continue
+        dirnames, linked, filenames = [], [], []
+        for entry in listed:
+            try:
+                kind = (linked if entry.is_symlink() else dirnames) if entry.is_dir() else filenames
+            except OSError:
+                kind = filenames
+            kind.append(entry.name)
+        yield dirpath, dirnames, linked, filenames
+        stack.extend(os.path.join(dirpath, d) for d in reversed(dirnames))
+
+
 def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclude: list[str | Path] = ()) -> list[InputFile]:
     """Expand PATHs: a file (locator = its name), a folder, recursively (locator relative to it),
     or a glob (locator relative to the glob's fixed prefix). A PATH that exists is never read as a
@@ -139,10 +163,10 @@ def resolve_inputs(paths: list[str], *, suffixes: set[str] | None = None, exclud
                                                             Problem("unreadable_folder",
                                                                     f"folder not read: {err.strerror}")))
 
-            for dirpath, dirnames, filenames in os.walk(p, onerror=unlistable):
+            for dirpath, dirnames, linked, filenames in _walk(p, unlistable):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                for name in [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
-                    dirnames.remove(name)  # never followed: it may lead out of the folder, or back into it
+                for name in sorted(d for d in linked if not d.startswith(".")):
+                    # never followed: it may lead out of the folder, or back into it
                     link = Path(dirpath) / name
                     found = True
                     out.setdefault(link.absolute(), InputFile(link.absolute(), _locator(link.relative_to(p)), Problem(

@@ -219,6 +219,36 @@ def test_resolve_inputs_names_dangling_symlinks_and_loops(tmp_path):
         ("dangling.txt", "dangling_symlink"), ("loop.txt", "symlink_loop")]
 
 
+def _nest(root: Path, depth: int) -> Path:
+    """``root/d/d/…/d`` (``depth`` folders), made through folder descriptors: the path may exceed PATH_MAX."""
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        with os.fdopen(os.open("x.jsonl", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as out:
+            out.write('{"title": "T", "company": "C"}\n')
+    finally:
+        os.close(fd)
+    return root.joinpath(*["d"] * depth, "x.jsonl")
+
+
+def test_a_folder_nested_thousands_deep_is_walked_without_recursion(tmp_path):
+    """os.walk recursed once per level: 1,000 levels raised RecursionError out of `jobcrawl ingest`. Now a file
+    1,500 levels down is found, and a folder whose path is longer than the system takes is one problem."""
+    (tmp_path / "shallow").mkdir()
+    (tmp_path / "deep").mkdir()
+    found = _nest(tmp_path / "shallow", 1500)
+    _nest(tmp_path / "deep", 2500)
+    [inp] = resolve_inputs([str(tmp_path / "shallow")])
+    assert (inp.path, inp.locator, inp.problem) == (found, "/".join(["d"] * 1500 + ["x.jsonl"]), None)
+    [deep] = resolve_inputs([str(tmp_path / "deep")])
+    assert (deep.problem.reason, deep.problem.detail) == ("unreadable_folder", "folder not read: File name too long")
+    assert len(deep.locator) > 4000 and deep.locator.startswith("d/d/")
+
+
 # --------------------------------------------------------------------------- point 3: names quoted on output
 
 
