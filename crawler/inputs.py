@@ -10,6 +10,7 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
@@ -348,10 +349,33 @@ def stat_of(path: Path) -> os.stat_result | Problem:
         return Problem("unreadable", f"unreadable: {err.strerror}")
 
 
-def mtime(path: Path) -> float | Problem:
-    """Modification time of ``path`` (followed), or the problem of a path that vanished."""
-    st = stat_of(path)
-    return st if isinstance(st, Problem) else st.st_mtime
+EARLIEST_FILE_TIME = datetime(1990, 1, 1, tzinfo=timezone.utc)
+"""A file modified before this was not: its time was lost (an archive without times, ``touch -d @0``)."""
+
+
+def saved_at(st: os.stat_result, now: datetime | None = None) -> tuple[datetime, str | None]:
+    """When a file was saved, as its relative times (``发布于 2 小时前``) are read against: its modification time, or,
+    when that is not plausible (before :data:`EARLIEST_FILE_TIME`, or more than a day after ``now``: a clock set
+    wrong), its status-change time (when it came to this machine), else ``now``; with a line saying so."""
+    now = now or datetime.now(timezone.utc)
+
+    def plausible(seconds: float) -> datetime | None:
+        try:
+            when = datetime.fromtimestamp(seconds, timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
+        return when if EARLIEST_FILE_TIME <= when <= now + timedelta(days=1) else None
+
+    if modified := plausible(st.st_mtime):
+        return modified, None
+    changed = plausible(st.st_ctime)
+    used, what = (changed, "its status-change time") if changed else (now, "the time of reading")
+    try:
+        written = datetime.fromtimestamp(st.st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        written = f"{st.st_mtime:.0f} s after 1970"
+    return used, (f"modification time {written} is not plausible: its relative times are read against {what}, "
+                  f"{used.strftime('%Y-%m-%d %H:%M:%S UTC')} (--as-of gives them another)")
 
 
 def read_group(paths: list[Path], max_bytes: int, budget: int) -> list[bytes | Problem]:

@@ -82,7 +82,7 @@ def default_workers() -> int:
 def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
     """Take the text dumps unchanged since their last complete parse out of an ingest job's inputs and
     hand the table ledger to its spider; returns the report of what was skipped."""
-    from crawler.inputs import Problem, mtime, open_regular
+    from crawler.inputs import Problem, open_regular, saved_at, stat_of
     from crawler.ledger import parser_version, unchanged_inputs
     from crawler.pages.tabular import format_for
     from crawler.run import project_settings
@@ -113,13 +113,13 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
         if known is None or inp.problem is not None or format_for(inp.path, kwargs.get("format", "auto")) != "text":
             keep.append(inp)
             continue
-        modified = mtime(inp.path)
+        st = stat_of(inp.path)
         # Read as the spider would: a path that became a FIFO or a link to /dev/zero is never read here either.
         body = open_regular(inp.path, settings.getint("JOBCRAWL_MAX_FILE_SIZE"))
-        if isinstance(modified, Problem) or isinstance(body, Problem):  # the spider reports it
+        if isinstance(st, Problem) or isinstance(body, Problem):  # the spider reports it
             keep.append(inp)
             continue
-        as_of = iso_utc(anchor) if anchor else iso_utc(_mtime(modified))
+        as_of = iso_utc(anchor) if anchor else iso_utc(saved_at(st)[0])
         sha = sha256_hex(body)
         match = next(((a, n) for s, a, n in known if s == sha and a == as_of), None)
         if match is None:
@@ -131,12 +131,6 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
         skipped.unchanged_unparsed += match[1]
     kwargs["inputs"] = keep
     return skipped
-
-
-def _mtime(seconds: float):
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(seconds, timezone.utc)
 
 
 def _input_bytes(job: Job) -> int | None:

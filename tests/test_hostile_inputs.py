@@ -16,13 +16,14 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from conftest import AS_OF, ROOT, SEEDS
 from crawler.inputs import (ConfigFileError, InputError, Problem, TooLarge, open_regular, open_stream, quote_name,
-                            read_config_text, resolve_inputs)
+                            read_config_text, resolve_inputs, saved_at)
 from crawler.lock import LockHeld, db_lock, lock_path
 from crawler.pages import tabular
 from crawler.pages.tabular import TableReport, parse_table
@@ -235,18 +236,85 @@ def _nest(root: Path, depth: int) -> Path:
     return root.joinpath(*["d"] * depth, "x.jsonl")
 
 
+def _unnest(root: Path) -> None:
+    """Remove what :func:`_nest` made, a level at a time at the top (pytest's clean-up, shutil.rmtree, recurses
+    once per level and fails on it later)."""
+    top = root / "d"
+    while top.exists():
+        for entry in top.iterdir():
+            if entry.name != "d":
+                entry.unlink()
+        if (top / "d").exists():
+            (top / "d").rename(root / "next")
+            top.rmdir()
+            (root / "next").rename(top)
+        else:
+            top.rmdir()
+
+
 def test_a_folder_nested_thousands_deep_is_walked_without_recursion(tmp_path):
     """os.walk recursed once per level: 1,000 levels raised RecursionError out of `jobcrawl ingest`. Now a file
     1,500 levels down is found, and a folder whose path is longer than the system takes is one problem."""
     (tmp_path / "shallow").mkdir()
     (tmp_path / "deep").mkdir()
-    found = _nest(tmp_path / "shallow", 1500)
-    _nest(tmp_path / "deep", 2500)
-    [inp] = resolve_inputs([str(tmp_path / "shallow")])
-    assert (inp.path, inp.locator, inp.problem) == (found, "/".join(["d"] * 1500 + ["x.jsonl"]), None)
-    [deep] = resolve_inputs([str(tmp_path / "deep")])
-    assert (deep.problem.reason, deep.problem.detail) == ("unreadable_folder", "folder not read: File name too long")
-    assert len(deep.locator) > 4000 and deep.locator.startswith("d/d/")
+    try:
+        found = _nest(tmp_path / "shallow", 1500)
+        _nest(tmp_path / "deep", 2500)
+        [inp] = resolve_inputs([str(tmp_path / "shallow")])
+        assert (inp.path, inp.locator, inp.problem) == (found, "/".join(["d"] * 1500 + ["x.jsonl"]), None)
+        [deep] = resolve_inputs([str(tmp_path / "deep")])
+        assert (deep.problem.reason, deep.problem.detail) == ("unreadable_folder", "folder not read: File name too long")
+        assert len(deep.locator) > 4000 and deep.locator.startswith("d/d/")
+    finally:
+        _unnest(tmp_path / "shallow")
+        _unnest(tmp_path / "deep")
+
+
+NOW = datetime(2026, 12, 4, 1, 0, tzinfo=timezone.utc)
+CHANGED = datetime(2026, 12, 3, 9, 30, tzinfo=timezone.utc).timestamp()
+NOT_PLAUSIBLE = "modification time {} is not plausible: its relative times are read against {}"
+
+
+@pytest.mark.parametrize("mtime, ctime, used, note", [
+    pytest.param(datetime(2026, 11, 29, 4, tzinfo=timezone.utc).timestamp(), CHANGED,
+                 datetime(2026, 11, 29, 4, tzinfo=timezone.utc), None, id="plausible"),
+    pytest.param(0, CHANGED, datetime.fromtimestamp(CHANGED, timezone.utc),
+                 NOT_PLAUSIBLE.format("1970-01-01 00:00:00 UTC", "its status-change time, 2026-12-03 09:30:00 UTC"),
+                 id="epoch-from-an-archive-without-times"),
+    pytest.param(datetime(2035, 1, 1, tzinfo=timezone.utc).timestamp(), CHANGED, datetime.fromtimestamp(CHANGED, timezone.utc),
+                 NOT_PLAUSIBLE.format("2035-01-01 00:00:00 UTC", "its status-change time, 2026-12-03 09:30:00 UTC"),
+                 id="a-clock-set-wrong"),
+    pytest.param(NOW.timestamp() + 23 * 3600, CHANGED, NOW + timedelta(hours=23), None, id="a-day-ahead-is-tolerated"),
+    pytest.param(1e18, 1e18, NOW, NOT_PLAUSIBLE.format("1000000000000000000 s after 1970",
+                                                       "the time of reading, 2026-12-04 01:00:00 UTC"),
+                 id="beyond-any-date-both-times"),
+])
+def test_saved_at_reads_relative_times_against_a_plausible_time(mtime, ctime, used, note):
+    """A file with the modification time 1970-01-01 (unpacked from an archive that kept none) was first seen in
+    1970, and one dated 2035 was posted in 2035 and sorted first forever."""
+    st = os.stat_result((0o100644, 1, 1, 1, 0, 0, 10, 0, mtime, ctime))
+    when, line = saved_at(st, NOW)
+    assert when == used
+    assert line == (None if note is None else f"{note} (--as-of gives them another)")
+
+
+@pytest.mark.slow
+def test_a_dump_dated_1970_is_seen_when_it_came_not_in_1970(tmp_path):
+    (tmp_path / "in").mkdir()
+    dump = tmp_path / "in" / "a.txt"
+    dump.write_bytes(SEED3)
+    os.utime(dump, (0, 0))
+    db = tmp_path / "jobs.db"
+    proc = ingest(str(tmp_path / "in"), "--db", str(db))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [line] = [line for line in proc.stderr.splitlines() if line.startswith("repaired: ")]
+    assert line.startswith("repaired: a.txt: modification time 1970-01-01 00:00:00 UTC is not plausible: its relative "
+                           "times are read against its status-change time, ")
+    with sqlite3.connect(db) as conn:
+        first_seen, posted_at = conn.execute("SELECT first_seen, posted_at FROM postings").fetchone()
+    changed = datetime.fromtimestamp(dump.stat().st_ctime, timezone.utc).replace(microsecond=0)
+    assert first_seen == changed.isoformat()
+    assert posted_at == (changed - timedelta(hours=2)).isoformat()  # 发布于 2 小时前
 
 
 # --------------------------------------------------------------------------- point 3: names quoted on output

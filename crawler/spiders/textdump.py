@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from crawler.db.rows import NOTHING_READ
 from crawler.inputs import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, open_regular, read_group,
-                            quote_name, resolve_inputs, stat_of)
+                            quote_name, resolve_inputs, saved_at, stat_of)
 from crawler.ledger import parser_of
 from crawler.pages.appexport import parse_dump
 from crawler.report import report_of
@@ -198,7 +198,7 @@ class TextdumpSpider(scrapy.Spider):
                 for item in self._problem(inp, st, iso_utc(self.args.as_of or datetime.now(timezone.utc))):
                     yield item
                 continue
-            as_of = iso_utc(self.args.as_of or datetime.fromtimestamp(st.st_mtime, timezone.utc))
+            as_of = iso_utc(self.args.as_of or self._saved_at(inp, st))
             if self.group_small_files and stat.S_ISREG(st.st_mode) and st.st_size <= GROUP_FILE_BYTES:
                 group.append((inp, as_of))
                 if len(group) == GROUP_FILES:
@@ -211,6 +211,12 @@ class TextdumpSpider(scrapy.Spider):
             yield self.request([(inp, as_of)])
         if group:
             yield self.request(group)
+
+    def _saved_at(self, inp: InputFile, st) -> datetime:
+        when, note = saved_at(st)
+        if note:
+            self.report.repaired.append(f"{quote_name(inp.locator)}: {note}")
+        return when
 
     def request(self, files: list[tuple[InputFile, str]]) -> scrapy.Request:
         """The request for one file, or for a group of them (``meta["group"]``: (input, as_of) in order)."""
