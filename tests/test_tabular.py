@@ -365,6 +365,11 @@ def test_gb18030_crlf_multiline_fixture():
     pytest.param("职位名称;公司名称;薪资\r\n甲;乙;10K\r\n".encode("utf-8"), "utf-8", ";", id="semicolon-crlf"),
     pytest.param("职位名称|公司名称|薪资\n甲|乙|10K\n".encode("utf-16"), "utf-16-le", "|", id="utf16-bar"),
     pytest.param("职位名称,公司名称,薪资\r甲,乙,10K\r".encode("gb18030"), "gb18030", ",", id="gb18030-cr-lines"),
+    # Excel's first line `sep=;` names the delimiter (the header has more commas than semicolons here)
+    pytest.param("sep=;\r\n职位名称;公司名称;薪资;备注,a,b,c,d\r\n甲;乙;10K;x\r\n".encode("utf-8"), "utf-8", ";",
+                 id="excel-sep-line"),
+    pytest.param("\ufeff\"sep=\t\"\n职位名称\t公司名称\t薪资\n甲\t乙\t10K\n".encode("utf-8"), "utf-8-sig", "\t",
+                 id="excel-sep-line-quoted-tab"),
 ])
 def test_encodings_and_delimiters(data, encoding, delimiter):
     items, report = read(data)

@@ -723,6 +723,9 @@ class _Source:
         return next((line for line in sample.splitlines() if line.strip()), "")
 
 
+_SEP_LINE = re.compile(r'\s*"?sep=([^"\r\n])"?\s*', re.IGNORECASE)
+
+
 def _delimiter(first_line: str, prefer_tab: bool) -> str:
     """The delimiter of a header line: the most frequent of ``, \\t ; |`` outside quotes (comma if none)."""
     unquoted = re.sub(r'"[^"]*"', "", first_line)
@@ -1310,8 +1313,11 @@ def _start(src: _Source, table: _Table, report: TableReport, locator: str,
     block (holding the header's text), the data records and the unit rows are counted in, or a
     file-level problem."""
     fmt = report.format
+    directive = None
     if fmt == "csv":
-        report.delimiter = _delimiter(src.first_line(), prefer_tab=locator.lower().endswith(".tsv"))
+        first = src.first_line()
+        directive = _SEP_LINE.fullmatch(first)  # Excel's `sep=;` line names the delimiter: it is no header
+        report.delimiter = directive.group(1) if directive else _delimiter(first, prefer_tab=locator.lower().endswith(".tsv"))
         records: Iterator[_Record] = _csv_records(src, report.delimiter)
         unit = "row"
     elif fmt == "jsonl" and src.array is not None and src.array != NOT_ONE_VALUE:
@@ -1325,6 +1331,10 @@ def _start(src: _Source, table: _Table, report: TableReport, locator: str,
     problem = None
     if fmt == "csv":
         for record in records:
+            if directive and record.error is None and _SEP_LINE.fullmatch(record.text.rstrip("\r\n")):
+                block.add(record)
+                directive = None
+                continue
             if record.error is None and record.cells and any(c.strip() for c in record.cells):
                 block.add(record)
                 if not bound:
