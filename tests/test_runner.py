@@ -454,6 +454,10 @@ WHOLE = dict(text=BIG.decode(), encoding="utf-8", status="parsed", postings=40)
 @pytest.mark.parametrize("first, then, stored, quarantine", [
     pytest.param((HEAD, [(None, "too_large")]), (WHOLE, []), ("parsed", None, 40, True), [],
                  id="the-head-of-a-file-over-the-cap-gives-way-to-the-whole-file"),
+    pytest.param((HEAD, [(None, "too_large")]),
+                 (dict(WHOLE, status="quarantined", postings=0, error="no title column"), [(None, "no_mapping")]),
+                 ("quarantined", "no title column", 0, True), [(-1, "no_mapping")],
+                 id="the-head-gives-way-to-the-whole-file-quarantined-for-another-reason"),
     pytest.param((WHOLE, []), (HEAD, [(None, "too_large")]), ("quarantined", "too large: first 64 B kept", 0, True),
                  [(-1, "too_large")], id="a-whole-file-is-never-replaced-by-its-head"),
     pytest.param((dict(WHOLE, status="partial", postings=38), [(3, "invalid"), (9, "invalid")]),

@@ -186,21 +186,25 @@ class Writer:
         quarantine rows go (what still fails comes again with this parse), and a part of it stored before (the
         head of a file over the size cap) gives way to the whole input."""
         new = dict(zip(INPUT_COLS, row))
-        stored = self.conn.execute("SELECT id, sha256, status, text, text_zlib, body, encoding FROM raw_inputs"
-                                   " WHERE source = ? AND locator = ? AND sha256 = ?",
-                                   (new["source"], new["locator"], new["sha256"])).fetchone()
+        key = (new["source"], new["locator"], new["sha256"])
+        stored = self.conn.execute("SELECT id, status FROM raw_inputs WHERE source = ? AND locator = ? AND sha256 = ?",
+                                   key).fetchone()
         if stored is None:
             return
-        raw_id, sha, status, text, text_zlib, body, encoding = stored
-        self.conn.execute("DELETE FROM quarantine WHERE source = ? AND locator = ? AND input_sha256 = ?",
-                          (new["source"], new["locator"], sha))
+        raw_id, status = stored
+        self.conn.execute("DELETE FROM quarantine WHERE source = ? AND locator = ? AND input_sha256 = ?", key)
         columns = _OUTCOME
-        if (status == "quarantined" and new["status"] != "quarantined"
-                and kept_whole({"sha256": sha, "text": raw_text(text, text_zlib), "body": body, "encoding": encoding}) is None
-                and kept_whole(new | {"text": raw_text(new["text"], new["text_zlib"])}) is not None):
+        # Only a quarantined input may be kept in part; the stored text is read only then.
+        if status == "quarantined" and not self._kept_whole(raw_id) \
+                and kept_whole(new | {"text": raw_text(new["text"], new["text_zlib"])}) is not None:
             columns += _CONTENT
         self.conn.execute(f"UPDATE raw_inputs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
                           (*(new[c] for c in columns), raw_id))
+
+    def _kept_whole(self, raw_id: int) -> bool:
+        sha, text, text_zlib, body, encoding = self.conn.execute(
+            "SELECT sha256, text, text_zlib, body, encoding FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone()
+        return kept_whole({"sha256": sha, "text": raw_text(text, text_zlib), "body": body, "encoding": encoding}) is not None
 
     def _record_parses(self, batch: Batch, input_ids: dict[tuple[str, str], int]) -> None:
         """Record the inputs whose last posting this batch stored, and those of the batch that had none."""
