@@ -4,6 +4,7 @@ CLI on the fixtures in ``fixtures/tabular/`` with exact stored values, quarantin
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import sqlite3
@@ -737,3 +738,38 @@ def test_spider_streams_a_large_table_through_the_engine(tmp_path):
         assert conn.execute("SELECT count(*) FROM postings WHERE locator = 'big.csv'").fetchone() == (40,)
         assert conn.execute("SELECT sha256, status, postings FROM raw_inputs").fetchall() == [
             (hashlib.sha256(path.read_bytes()).hexdigest(), "parsed", 40)]
+
+
+TWO = [{"title": "CUDA 工程师", "company": "甲"}, {"title": "推理工程师", "company": "乙"}]
+
+
+BOTH = [(1, "CUDA 工程师", "甲"), (2, "推理工程师", "乙")]
+NO_TITLE = "no column gives the title (columns: jobs); use --map title=COLUMN, --value title=VALUE or --preset NAME"
+
+
+@pytest.mark.parametrize("value, stored, problem", [
+    pytest.param({"jobs": TWO, "meta": {"total": 2}}, BOTH, None, id="greenhouse-or-ashby-jobs"),
+    pytest.param({"total": 2, "jobPostings": TWO}, BOTH, None, id="workday-jobPostings"),
+    pytest.param({"data": {"list": TWO, "page": 1}}, BOTH, None, id="one-object-down"),
+    pytest.param({"success": True, "content": {"positionResult": {"result": TWO}}}, BOTH, None, id="lagou-three-down"),
+    pytest.param(dict(TWO[0], locations=[{"name": "北京"}]), BOTH[:1], None, id="a-posting-object-is-one-posting"),
+    pytest.param({"jobs": []}, [], NO_TITLE, id="an-empty-list-wraps-nothing"),
+])
+def test_a_saved_api_answer_is_read_as_the_list_it_wraps(value, stored, problem):
+    """A .json file holding an API's answer ({"jobs": [...]}) was one record: "no column gives the title
+    (columns: jobs, meta)"; one written over several lines was a quarantined line per line."""
+    for text in (json.dumps(value, ensure_ascii=False), json.dumps(value, ensure_ascii=False, indent=2)):
+        items, report = read(text.encode(), "jsonl", "answer.json")
+        assert [(p.position, p.title, p.company) for p in postings(items)] == stored
+        assert report.error == problem
+
+
+def test_a_json_file_of_json_lines_is_still_read_line_by_line():
+    data = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in TWO).encode()
+    items, _ = read(data, "jsonl", "lines.json")
+    assert [(p.position, p.title) for p in postings(items)] == [(1, "CUDA 工程师"), (2, "推理工程师")]
+    report = TableReport(locator="lines.json", format="jsonl")  # larger than one raw input: read in blocks of lines
+    items = list(parse_table(io.BytesIO(data), locator="lines.json", fetched_at=T0, as_of=T0, fmt="jsonl",
+                             report=report, single_input_bytes=64))
+    assert [(p.position, p.title) for p in postings(items)] == [(1, "CUDA 工程师"), (2, "推理工程师")]
+    assert (report.error, report.inputs) == (None, 1)

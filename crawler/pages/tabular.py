@@ -898,14 +898,31 @@ def _as_text(name: str, value: Any) -> tuple[str, str | None]:
     if (name in LIST_FIELDS and isinstance(value, list)) or (name == "source_id" and type(value) in (int, float)):
         return _cell(value), None
     kind = next((k for t, k in _JSON_KINDS if isinstance(value, t)), type(value).__name__)
+    named = [_name_of(v) for v in value] if isinstance(value, list) else [_name_of(value)]
     if isinstance(value, list) and all(v is None or isinstance(v, (str, int, float)) for v in value):
         text = ("\n" if name == "description" else ", ").join(t for v in value if (t := _cell(v)))
         how = f"its {len(value)} items joined"
+    elif named and all(named):  # {"name": "Beijing", "id": 3} (an API's location, office, department)
+        text = ", ".join(_cell(value[key] if isinstance(value, dict) else v[key]) for v, key in zip(
+            value if isinstance(value, list) else [value], named))
+        keys = sorted(set(named))
+        how = f"its {'/'.join(repr(k) for k in keys)} read" if isinstance(value, dict) else \
+            f"the {'/'.join(repr(k) for k in keys)} of its {len(value)} items joined"
     else:
         text = _cell(value)
         how = "read as text"
     shown = text if len(text) <= 40 else text[:39] + "…"
     return text, f"{name} is a JSON {kind}, not text: {how} ({json.dumps(shown, ensure_ascii=False)})"
+
+
+_NAME_KEYS = ("name", "label", "text", "title", "displayName", "value")
+
+
+def _name_of(value: Any) -> str | None:
+    """The key of the text that names a JSON object (``name`` of ``{"name": "Beijing", "id": 3}``), else None."""
+    if not isinstance(value, dict):
+        return None
+    return next((key for key in _NAME_KEYS if isinstance(value.get(key), str) and value[key].strip()), None)
 
 
 def _header_names(cells: list[str]) -> list[str]:
@@ -1147,8 +1164,11 @@ def _open(stream: BinaryIO, fmt: str, limit: int, locator: str = "") -> _Source:
     end = size if wide else size - zero_filled_tail(head) if whole else _data_end(stream, size)
     sample = head[:min(HEAD_BYTES, end)]
     newline = "\r" if b"\n" not in sample and b"\r" in sample else "\n"
+    # One JSON value (an array, or an object wrapping the postings: a saved API answer); a large file, or one with
+    # bytes its encoding cannot read, that starts with an object is JSON lines, read line by line.
+    start = sample.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     json_array = (fmt == "jsonl" and not locator.lower().endswith((".jsonl", ".ndjson"))
-                  and sample.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["))
+                  and (start == b"[" or (start == b"{" and whole)))
     lossy = False
     try:
         if whole:
@@ -1157,6 +1177,7 @@ def _open(stream: BinaryIO, fmt: str, limit: int, locator: str = "") -> _Source:
             cut = head.rfind(b"\n", 0, HEAD_BYTES)
             text, encoding = None, decode_bytes(head[:cut + 1] if cut > 0 else head[:HEAD_BYTES])[1]
     except DecodeError as err:
+        json_array = json_array and start == b"["
         if err.reason not in ("mixed_encoding", "bad_encoding") or newline != "\n" or json_array or wide:
             raise
         text, encoding, lossy = None, _per_line_encoding(sample), True
@@ -1212,18 +1233,40 @@ _BINARY_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _load_array(text: str) -> list | tuple[str, str]:
-    """A ``.json`` file's value as a list of records, or the problem of a file that is not one JSON
-    value. A file of several values (JSON lines under another suffix: ``Extra data``) is not one
-    array: :data:`NOT_ONE_VALUE`, and it is read line by line."""
+    """A ``.json`` file's value as a list of records (an object: itself, or the list it wraps), or the
+    problem of a file that is not one JSON value. A file of several values (JSON lines under another
+    suffix: ``Extra data``), or one starting with an object that does not parse as one value, is read
+    line by line (:data:`NOT_ONE_VALUE`), so that each line is quarantined alone."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        if err.msg == "Extra data":
+        if err.msg == "Extra data" or text.lstrip("\ufeff \t\r\n").startswith("{"):
             return NOT_ONE_VALUE
         return ("bad_json", f"not JSON ({err.msg} at line {err.lineno} column {err.colno})")
     except RecursionError:
-        return ("bad_json", TOO_DEEP)
+        return NOT_ONE_VALUE if text.lstrip("\ufeff \t\r\n").startswith("{") else ("bad_json", TOO_DEEP)
+    if isinstance(data, dict):
+        return _wrapped_list(data) or [data]
     return data if isinstance(data, list) else [data]
+
+
+_WRAPPERS = frozenset(("jobs", "jobpostings", "postings", "positions", "offers", "results", "result", "data", "items",
+                       "content", "list", "records", "rows", "hits", "positionresult"))
+"""Keys under which a saved API answer holds its postings (Greenhouse and Ashby ``jobs``, Workday
+``jobPostings``, Recruitee ``offers``, SmartRecruiters ``content``, 拉勾 ``content.positionResult.result`` …)."""
+
+
+def _wrapped_list(data: dict, depth: int = 3) -> list | None:
+    """The list of objects a JSON object wraps under one of :data:`_WRAPPERS` (at most ``depth`` objects down),
+    else None (the object is a record itself)."""
+    for key, value in data.items():
+        if not isinstance(key, str) or key.casefold() not in _WRAPPERS:
+            continue
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            return value
+        if isinstance(value, dict) and depth > 1 and (inner := _wrapped_list(value, depth - 1)):
+            return inner
+    return None
 
 
 NOT_ONE_VALUE = ("lines", "")
