@@ -898,16 +898,15 @@ def _as_text(name: str, value: Any) -> tuple[str, str | None]:
     if (name in LIST_FIELDS and isinstance(value, list)) or (name == "source_id" and type(value) in (int, float)):
         return _cell(value), None
     kind = next((k for t, k in _JSON_KINDS if isinstance(value, t)), type(value).__name__)
-    named = [_name_of(v) for v in value] if isinstance(value, list) else [_name_of(value)]
+    objects = value if isinstance(value, list) else [value]
+    keys = [_name_of(v) for v in objects]
     if isinstance(value, list) and all(v is None or isinstance(v, (str, int, float)) for v in value):
         text = ("\n" if name == "description" else ", ").join(t for v in value if (t := _cell(v)))
         how = f"its {len(value)} items joined"
-    elif named and all(named):  # {"name": "Beijing", "id": 3} (an API's location, office, department)
-        text = ", ".join(_cell(value[key] if isinstance(value, dict) else v[key]) for v, key in zip(
-            value if isinstance(value, list) else [value], named))
-        keys = sorted(set(named))
-        how = f"its {'/'.join(repr(k) for k in keys)} read" if isinstance(value, dict) else \
-            f"the {'/'.join(repr(k) for k in keys)} of its {len(value)} items joined"
+    elif objects and all(keys):  # {"name": "Beijing", "id": 3}: an API's location, office, department
+        text = ", ".join(_cell(v[key]) for v, key in zip(objects, keys))
+        shown_keys = "/".join(repr(key) for key in sorted(set(keys)))
+        how = f"its {shown_keys} read" if isinstance(value, dict) else f"the {shown_keys} of its {len(value)} items joined"
     else:
         text = _cell(value)
         how = "read as text"
