@@ -186,8 +186,6 @@ def _parse_as_of(value: str | None) -> datetime | None:
                    "(city+district); an empty COLUMN unmaps the field.")
 @click.option("--value", "constants", multiple=True, metavar="FIELD=VALUE",
               help="Give every row this value, e.g. --value company=… when the file has no company (repeatable).")
-@click.option("--set", "old_constants", multiple=True, metavar="FIELD=VALUE", hidden=True,
-              help="Deprecated spelling of --value.")
 @click.option("--tz", metavar="ZONE", callback=lambda ctx, param, value: _zone(value),
               help="Time zone of the files' sources (IANA, e.g. Europe/Berlin): their dates are read and their "
                    "times shown in it (stored times stay UTC). Default: Asia/Shanghai for Chinese postings, else UTC.")
@@ -207,7 +205,7 @@ def _parse_as_of(value: str | None) -> datetime | None:
 @click.option("-v", "--verbose", count=True, help="Show Scrapy's log with tracebacks (-v info, -vv debug).")
 @_run_output
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
-           mapping: tuple[str, ...], constants: tuple[str, ...], old_constants: tuple[str, ...], tz: str | None,
+           mapping: tuple[str, ...], constants: tuple[str, ...], tz: str | None,
            batch_size: int, reparse: bool, max_file_size: int, workers: int | None, scrapy_settings: tuple[str, ...],
            verbose: int, quiet: bool, as_json: bool) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
@@ -266,10 +264,6 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     from crawler.spiders.textdump import TextdumpSpider
 
     anchor = _parse_as_of(as_of)
-    if old_constants:
-        click.echo("jobcrawl ingest: --set FIELD=VALUE is deprecated: use --value FIELD=VALUE "
-                   "(-s/--setting NAME=VALUE is a Scrapy setting)", err=True)
-        constants = old_constants + constants
     try:
         inputs = resolve_inputs(list(paths), suffixes=INGEST_SUFFIXES,
                                 exclude=[db + suffix for suffix in ("", "-wal", "-shm", "-journal")])
@@ -429,8 +423,6 @@ def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> N
               help="HTTP cache in <db>.httpcache/<source>/: unchanged pages are revalidated (304) instead of downloaded.")
 @click.option("-s", "--setting", "scrapy_settings", multiple=True, metavar="NAME=VALUE",
               help="A Scrapy or jobcrawl setting for every source (repeatable), e.g. -s DOWNLOAD_TIMEOUT=10.")
-@click.option("--set", "old_settings", multiple=True, metavar="NAME=VALUE", hidden=True,
-              help="Deprecated spelling of --setting.")
 @WORKERS_OPTION
 @click.option("--redis", "redis_url", metavar="URL",
               help="Distributed: seed the crawl into the Redis at URL (redis://HOST:6379/0) for `jobcrawl worker` "
@@ -442,7 +434,7 @@ def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> N
               help="Show each failed request and Scrapy's log with tracebacks (-v info, -vv debug).")
 @_run_output
 def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, db: str, jobdir: str | None,
-          max_requests: int | None, cache: bool, scrapy_settings: tuple[str, ...], old_settings: tuple[str, ...],
+          max_requests: int | None, cache: bool, scrapy_settings: tuple[str, ...],
           workers: int | None, redis_url: str | None, no_store: bool, prefix: str, verbose: int, quiet: bool,
           as_json: bool) -> None:
     """Crawl sources of a sources file into the database (in --workers processes, one writer).
@@ -481,13 +473,11 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
 
     if bool(names) == all_sources:
         raise click.UsageError("name the sources to crawl, or pass --all (not both)")
-    if old_settings:
-        click.echo("jobcrawl crawl: --set is deprecated: use -s/--setting NAME=VALUE", err=True)
     settings = _run_settings(verbose)
     cache_root = Path(str(Path(db).resolve()) + ".httpcache")
     if not cache:
         settings["HTTPCACHE_ENABLED"] = False
-    settings.update(_setting_pairs(old_settings + scrapy_settings, "-s/--setting"))
+    settings.update(_setting_pairs(scrapy_settings, "-s/--setting"))
     try:
         path = locate_sources(sources_file, dict(os.environ), Path.cwd())
         sources = load_sources(path)
@@ -984,8 +974,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
                    "database nobody writes while it is served.")
 @click.option("--no-sql", "no_sql", is_flag=True,
               help="Refuse arbitrary SQL (Datasette's allow_sql: false); pages, canned queries and charts still work.")
-@click.option("--writable", is_flag=True, hidden=True, help="Accepted for old scripts: mutable is the default now.")
-def serve(db: str, port: int, host: str, immutable: bool, no_sql: bool, writable: bool) -> None:
+def serve(db: str, port: int, host: str, immutable: bool, no_sql: bool) -> None:
     """Browse the database in Datasette: listing, search, facets, posting pages, charts.
 
     The file is opened read-only, the normal way: a run may write it while it is served, and every

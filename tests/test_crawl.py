@@ -515,7 +515,6 @@ USAGE = [
     pytest.param([], "name the sources to crawl, or pass --all (not both)", id="nothing-to-crawl"),
     pytest.param(["nosuch"], "no source named nosuch (sources: gitlab)", id="unknown-name"),
     pytest.param(["gitlab", "-s", "NOEQUALS"], "expected NAME=VALUE, got 'NOEQUALS'", id="bad-setting"),
-    pytest.param(["gitlab", "--set", "NOEQUALS"], "expected NAME=VALUE, got 'NOEQUALS'", id="bad-deprecated-set"),
 ]
 
 
@@ -610,9 +609,6 @@ def test_the_sources_file_comes_from_the_environment_then_the_working_folder(tmp
     write_sources(tmp_path / "env.toml", one.format(name="from_env"))
     write_sources(tmp_path / "sources.toml", one.format(name="from_cwd"))
     by_env = run_cli("crawl", "--all", "--db", "jobs.db", cwd=tmp_path, env={"JOBCRAWL_SOURCES": "env.toml"})
-    by_cwd = run_cli("crawl", "--all", "--db", "jobs.db", "--set", "DOWNLOAD_TIMEOUT=5", cwd=tmp_path,
-                     env={"JOBCRAWL_SOURCES": ""})
+    by_cwd = run_cli("crawl", "--all", "--db", "jobs.db", cwd=tmp_path, env={"JOBCRAWL_SOURCES": ""})
     assert (by_env.returncode, by_cwd.returncode) == (3, 3)
     assert by_env.stdout.startswith("from_env: ") and by_cwd.stdout.startswith("from_cwd: ")
-    # --set, the old spelling of -s/--setting, still works and says so
-    assert problem_lines(by_cwd.stderr)[0] == "jobcrawl crawl: --set is deprecated: use -s/--setting NAME=VALUE"

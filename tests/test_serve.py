@@ -44,7 +44,6 @@ def test_serve_help_names_the_modes_and_the_exit_status():
     assert "  Example:\n    jobcrawl serve --db jobs.db\n" in proc.stdout
     for text in ("--immutable", "--no-sql", "[default: 127.0.0.1]", "Exit status: 2 for a usage error, such as a port"):
         assert text in proc.stdout, text
-    assert "--writable" not in proc.stdout  # still accepted, no longer shown
 
 
 def test_serve_without_a_database_is_a_usage_error(tmp_path):

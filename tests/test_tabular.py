@@ -684,16 +684,6 @@ def test_cli_map_to_a_column_some_files_have_quarantines_the_others(tmp_path):
            "学历经验要求, 公司名称, 公司信息, 公司福利, 详情页链接)" in proc.stderr.splitlines()
 
 
-@pytest.mark.slow
-def test_cli_set_is_a_deprecated_spelling_of_value(tmp_path):
-    proc = run_cli("ingest", str(TABULAR / "jds.txt"), "--format", "lines", "--set", "company=示例平台",
-                   "--value", "title=未注明", "--db", str(tmp_path / "jobs.db"), "--as-of", AS_OF)
-    assert proc.returncode == 0, proc.stderr
-    assert problem_lines(proc.stderr) == ["jobcrawl ingest: --set FIELD=VALUE is deprecated: use --value FIELD=VALUE "
-                                        "(-s/--setting NAME=VALUE is a Scrapy setting)"]
-    assert {(r["company"], r["title"]) for r in export_records(tmp_path / "jobs.db")} == {("示例平台", "未注明")}
-
-
 @pytest.mark.parametrize("name, fmt, columns", [
     pytest.param("custom_columns.csv", "csv", ["岗位", "单位", "月薪", "城市", "区域", "说明"], id="csv-header"),
     pytest.param("zh_board_gb18030.csv", "csv", ["职位名称", "公司名称", "薪资", "工作地点", "经验要求", "学历要求",
