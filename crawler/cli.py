@@ -1033,7 +1033,7 @@ def watch() -> None:
     """Saved searches: postings new to a watch are delivered after every ingest and crawl.
 
     A watch delivers each matching posting once, to each of its destinations (stdout, a file, a
-    webhook, an ntfy topic, e-mail; see `jobcrawl watch add --help` and the README). Only the
+    webhook, an ntfy topic, e-mail; see `jobcrawl watch add --help` and docs/alerts.md). Only the
     canonical member of a duplicate cluster is delivered, never a blocked or closed posting.
 
     \b

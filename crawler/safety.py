@@ -1,4 +1,4 @@
-"""What the crawler refuses to fetch or read, and why it cannot be talked into it (see README, "Safety").
+"""What the crawler refuses to fetch or read, and why it cannot be talked into it (see docs/safety.md).
 
 Two independent checks guard every request a web spider makes:
 

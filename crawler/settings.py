@@ -63,7 +63,7 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 2           # at most 2 requests in flight per 
 DOWNLOAD_TIMEOUT = 30
 REDIRECT_MAX_TIMES = 5                       # a redirect loop fails fast
 
-# Safety (crawler/safety.py; README "Safety"): requests go to the source's own hosts only, never to
+# Safety (crawler/safety.py; docs/safety.md): requests go to the source's own hosts only, never to
 # loopback, private, link-local or other non-public addresses (checked on the DNS answers the
 # connection uses) unless the source sets allow_private; responses are capped, decompressed too.
 TWISTED_DNS_RESOLVER = "crawler.safety.SafeResolver"
