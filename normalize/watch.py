@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .dates import parse_as_of
 from .salary import parse_salary
 from .score import PayRange, PostingFacts, format_money, salary_range
+from .shown import shown
 
 __all__ = ["WatchSpec", "Candidate", "candidate", "match", "parse_min_salary"]
 
@@ -53,6 +54,15 @@ class WatchSpec(BaseModel):
     exclude_duplicates: bool = Field(False, description="Skip a posting whose duplicate cluster the watch has matched.")
     changed_since: str | None = Field(None, description="Only postings new or changed at or after this time (UTC ISO).")
     destinations: list[str] = Field(default_factory=list, description="Destination names of the alerts config.")
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, value: Any) -> Any:
+        bad = next((ch for ch in value if shown(ch) != ch), None) if isinstance(value, str) else None
+        if bad is not None:
+            raise ValueError(f"{shown(value, quoted=True)} holds {shown(bad, quoted=True)} (U+{ord(bad):04X}), a control "
+                             "or format character: a watch name must be what `jobcrawl watch list` shows")
+        return value
 
     @field_validator("search")
     @classmethod
