@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["shown"]
+__all__ = ["shown", "json_line"]
 
 ESCAPED_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
 """Controls (C0, DEL, C1: CR, LF, ESC, NEL …), format characters (bidi embeddings, overrides, isolates and marks,
@@ -15,6 +15,16 @@ separators: what can end a line, move the cursor, recolour or reorder text, or h
 
 def _escape(ch: str) -> str:
     return repr(ch)[1:-1] if unicodedata.category(ch) in ESCAPED_CATEGORIES else ch
+
+
+def _json_escape(ch: str) -> str:
+    if unicodedata.category(ch) not in ESCAPED_CATEGORIES:
+        return ch
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def shown(text: str, *, quoted: bool = False) -> str:
@@ -30,3 +40,10 @@ def shown(text: str, *, quoted: bool = False) -> str:
     if quoted:
         return repr(text) if escaped != text or text.startswith(("'", '"')) else text
     return escaped
+
+
+def json_line(text: str) -> str:
+    """A JSON text (``json.dumps(..., ensure_ascii=False)``, no indent) with every character of
+    :data:`ESCAPED_CATEGORIES` left raw in its strings (C1 controls, U+2028/U+2029, bidi controls) written as a
+    ``\\uXXXX`` escape: the same JSON value, one line for any line splitter, nothing a terminal acts on."""
+    return text if text.isprintable() else "".join(map(_json_escape, text))

@@ -23,7 +23,7 @@ from functools import cached_property
 from datetime import datetime
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .dates import parse_as_of
 from .salary import parse_salary
@@ -39,6 +39,10 @@ def parse_min_salary(text: str) -> tuple[float, str]:
     if salary.status != "parsed" or salary.monthly_min is None or salary.currency is None:
         raise ValueError(f"{text!r} is not an amount of money (e.g. 40k, 4万, 35000)")
     return salary.monthly_min, salary.currency
+
+
+STORED = {"stored": True}
+"""Validation context of a spec read back from the database (:meth:`WatchSpec.model_validate_json`)."""
 
 
 class WatchSpec(BaseModel):
@@ -57,7 +61,9 @@ class WatchSpec(BaseModel):
 
     @field_validator("name", mode="before")
     @classmethod
-    def _name(cls, value: Any) -> Any:
+    def _name(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.context == STORED:  # a name stored before such names were refused: `watch list` shows it escaped
+            return value
         bad = next((ch for ch in value if shown(ch) != ch), None) if isinstance(value, str) else None
         if bad is not None:
             raise ValueError(f"{shown(value, quoted=True)} holds {shown(bad, quoted=True)} (U+{ord(bad):04X}), a control "

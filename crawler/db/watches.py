@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import sqlite_utils
 
 from normalize.shown import shown
-from normalize.watch import SALARY_COLUMNS, WatchSpec
+from normalize.watch import SALARY_COLUMNS, STORED, WatchSpec
 
 from .history import CHANGED_AT
 from normalize.clock import now_iso as utcnow
@@ -36,7 +36,7 @@ class Watch:
 
 
 def _watch(row: Sequence) -> Watch:
-    return Watch(row[0], WatchSpec.model_validate_json(row[1]), row[2], row[3])
+    return Watch(row[0], WatchSpec.model_validate_json(row[1], context=STORED), row[2], row[3])
 
 
 NEW_WATCH = 0
