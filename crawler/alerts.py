@@ -76,6 +76,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from crawler.db import watches as store
 from crawler.inputs import ConfigFileError, read_config_text
 from normalize.history import pay_label
+from normalize.shown import shown
 from normalize.watch import WatchSpec, candidate, match
 
 CONFIG_ENV = "JOBCRAWL_ALERTS_CONFIG"
@@ -249,6 +250,8 @@ class Alert:
         return {"watch": self.watch, "key": self.key, "count": len(self.postings), "postings": self.postings}
 
     def text(self) -> str:
+        """The alert as plain text (stdout, ntfy, e-mail): a title line, then lines per posting, each escaped
+        (:func:`normalize.shown.shown`) so that scraped text cannot add or hide a line."""
         lines = [self.title]
         for p in self.postings:
             head = " · ".join(x for x in (p["title"], p["company"], p["city"], p["salary"]) if x)
@@ -258,7 +261,7 @@ class Alert:
                     lines.append(f"  {link}")
             if p["reasons"]:
                 lines.append("  " + "；".join(p["reasons"]))
-        return "\n".join(lines)
+        return "\n".join(map(shown, lines))
 
 
 def _posting(row: dict[str, Any], browse_url: str | None) -> dict[str, Any]:
@@ -483,9 +486,9 @@ def _refresh_fit(db, profile, report: DeliveryReport) -> None:
 
 
 def add_watch(db, spec: WatchSpec, *, config: AlertsConfig | None, include_existing: bool = False) -> dict[str, int]:
-    """Store a watch. The open postings that match it now are its baseline (seen, never delivered) unless
-    ``include_existing``: then the next delivery sends them. Raises ValueError for a name in use, a
-    destination the config lacks, or ``min_fit`` without a profile in the config."""
+    """Store a watch: its ``id``, and how many open postings match it now (``matching``). They are its baseline
+    (seen, never delivered) unless ``include_existing``: then the next delivery sends them. Raises ValueError for a
+    name in use, a destination the config lacks, or ``min_fit`` without a profile in the config."""
     for name in spec.destinations:
         if (config.destination(name) if config else StdoutDest() if name == "stdout" else None) is None:
             raise ValueError(f"destination {name!r} is not in the alerts config ({default_config_path()} or --config)")
@@ -494,9 +497,8 @@ def add_watch(db, spec: WatchSpec, *, config: AlertsConfig | None, include_exist
         raise ValueError("--min-fit needs a profile: profile = \"…\" in the alerts config")
     if profile is not None:
         _refresh_fit(db, profile, DeliveryReport())
-    unstored = store.Watch(store.NEW_WATCH, spec, "")
-    baseline = [] if include_existing else find_matches(db, unstored, profile and profile.name)
-    return {"id": store.add_watch(db.conn, spec, baseline), "baseline": len(baseline)}
+    matching = find_matches(db, store.Watch(store.NEW_WATCH, spec, ""), profile and profile.name)
+    return {"id": store.add_watch(db.conn, spec, [] if include_existing else matching), "matching": len(matching)}
 
 
 def deliver_new_matches(db_path: str | Path, run_id: int | None = None, *, config_path: str | Path | None = None,

@@ -369,30 +369,35 @@ def _check_search(search: str | None) -> None:
                                  param_hint="--search")
 
 
+def _say(line: str, err: bool = False) -> None:
+    """Print one line that carries scraped text or names found in inputs: escaped (:func:`normalize.shown.shown`),
+    so that it stays one line."""
+    from normalize.shown import shown
+
+    click.echo(shown(line), err=err)
+
+
 def _alert_lines(result) -> None:
     """The alerts step's summary (stdout) and problems (stderr), when the run has watches."""
     lines = result.alerts.lines() if result.alerts else []
     for i, line in enumerate(lines):
-        click.echo(line, err=i > 0)
+        _say(line, err=i > 0)
 
 
 def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> None:
     """Print the run's problems (stderr) and its summary, or its report as JSON (stdout); exit 0 (all stored),
     1 (some quarantined or not stored) or 3 (failed)."""
-    for line in result.problems:
-        click.echo(f"quarantined: {line}", err=True)
-    for line in result.crawl.repaired:
-        click.echo(f"repaired: {line}", err=True)
-    for table in result.crawl.tables:
-        for line in table["repaired"]:
-            click.echo(f"repaired: {line}", err=True)
-    for line in result.errors:
-        click.echo(f"failed: {line}", err=True)
+    from crawler.report import capped, table_lines
+
+    for line in (capped("quarantined", result.problems)
+                 + capped("repaired", result.crawl.repaired + [r for t in result.crawl.tables for r in t["repaired"]])
+                 + capped("failed", result.errors)):
+        _say(line, err=True)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False, default=str))
     elif not quiet:
-        for table in result.crawl.tables:
-            click.echo(table["summary"])
+        for line in table_lines(result.crawl.tables):
+            _say(line)
         click.echo(result.summary())
         if "dedupe" in result.steps:
             click.echo(_dedupe_line(result.steps["dedupe"]))
@@ -513,15 +518,15 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
         progress.close()
     for result in results:
         for line in (result.crawl.request_errors if verbose else []) + result.crawl.errors + result.messages:
-            click.echo(f"{result.source}: failed: {line}", err=True)
+            _say(f"{result.source}: failed: {line}", err=True)
         if (line := result.failure_line()) is not None:
-            click.echo(line, err=True)
+            _say(line, err=True)
         for line in result.problems:
-            click.echo(f"{result.source}: quarantined: {line}", err=True)
+            _say(f"{result.source}: quarantined: {line}", err=True)
         for line in result.crawl.repaired:
-            click.echo(f"{result.source}: repaired: {line}", err=True)
+            _say(f"{result.source}: repaired: {line}", err=True)
         if not (quiet or as_json):
-            click.echo(result.crawl_summary())
+            _say(result.crawl_summary())
         if result.status == "interrupted" and jobdir:
             click.echo(f"{result.source}: interrupted; run the same command again to resume from {jobdir}", err=True)
     if as_json:
@@ -953,10 +958,11 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
         click.echo(f"{fit['scorer']}: scored {fit['scored']} postings, {fit['unchanged']} unchanged, "
                    f"{fit['blocked']} blocked; best fits:")
         for row in step.best_fits(database, fit["scorer"], top=top):
-            click.echo(f"  #{row['id']} {row['company']} · {row['title']} · {row['city'] or '城市未明确'}: {row['summary']}")
+            _say(f"  #{row['id']} {row['company']} · {row['title']} · {row['city'] or '城市未明确'}: {row['summary']}")
     if report:
         stats["report"] = step.agreement_report(database, top=top)
-        click.echo(step.format_report(stats["report"]))
+        for line in step.report_lines(stats["report"]):
+            _say(line)
     run_id = record_step_run(database, "score", started=started, stats=stats,
                              args={"report": report, "top": top, "profile": profile_file})
     database.close()
@@ -1103,7 +1109,7 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
         raise SystemExit(4) from None
     later = "delivered on the next run" if include_existing else "the baseline (never delivered)"
     click.echo(f"watch {name} added (#{added['id']}) → {', '.join(names)}; "
-               f"{added['baseline']} postings match already: {later}")
+               f"{added['matching']} postings match already: {later}")
 
 
 @watch.command("list")
@@ -1133,9 +1139,9 @@ def watch_list(db: str) -> None:
                      "no duplicates" if spec.exclude_duplicates else None,
                      f"changed since {spec.changed_since}" if spec.changed_since else None]
             c = store.watch_counts(database.conn, w.id)
-            click.echo(f"{spec.name}: {' · '.join(x for x in wants if x) or 'every posting'} → {', '.join(spec.destinations)}"
-                       f" · delivered {c['matched']} postings ({c['sent']} sent, {c['pending']} pending) · "
-                       f"baseline {c['baseline']} · since {w.created_at}")
+            _say(f"{spec.name}: {' · '.join(x for x in wants if x) or 'every posting'} → {', '.join(spec.destinations)}"
+                 f" · delivered {c['matched']} postings ({c['sent']} sent, {c['pending']} pending) · "
+                 f"baseline {c['baseline']} · since {w.created_at}")
     finally:
         database.close()
 
@@ -1190,9 +1196,8 @@ def watch_deliver(db: str, config_path: str | None) -> None:
         click.echo(f"jobcrawl watch deliver: {err}", err=True)
         raise SystemExit(4) from None
     lines = report.lines() or ["alerts: no watches and nothing pending"]
-    click.echo(lines[0])
-    for line in lines[1:]:
-        click.echo(line, err=True)
+    for i, line in enumerate(lines):
+        _say(line, err=i > 0)
     raise SystemExit(1 if report.pending else 0)
 
 
@@ -1229,10 +1234,10 @@ def history(ref: str, db: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"id": posting_id, "steps": [asdict(s) for s in steps]}, ensure_ascii=False, indent=1))
         return
-    click.echo(f"#{posting_id} {current.get('title')} · {current.get('company')} · {current.get('city') or ''}"
-               f" — {len(found)} version{'s' if len(found) != 1 else ''}")
+    _say(f"#{posting_id} {current.get('title')} · {current.get('company')} · {current.get('city') or ''}"
+         f" — {len(found)} version{'s' if len(found) != 1 else ''}")
     for line in format_history(steps):
-        click.echo(line)
+        _say(line)
 
 
 def _require_db(db: str) -> None:
@@ -1279,10 +1284,10 @@ def sources(ctx: click.Context, health: bool, db: str, as_json: bool) -> None:
             click.echo(json.dumps(row, ensure_ascii=False))
             continue
         statuses = " ".join(f"{code}×{n}" for code, n in sorted(row["responses"].items())) or "none"
-        click.echo(f"{row['source']}: {row['state']} · last run {row['last_run']} {row['last_run_at']} "
-                   f"({row['last_status']}) · last success {row['last_success'] or 'never'} · requests "
-                   f"{row['requests']} · responses {statuses} · postings found {row['found']} · new {row['new']} · "
-                   f"updated {row['updated']} · closed {row['closed']} · errors {row['errors']}")
+        _say(f"{row['source']}: {row['state']} · last run {row['last_run']} {row['last_run_at']} "
+             f"({row['last_status']}) · last success {row['last_success'] or 'never'} · requests "
+             f"{row['requests']} · responses {statuses} · postings found {row['found']} · new {row['new']} · "
+             f"updated {row['updated']} · closed {row['closed']} · errors {row['errors']}")
     if not rows:
         click.echo(f"{db}: no crawl has finished yet", err=True)
     raise SystemExit(0 if all(r["state"] == "ok" for r in rows) else 1)

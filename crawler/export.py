@@ -22,6 +22,7 @@ from typing import IO, Any, Iterable, Iterator
 
 from crawler.db.read import LOCAL_TIMES
 from normalize.models import DIMENSIONS
+from normalize.shown import json_line
 
 FORMATS = ("csv", "tsv", "jsonl", "json")
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
@@ -215,7 +216,7 @@ def write_records(stream: IO[str], records: Iterator[dict[str, Any]], fmt: str, 
     if fmt == "json":
         stream.write("[")
     for n, record in enumerate(records, 1):
-        text = json.dumps(_picked(record, columns), ensure_ascii=False)
+        text = json_line(json.dumps(_picked(record, columns), ensure_ascii=False))
         if fmt == "json":
             stream.write(("\n" if n == 1 else ",\n") + text)
         else:

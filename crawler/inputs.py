@@ -14,6 +14,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
+from normalize.shown import shown
+
 TEXT_SUFFIXES = {".txt", ".text", ".dump", ""}
 TABLE_SUFFIXES = {".csv", ".tsv", ".jsonl", ".ndjson", ".json"}
 INGEST_SUFFIXES = TEXT_SUFFIXES | TABLE_SUFFIXES
@@ -59,12 +61,9 @@ class InputError(ValueError):
 
 
 def quote_name(name: str) -> str:
-    """``name`` as shown in one line of output: as it is when every character is printable, else
-    quoted with escapes (``'a\\nb.txt'``), so that a newline or control character in a file name
-    cannot forge a line, and undecodable bytes (surrogate escapes) cannot break the output."""
-    if name.isprintable() and not name.startswith(("'", '"')):
-        return name
-    return repr(name)
+    """``name`` as shown in one line of output: as it is, else quoted with escapes (``'a\\nb.txt'``) when it holds
+    a character that could forge or hide a line (:func:`normalize.shown.shown`) or undecodable bytes."""
+    return shown(name, quoted=True)
 
 
 def _locator(relative: Path) -> str:

@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from normalize.shown import shown
+
 COUNT_COLUMNS = ("files", "found", "new", "updated", "unchanged", "quarantined", "closed", "reopened", "requests",
                  "errors")
 """Counts of a run, each a column of ``runs``."""
@@ -234,3 +236,41 @@ def report_of(crawler) -> CrawlReport:
     if report is None:
         report = crawler.jobcrawl_report = CrawlReport()
     return report
+
+
+LISTED = 20
+"""Lines of one kind (quarantined inputs, repairs, errors, tables read) printed one by one at the end of a run; the
+rest are counted in one line (``--json`` and the database hold every one)."""
+
+
+def capped(kind: str, lines: list[str]) -> list[str]:
+    """``kind: line`` for the first :data:`LISTED` lines, then one ``kind: N more …`` line for the rest."""
+    out = [f"{kind}: {line}" for line in lines[:LISTED]]
+    if len(lines) > LISTED:
+        out.append(f"{kind}: {len(lines) - LISTED:,} more, not listed (--json lists them all)")
+    return out
+
+
+def _files(tables: list[dict[str, Any]], named: int = 3) -> str:
+    names = ", ".join(shown(t["locator"], quoted=True) for t in tables[:named])
+    return f"{len(tables):,} file{'s' * (len(tables) != 1)} ({names}" + (
+        f" and {len(tables) - named:,} more)" if len(tables) > named else ")")
+
+
+def table_lines(tables: list[dict[str, Any]]) -> list[str]:
+    """The summary lines of the tables (CSV, JSON files) of a run: one per file up to :data:`LISTED` files; past
+    that, one line for the files read, with their rows added up, and the files not imported, capped."""
+    if len(tables) <= LISTED:
+        return [t["summary"] for t in tables]
+    read = [t for t in tables if not t["error"]]
+    out = []
+    if read:
+        def total(key: str) -> str:
+            return f"{sum(t[key] for t in read):,}"
+        unchanged = [t for t in read if t["unchanged"] and not t["streamed"]]
+        out.append(f"tables read: {_files(read)} · rows {total('rows')}: postings {total('postings')}, quarantined "
+                   f"{total('quarantined')}, repeated headers skipped {total('header_rows')}, blank skipped "
+                   f"{total('blank_rows')}" + (f" · {_files(unchanged)} unchanged since their last parse, not "
+                                              "stored again" if unchanged else ""))
+    return out + capped("not imported", [f"{shown(t['locator'], quoted=True)}: {t['error']}" for t in tables
+                                         if t["error"]])

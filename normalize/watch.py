@@ -23,11 +23,12 @@ from functools import cached_property
 from datetime import datetime
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .dates import parse_as_of
 from .salary import parse_salary
 from .score import PayRange, PostingFacts, format_money, salary_range
+from .shown import shown
 
 __all__ = ["WatchSpec", "Candidate", "candidate", "match", "parse_min_salary"]
 
@@ -38,6 +39,10 @@ def parse_min_salary(text: str) -> tuple[float, str]:
     if salary.status != "parsed" or salary.monthly_min is None or salary.currency is None:
         raise ValueError(f"{text!r} is not an amount of money (e.g. 40k, 4万, 35000)")
     return salary.monthly_min, salary.currency
+
+
+STORED = {"stored": True}
+"""Validation context of a spec read back from the database (:meth:`WatchSpec.model_validate_json`)."""
 
 
 class WatchSpec(BaseModel):
@@ -53,6 +58,17 @@ class WatchSpec(BaseModel):
     exclude_duplicates: bool = Field(False, description="Skip a posting whose duplicate cluster the watch has matched.")
     changed_since: str | None = Field(None, description="Only postings new or changed at or after this time (UTC ISO).")
     destinations: list[str] = Field(default_factory=list, description="Destination names of the alerts config.")
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.context == STORED:  # a name stored before such names were refused: `watch list` shows it escaped
+            return value
+        bad = next((ch for ch in value if shown(ch) != ch), None) if isinstance(value, str) else None
+        if bad is not None:
+            raise ValueError(f"{shown(value, quoted=True)} holds {shown(bad, quoted=True)} (U+{ord(bad):04X}), a control "
+                             "or format character: a watch name must be what `jobcrawl watch list` shows")
+        return value
 
     @field_validator("search")
     @classmethod

@@ -14,7 +14,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
-from normalize.watch import SALARY_COLUMNS, WatchSpec
+from normalize.shown import shown
+from normalize.watch import SALARY_COLUMNS, STORED, WatchSpec
 
 from .history import CHANGED_AT
 from normalize.clock import now_iso as utcnow
@@ -35,7 +36,7 @@ class Watch:
 
 
 def _watch(row: Sequence) -> Watch:
-    return Watch(row[0], WatchSpec.model_validate_json(row[1]), row[2], row[3])
+    return Watch(row[0], WatchSpec.model_validate_json(row[1], context=STORED), row[2], row[3])
 
 
 NEW_WATCH = 0
@@ -59,8 +60,13 @@ def add_watch(conn: sqlite3.Connection, spec: WatchSpec, baseline: Sequence[tupl
 
 
 def get_watch(conn: sqlite3.Connection, name: str) -> Watch | None:
+    """The watch named ``name`` (not removed); else the one whose name, as `watch list` shows it escaped, is ``name``
+    (a name with a control character, stored before such names were refused)."""
     row = conn.execute("SELECT id, spec, created_at, removed_at FROM watches WHERE name = ? AND removed_at IS NULL",
                        (name,)).fetchone()
+    if row is None:
+        row = next((r[1:] for r in conn.execute("SELECT name, id, spec, created_at, removed_at FROM watches"
+                                                " WHERE removed_at IS NULL") if shown(r[0]) == name), None)
     return _watch(row) if row else None
 
 

@@ -231,10 +231,10 @@ def agreement_report(db: sqlite_utils.Database, *, scorer: str = SCORER, top: in
     }
 
 
-def format_report(report: dict) -> str:
-    """The agreement report as lines for the terminal."""
+def report_lines(report: dict) -> list[str]:
+    """The agreement report as lines for the terminal (each printed escaped: it names postings)."""
     if not report["pairs"]:
-        return f"agreement with source: no posting has both a source and a {report['scorer']} evaluation"
+        return [f"agreement with source: no posting has both a source and a {report['scorer']} evaluation"]
     mae = " · ".join(f"{c} {v}" for c, v in report["mae"].items() if v is not None)
     lines = [f"agreement with source over {report['pairs']} postings — mean absolute error: {mae}",
              f"dimension scores within 10 points: {report['within_10']:.1%}",
@@ -242,7 +242,7 @@ def format_report(report: dict) -> str:
     for d in report["furthest"]:
         pairs = ", ".join(f"{v['source']}→{v['ours']}" for v in d["scores"].values())
         lines.append(f"  #{d['posting_id']} {d['company']} · {d['title']}: Σ|Δ| {d['distance']} ({pairs})")
-    return "\n".join(lines)
+    return lines
 
 
 def best_fits(db: sqlite_utils.Database, scorer: str, *, top: int = 5) -> list[dict]:
