@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from .text import FormatMap, clean_line, find_matches, fold, split_lines
+from .text import FormatMap, clean_line, drop_format, find_matches, fold, split_lines
 
 __all__ = [
     "HEADINGS",
@@ -438,7 +438,7 @@ def split_sections(text: str) -> list[tuple[str, str, list[str]]]:
     key, heading, body = "about", "", []
 
     def close() -> None:
-        if heading or any(part.strip() for part in body):
+        if heading or any(drop_format(part).strip() for part in body):
             sections.append((key, heading, split_bullets("\n".join(body))))
 
     for raw in split_lines(text):
