@@ -197,8 +197,10 @@ def drop_format(text: str) -> str:
 
     For the forms text is matched in (blocklists, search, skills, headings, dedupe keys); stored text keeps them.
     """
-    # isprintable() is False for every format character: a C-speed pre-check.
-    return text if text.isprintable() or not _MAYBE_FORMAT_RE.search(text) else _FORMAT_RE.sub("", text)
+    # isprintable() is False for every format character: a C-speed pre-check, line breaks aside.
+    if text.isprintable() or text.replace("\n", " ").isprintable() or not _MAYBE_FORMAT_RE.search(text):
+        return text
+    return _FORMAT_RE.sub("", text)
 
 
 class FormatMap:
