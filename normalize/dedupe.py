@@ -50,7 +50,7 @@ import numpy as np
 from w3lib.url import canonicalize_url
 
 from .sections import clean_bullet
-from .text import fold
+from .text import drop_format, fold
 
 __all__ = [
     "TRACKING_PARAMS",
@@ -702,8 +702,9 @@ def record_from_posting(posting: Any) -> Record:
 
 
 def completeness(record: Any) -> int:
-    """Non-empty fields among company, title, city, text, plus the number of requirement and responsibility bullets."""
-    fields = sum(1 for name in ("company", "title", "city", "text") if _field(record, name))
+    """Non-empty fields among company, title, city, text (format characters alone are nothing), plus the number of
+    requirement and responsibility bullets."""
+    fields = sum(1 for name in ("company", "title", "city", "text") if drop_format(_field(record, name) or ""))
     bullets = len(_field(record, "requirements") or ()) + len(_field(record, "responsibilities") or ())
     return fields + bullets
 

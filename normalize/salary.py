@@ -32,7 +32,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from price_parser import Price
 
 from .models import Salary, SalaryEstimate, SalaryParts
-from .text import clean_line
+from .text import clean_line, fold
 
 __all__ = ["parse_salary", "salary_from_parts", "parse_salary_estimate", "parse_salary_compare", "salary_from_text",
            "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
@@ -93,8 +93,9 @@ _SYMBOLS = {
 
 
 def _prepare(text: str) -> str:
-    """NFKC (full-width digits, ``Ｋ``, ``～``), controls removed, spaces collapsed, casefolded, ranges as ``-``."""
-    return _RANGE_SEP.sub("-", clean_line(unicodedata.normalize("NFKC", text)).casefold())
+    """Folded (format characters dropped, NFKC: full-width digits, ``Ｋ``, ``～``; casefolded), controls removed,
+    spaces collapsed, ranges as ``-``."""
+    return _RANGE_SEP.sub("-", clean_line(fold(text)))
 
 
 def _currency(text: str, folded: str, default: str) -> str | None:

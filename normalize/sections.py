@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from .text import clean_line, find_matches, fold, split_lines
+from .text import FormatMap, clean_line, drop_format, find_matches, fold, split_lines
 
 __all__ = [
     "HEADINGS",
@@ -438,23 +438,24 @@ def split_sections(text: str) -> list[tuple[str, str, list[str]]]:
     key, heading, body = "about", "", []
 
     def close() -> None:
-        if heading or any(part.strip() for part in body):
+        if heading or any(drop_format(part).strip() for part in body):
             sections.append((key, heading, split_bullets("\n".join(body))))
 
     for raw in split_lines(text):
         line = clean_line(raw)
         if not line:
             continue
-        folded = _fold1(line)
-        found = _headings_in(folded)
-        if not found or found[0].start > 0:
-            unknown = _unknown_heading(line, folded, key in _KEYS and key != "about")
-            if unknown and (not found or len(unknown[0]) <= found[0].start):
-                close()
-                (heading, key), body = unknown, []
-                line, folded = line[len(heading):], folded[len(heading):]
-                found = [_Heading(h.start - len(heading), h.end - len(heading), h.key) for h in found]
+        # Headings are found in the line without its format characters (任职\u200b要求), then cut from the line.
+        where = FormatMap(line)
+        folded = _fold1(where.visible)
+        found = [_Heading(where.start(h.start), where.end(h.end), h.key) for h in _headings_in(folded)]
         position = 0
+        if not found or found[0].start > 0:
+            unknown = _unknown_heading(where.visible, folded, key in _KEYS and key != "about")
+            if unknown and (not found or where.end(len(unknown[0])) <= found[0].start):
+                close()
+                position = where.end(len(unknown[0]))
+                heading, key, body = line[:position].strip(), unknown[1], []
         for start, end, found_key in found:
             if line[position:start].strip():
                 body.append(line[position:start])

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from .text import LONE_SURROGATE, fold
+from .text import LONE_SURROGATE, FormatMap, fold
 
 __all__ = [
     "CATEGORIES",
@@ -586,6 +586,9 @@ class Taxonomy:
         candidate's start). ``titled``: read the text ASCII-title-cased, with the keys so cased, so that no
         key starting with a letter matches inside a Latin word (default: :func:`_latin_prose`).
         """
+        if (where := FormatMap(text)).visible is not text:
+            # Format characters (CU\u200bDA) are read as nothing: hits in the text without them, spans in ``text``.
+            return [(key, where.start(start), where.end(end)) for key, start, end in self._hits(where.visible, titled)]
         if titled is None:
             titled = _latin_prose(text)
         if titled:

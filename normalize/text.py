@@ -15,6 +15,10 @@ __all__ = [
     "DecodeError",
     "decode_bytes",
     "fold",
+    "FORMAT_CHARS",
+    "MAYBE_FORMAT_CHARS",
+    "FormatMap",
+    "drop_format",
     "clean_line",
     "clean_text",
     "split_lines",
@@ -171,13 +175,67 @@ def _check_not_binary(text: str, encoding: str) -> str:
     return text
 
 
+_FORMAT_RANGES = ((0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD), (0x70F, 0x70F), (0x890, 0x891),
+                  (0x8E2, 0x8E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x2064),
+                  (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+                  (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F))
+"""The Unicode format characters (category Cf of this Python's ``unicodedata``: zero-width spaces and joiners, word
+joiner, BOM, soft hyphen, bidirectional controls, tags …) as code point ranges. Written out because reading the
+category of all 1.1M code points costs 0.1 s at every start; tests/test_invisible.py checks them against it."""
+FORMAT_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _FORMAT_RANGES)
+""":data:`_FORMAT_RANGES` as the body of a regex character class."""
+_FORMAT_RE = re.compile(f"[{FORMAT_CHARS}]")
+_VISIBLE_RE = re.compile(f"[^{FORMAT_CHARS}]")
+MAYBE_FORMAT_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _FORMAT_RANGES if hi <= 0xFFFF) + "\U00010000-\U0010ffff"
+"""Those of the BMP and everything beyond it: a superset of :data:`FORMAT_CHARS` that a regex tests several times
+faster (a class of few ranges), to check text for them before removing them."""
+_MAYBE_FORMAT_RE = re.compile(f"[{MAYBE_FORMAT_CHARS}]")
+
+
+def drop_format(text: str) -> str:
+    """``text`` without its format characters (:data:`FORMAT_CHARS`): invisible, so ``外\u200b包`` reads ``外包``.
+
+    For the forms text is matched in (blocklists, search, skills, headings, dedupe keys); stored text keeps them.
+    """
+    # isprintable() is False for every format character: a C-speed pre-check, line breaks aside.
+    if text.isprintable() or text.replace("\n", " ").isprintable() or not _MAYBE_FORMAT_RE.search(text):
+        return text
+    return _FORMAT_RE.sub("", text)
+
+
+class FormatMap:
+    """``visible``: :func:`drop_format` of ``text``; :meth:`start` and :meth:`end` map a span of it back to ``text``
+    (a span's ends, not the format characters just outside it; spans that tile ``visible`` tile ``text``)."""
+
+    def __init__(self, text: str):
+        self.visible = drop_format(text)
+        self._length = len(text)
+        self._kept = [m.start() for m in _VISIBLE_RE.finditer(text)] if self.visible is not text else None
+
+    def start(self, i: int) -> int:
+        """Where the span starting at ``visible[i]`` starts in ``text``."""
+        if self._kept is None:
+            return i
+        return self._kept[i] if i < len(self._kept) else self._length
+
+    def end(self, i: int) -> int:
+        """Where the span ending before ``visible[i]`` ends in ``text``."""
+        if self._kept is None:
+            return i
+        return self._kept[i - 1] + 1 if i else 0
+
+
 def fold(text: str) -> str:
-    """Unicode-fold for matching: NFKC (full-width to half-width, compatibility forms) and casefold."""
-    return unicodedata.normalize("NFKC", text).casefold()
+    """Unicode-fold for matching: format characters dropped (:func:`drop_format`), NFKC (full-width to
+    half-width, compatibility forms) and casefold."""
+    return unicodedata.normalize("NFKC", text if text.isprintable() else drop_format(text)).casefold()
 
 
-_SPACES = "\t\u00a0\u3000\u2000-\u200b\u202f\u205f\ufeff"
+# Zero-width spaces (U+200B) and BOMs (U+FEFF) are format characters, not spaces: kept as found inside a line
+# (fold drops them), trimmed at its ends.
+_SPACES = "\t\u00a0\u3000\u2000-\u200a\u202f\u205f"
 _SPACE_RE = re.compile(rf"[ {_SPACES}]+")
+_ENDS_RE = re.compile(r"^[\s\u200b\ufeff]+|[\s\u200b\ufeff]+$")
 # The controls, and the bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069), which can make
 # a title display reversed (Trojan Source); the marks U+200E and U+200F, which do not reorder, are kept.
 _INVISIBLE_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -191,7 +249,7 @@ def clean_line(text: str) -> str:
     # isprintable() is False for every control and every space but U+0020: a C-speed pre-check.
     if text.isprintable() and "  " not in text:
         return text.strip()
-    return _SPACE_RE.sub(" ", _INVISIBLE_RE.sub("", text)).strip()
+    return _ENDS_RE.sub("", _SPACE_RE.sub(" ", _INVISIBLE_RE.sub("", text)))
 
 
 def clean_text(text: str) -> str:

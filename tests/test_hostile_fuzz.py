@@ -419,3 +419,51 @@ def test_the_corpus_steps_take_everything_fuzzed_above():
     steps = after_run(db, fresh_process=False)
     assert stored > 50 and steps["dedupe"]["added"] == stored
     assert steps["score"]["scored"] == db.execute("SELECT count(*) FROM postings WHERE closed_at IS NULL").fetchone()[0]
+
+
+# --------------------------------------------------------------------------- invisible format characters
+
+
+def _format_characters() -> list[str]:
+    import sys
+    import unicodedata
+
+    return [chr(cp) for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cf"]
+
+
+@st.composite
+def with_format_characters(draw, text: str) -> str:
+    """``text`` with up to 8 Unicode format characters (category Cf: U+200B, U+00AD, U+E0041 …) put in anywhere."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=8)))
+    pieces, last = [], 0
+    for cut in cuts:
+        pieces += [text[last:cut], draw(st.sampled_from(_FORMAT_CHARACTERS))]
+        last = cut
+    return "".join(pieces) + text[last:]
+
+
+_FORMAT_CHARACTERS = _format_characters()
+
+
+@budget(300)
+@given(lines=st.lists(st.one_of(st.sampled_from(SEED_LINES), PLAIN), min_size=1, max_size=6), data=st.data())
+def test_format_characters_change_no_matching_form(lines, data):
+    """Issue #38: a format character put anywhere in a posting's text changes none of the forms it is matched in:
+    fold (blocklists), the search index and a query, the skills tagged (their spans hold the same text but for
+    the format characters), the section keys and the dedupe keys."""
+    from crawler.db import fts
+    from normalize.dedupe import posting_signature
+    from normalize.text import drop_format, fold
+
+    def forms(text: str) -> tuple:
+        taxonomy = load_taxonomy()
+        hits = taxonomy.tag({"requirements": text.split("\n")}, tags=text.split("\n")[:2])
+        sections = sections_dict(text)
+        posting = {"key": "1", "company": text.split("\n")[0], "title": text.split("\n")[-1], "city": None,
+                   "url": None, "sections": sections, "first_seen": T0, "salary": None}
+        return (fold(text), fts.index_text(text), fts.fts_query(text),
+                [(h.skill, h.section, h.count, drop_format(h.matched)) for h in hits], list(sections),
+                posting_signature(posting))
+
+    text = "\n".join(lines)
+    assert forms(data.draw(with_format_characters(text))) == forms(text)

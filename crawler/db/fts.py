@@ -15,8 +15,9 @@ stand side by side in one run, so Chinese terms of any length match as substring
 token keeps ``算，子`` from matching ``算子``. A Latin term matches whole words (``Go`` is not found
 in ``Google``); ``term*`` matches words it starts (``Tensor*`` finds ``TensorRT``).
 
-The text looks as written once the two marks are removed (:func:`plain`, :data:`PLAIN_SQL`), so
-FTS5's own ``snippet()`` highlights matches in it (:func:`snippet_sql`). Its indexing cost is measured
+The text looks as written once the two marks are removed (:func:`plain`, :data:`PLAIN_SQL`), format characters
+aside (U+200B …: they would split a word or a CJK run), so FTS5's own ``snippet()`` highlights matches in it
+(:func:`snippet_sql`). Its indexing cost is measured
 by ``bench/fts.py`` (figures in bench/README.md).
 
 The writer calls :func:`insert_rows` and :func:`delete_rows` in its transaction; retagging calls
@@ -29,6 +30,8 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+
+from normalize.text import FORMAT_CHARS, MAYBE_FORMAT_CHARS, drop_format
 
 TABLE = "postings_fts"
 COLUMNS = ("title", "company", "city", "skills", "body", "parts")
@@ -47,8 +50,9 @@ _RUNS = re.compile(f"([{_CJK}]+)")
 _WIDE_RANGES = ((0xFF03, 0xFF03), (0xFF0B, 0xFF0B), (0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
 _WIDE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _WIDE_RANGES) + "]")
 _NARROW = {i: i - 0xFEE0 for lo, hi in _WIDE_RANGES for i in range(lo, hi + 1)}
-_OWN_MARKS = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}]")
-_SPECIAL = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}" + _WIDE.pattern[1:])  # either of the two above
+# The index's marks, and the format characters (U+200B …), which would split a word or a CJK run (CU\u200bDA, 外\u200b包).
+_DROPPED = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}{FORMAT_CHARS}]")
+_SPECIAL = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}{MAYBE_FORMAT_CHARS}" + _WIDE.pattern[1:])  # may need either
 # A Latin word with a lower-to-upper case change inside (PyTorch, FlashAttention, vLLM, TensorRT).
 _COMPOUND = re.compile(r"[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -66,12 +70,12 @@ PLAIN_SQL = "replace(replace({}, char(31), ''), char(57344), '')"
 
 
 def index_text(text: str | None) -> str:
-    """``text`` as stored and indexed: marks removed, full-width letters narrowed, each CJK
+    """``text`` as stored and indexed: marks and format characters removed, full-width letters narrowed, each CJK
     character set apart by :data:`SEP` and each CJK run followed by a :data:`BREAK` token."""
     if not text:
         return ""
     if _SPECIAL.search(text):
-        text = _OWN_MARKS.sub("", text).translate(_NARROW)
+        text = _DROPPED.sub("", text).translate(_NARROW)
     parts = _RUNS.split(text)
     if len(parts) == 1:
         return text
@@ -90,7 +94,7 @@ def compound_parts(*texts: str | None) -> str:
     seen: dict[str, None] = {}
     for text in texts:
         if text:
-            for word in _COMPOUND.findall(text):
+            for word in _COMPOUND.findall(drop_format(text)):
                 seen.update(dict.fromkeys(_PART.findall(word)))
     return " ".join(seen)
 
