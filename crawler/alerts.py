@@ -135,6 +135,8 @@ class _HttpDest(_Dest):
                              " percent-encode it)") from None
         if not parts.hostname:
             raise ValueError("no host name")
+        if "@" in url.partition("://")[2] and "@" not in parts.netloc:
+            raise ValueError("an @ after the host name (percent-encode / ? # in a user:password@ and an @ elsewhere)")
         return url
 
 

@@ -79,7 +79,8 @@ def _holds(segment: str, variants: list[str]) -> bool:
 
 def redact_url(url: str, secrets: Iterable[str] = ()) -> str:
     """``url`` with its userinfo, query values, fragment and the path segments that hold one of ``secrets`` or look
-    like a token replaced by ``…``, then any other occurrence of a secret (a host made of one).
+    like a token replaced by ``…``, then any other occurrence of a secret (a host made of one). An ``@`` after the
+host part ends the userinfo there: a ``/ ? #`` left unencoded in a password cannot show the rest of it.
 
     >>> redact_url("https://bot:pw@hooks.example.org:8443/services/T0/aB3dE5fG7hJ9kL1m?token=x&v=2#frag")
     'https://…@hooks.example.org:8443/services/T0/…?token=…&v=…#…'
@@ -87,6 +88,9 @@ def redact_url(url: str, secrets: Iterable[str] = ()) -> str:
     variants = _variants(secrets)
     try:
         parts = urlsplit(url)
+        scheme, sep, rest = url.partition("://")
+        if sep and "@" in rest and "@" not in parts.netloc:  # a / ? # in a user:password@ moved it out of the host
+            parts = urlsplit(f"{scheme}://{REDACTED}@{rest.rpartition('@')[2]}")
     except ValueError:
         return REDACTED
     if not parts.scheme or not parts.netloc:

@@ -60,6 +60,10 @@ SLACK = "https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/aBcDeFgHiJkLmNoPqR
     pytest.param("http://[::1]:8080/h?t=1", [], "http://[::1]:8080/h?t=…", id="ipv6"),
     pytest.param("redis://:pw@127.0.0.1:6379/0", [], "redis://…@127.0.0.1:6379/0", id="redis-password"),
     pytest.param("https://x.org/h", ["abc"], "https://x.org/h", id="short-secret-not-searched"),
+    pytest.param("http://zq0?0e:zqpass@127.0.0.1:9/h?token=x", [], "http://…@127.0.0.1:9/h?token=…",
+                 id="unencoded-question-mark-in-the-user"),
+    pytest.param("http://u:zq/pass@127.0.0.1:9/h", [], "http://…@127.0.0.1:9/h", id="unencoded-slash-in-the-password"),
+    pytest.param("http://u:zq#pass@127.0.0.1:9/h", [], "http://…@127.0.0.1:9/h", id="unencoded-hash-in-the-password"),
 ])
 def test_redact_url(url, secrets, shown):
     assert redact_url(url, secrets) == shown
@@ -122,6 +126,21 @@ def test_a_url_with_user_and_password_is_sent_with_basic_auth(kind, userinfo, ex
     [got] = hook.requests
     assert (got.path, got.headers["Authorization"], got.headers["Host"]) == (
         "/hooks/jobs", authorization, url.split("@")[1].split("/")[0])
+
+
+@pytest.mark.parametrize("url, problem", [
+    pytest.param("http://zq?pw@127.0.0.1:9/h", "an @ after the host name (percent-encode / ? # in a user:password@ "
+                 "and an @ elsewhere)", id="question-mark-in-the-user"),
+    pytest.param("http://bot:zq#pw@127.0.0.1:9/h", "the port is not a number (a user:password@ or ${NAME} holding / ? # "
+                 "breaks the URL; percent-encode it)", id="hash-in-the-password"),
+    pytest.param("http:///h", "no host name", id="no-host"),
+])
+def test_a_url_that_cannot_be_used_is_a_config_error_that_does_not_repeat_it(tmp_path, url, problem):
+    config = tmp_path / "alerts.toml"
+    config.write_text(f'[destinations.h]\ntype = "webhook"\nurl = "{url}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(config)
+    assert str(err.value) == f"{config}: destinations.h.webhook.url: Value error, {problem}"
 
 
 # --------------------------------------------------------------------------- failed deliveries keep nothing secret
