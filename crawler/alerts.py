@@ -17,7 +17,7 @@ string is the environment variable NAME (secrets stay out of the file)::
     path = "alerts.jsonl"
     [destinations.hook]
     type = "webhook"                     # JSON POST, retried with backoff
-    url = "https://example.org/hooks/jobs"
+    url = "https://example.org/hooks/jobs" # user:password@ in it is sent as HTTP Basic auth
     headers = { Authorization = "Bearer ${JOBCRAWL_HOOK_TOKEN}" }
     [destinations.phone]
     type = "ntfy"                        # plain-text POST to a topic URL
@@ -44,10 +44,16 @@ loss); a recorded delivery is never sent again. The key of an alert (webhook ``I
 header and ``key`` field, e-mail ``Message-ID``, file ``key``) is the same when it is sent again, so
 a receiver can drop the duplicate. A failed destination keeps its deliveries pending; the other
 destinations go on.
+
+**Secrets stay in the config.** A failed delivery is reported (stderr, ``watch_deliveries.error``) by the
+destination's name and its URL redacted (:mod:`normalize.redact`: no userinfo, query values, fragment,
+token-like path segments), and no value of an environment variable the config expanded, header, token or
+password appears in the message (:func:`send_alert` redacts every error it raises).
 """
 
 from __future__ import annotations
 
+import base64
 import errno
 import hashlib
 import json
@@ -70,12 +76,14 @@ from email.message import EmailMessage
 from email.utils import formatdate
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, TextIO, Union
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from crawler.db import watches as store
 from crawler.inputs import ConfigFileError, read_config_text
 from normalize.history import pay_label
+from normalize.redact import redact, redact_url, url_secrets
 from normalize.shown import shown
 from normalize.watch import WatchSpec, candidate, match
 
@@ -116,6 +124,22 @@ class _HttpDest(_Dest):
     retries: int = Field(3, ge=0, le=10, description="Attempts after the first one.")
     backoff: float = Field(1.0, ge=0, le=MAX_WAIT, description="Seconds before the first retry, doubled each time.")
 
+    @field_validator("url")
+    @classmethod
+    def _usable(cls, url: str) -> str:
+        """A host and a numeric port (the message never repeats the URL: it may hold a secret)."""
+        try:
+            parts = urlsplit(url)
+            parts.port
+        except ValueError:
+            raise ValueError("the port is not a number (a user:password@ or ${NAME} holding / ? # breaks the URL;"
+                             " percent-encode it)") from None
+        if not parts.hostname:
+            raise ValueError("no host name")
+        if "@" in url.partition("://")[2] and "@" not in parts.netloc:
+            raise ValueError("an @ after the host name (percent-encode / ? # in a user:password@ and an @ elsewhere)")
+        return url
+
 
 class WebhookDest(_HttpDest):
     type: Literal["webhook"]
@@ -151,6 +175,12 @@ class AlertsConfig(BaseModel):
     profile: str | None = Field(None, description="Profile TOML (fit and blocklists), relative to the config file.")
     browse_url: str | None = Field(None, pattern=r"^https?://", description="Base URL of `jobcrawl serve`.")
     destinations: dict[str, Destination] = Field(default_factory=dict)
+    _expanded: frozenset[str] = PrivateAttr(default=frozenset())
+    """The values of the environment variables the file's ``${NAME}`` became: secrets wherever they appear."""
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        return self._expanded
 
     def destination(self, name: str) -> Any:
         if name in self.destinations:
@@ -166,18 +196,20 @@ def default_config_path() -> Path:
     return base / "jobcrawl" / "alerts.toml"
 
 
-def _expand(value: Any, where: str) -> Any:
+def _expand(value: Any, where: str, used: set[str]) -> Any:
+    """``value`` with every ``${NAME}`` of its strings replaced by the variable's value (added to ``used``)."""
     if isinstance(value, str):
         def var(m: re.Match) -> str:
             if m.group(1) not in os.environ:
                 raise ConfigError(f"{where}: environment variable {m.group(1)} is not set")
+            used.add(os.environ[m.group(1)])
             return os.environ[m.group(1)]
 
         return _VAR.sub(var, value)
     if isinstance(value, dict):
-        return {k: _expand(v, f"{where}.{k}" if where else k) for k, v in value.items()}
+        return {k: _expand(v, f"{where}.{k}" if where else k, used) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, where) for v in value]
+        return [_expand(v, where, used) for v in value]
     return value
 
 
@@ -194,18 +226,20 @@ def load_config(path: str | Path | None = None) -> AlertsConfig | None:
         raw = fh.read(MAX_CONFIG + 1)
     if len(raw) > MAX_CONFIG:
         raise ConfigError(f"{path}: larger than {MAX_CONFIG} bytes")
+    expanded: set[str] = set()
     try:
-        data = _expand(tomllib.loads(raw.decode("utf-8")), "")
+        data = _expand(tomllib.loads(raw.decode("utf-8")), "", expanded)
         config = AlertsConfig.model_validate(data)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: not TOML: {err}") from None
     except ValidationError as err:
         first = err.errors()[0]
-        raise ConfigError(f"{path}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+        raise ConfigError(redact(f"{path}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", expanded)) from None
     except ConfigError as err:
         raise ConfigError(f"{path}: {err}") from None
     if config.profile:
         config.profile = str((path.parent / Path(config.profile).expanduser()))
+    config._expanded = frozenset(expanded)
     for dest in config.destinations.values():
         if isinstance(dest, FileDest):
             dest.path = str(path.parent / Path(dest.path).expanduser())
@@ -293,9 +327,23 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
+def _basic_auth(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its ``user:password@``, and the HTTP Basic ``Authorization`` header that carries it."""
+    parts = urlsplit(url)
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if not at:
+        return url, {}
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode("utf-8")).decode("ascii")
+    return urlunsplit(parts._replace(netloc=hostport)), {"Authorization": f"Basic {token}"}
+
+
 def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
-    """POST ``body``; the status of a 2xx answer, else :class:`SendError`."""
-    request = urllib.request.Request(url, data=body, headers={"User-Agent": USER_AGENT, **headers}, method="POST")
+    """POST ``body`` (the URL's userinfo as HTTP Basic auth, unless ``headers`` hold an Authorization); the status
+    of a 2xx answer, else :class:`SendError` naming the status or the network's error."""
+    url, auth = _basic_auth(url)
+    request = urllib.request.Request(url, data=body, headers={"User-Agent": USER_AGENT, **auth, **headers},
+                                     method="POST")
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             response.read(MAX_RESPONSE)
@@ -304,11 +352,11 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int
         err.read(MAX_RESPONSE)
         wait = err.headers.get("Retry-After") if err.headers else None
         retry = err.code in (408, 425, 429) or err.code >= 500
-        raise SendError(f"HTTP {err.code} from {url}", retry=retry,
+        raise SendError(f"HTTP {err.code}", retry=retry,
                         wait=float(wait) if wait and wait.strip().isdigit() else None) from None
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
-        raise SendError(f"{url}: {reason}", retry=True) from None
+        raise SendError(str(reason), retry=True) from None
 
 
 def _with_retries(send: Callable[[], Any], retries: int, backoff: float, sleep: Callable[[float], None]) -> int:
@@ -362,8 +410,44 @@ def _header(text: str) -> str:
     return text if text.isascii() else Header(text, "utf-8").encode()
 
 
-def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float], None] = time.sleep) -> int:
-    """Deliver ``alert`` to ``dest``; returns the attempts it took. Raises :class:`SendError`."""
+def describe(name: str, dest: Any, secrets: frozenset[str] = frozenset()) -> str:
+    """How messages name a destination: its type, its name, and for a URL the URL redacted
+    (``webhook "team" (https://…@hooks.example.org/services/…)``)."""
+    if isinstance(dest, StdoutDest):
+        return "stdout"
+    label = f'{dest.type} "{name}"'
+    return f"{label} ({redact_url(dest.url, secrets)})" if isinstance(dest, _HttpDest) else label
+
+
+def dest_secrets(dest: Any) -> set[str]:
+    """What a destination's settings hold that no message may show: its URL's userinfo, query values, fragment and
+    token-like path segments, its header values and token, its SMTP password."""
+    if isinstance(dest, _HttpDest):
+        found = url_secrets(dest.url) | {getattr(dest, "token", None)}
+        for value in getattr(dest, "headers", {}).values():
+            found |= {value, value.rpartition(" ")[2]}  # "Bearer <token>"
+        return {s for s in found if s}
+    if isinstance(dest, EmailDest) and dest.password:
+        return {dest.password}
+    return set()
+
+
+def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float], None] = time.sleep,
+               secrets: frozenset[str] = frozenset()) -> int:
+    """Deliver ``alert`` to ``dest``; returns the attempts it took. Raises :class:`SendError`, for every failure
+    (an HTTP client's or SMTP's error included), its message redacted: no secret of :func:`dest_secrets` or of
+    ``secrets`` (the config's expanded variables) in it."""
+    try:
+        return _send(dest, alert, out=out, sleep=sleep)
+    except Exception as err:
+        send_error = isinstance(err, SendError)
+        message = str(err) if send_error else f"{type(err).__name__}: {err}"
+        failure = SendError(redact(message, dest_secrets(dest) | secrets), retry=send_error and err.retry)
+        failure.attempts = getattr(err, "attempts", 1)
+        raise failure from None
+
+
+def _send(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float], None]) -> int:
     if isinstance(dest, StdoutDest):
         out.write(alert.text() + "\n")
         out.flush()
@@ -374,7 +458,7 @@ def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float],
     if isinstance(dest, WebhookDest):
         body = json.dumps(alert.payload(), ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json; charset=utf-8", "Idempotency-Key": alert.key, **dest.headers}
-        return _with_retries(lambda: _within(dest.timeout, dest.url, lambda: _post(dest.url, body, headers, dest.timeout)),
+        return _with_retries(lambda: _within(dest.timeout, None, lambda: _post(dest.url, body, headers, dest.timeout)),
                              dest.retries, dest.backoff, sleep)
     if isinstance(dest, NtfyDest):
         headers = {"Title": _header(alert.title), "Tags": "briefcase", "Content-Type": "text/plain; charset=utf-8"}
@@ -386,7 +470,7 @@ def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float],
         if dest.priority:
             headers["Priority"] = dest.priority
         body = alert.text().split("\n", 1)[-1].encode("utf-8")
-        return _with_retries(lambda: _within(dest.timeout, dest.url, lambda: _post(dest.url, body, headers, dest.timeout)),
+        return _with_retries(lambda: _within(dest.timeout, None, lambda: _post(dest.url, body, headers, dest.timeout)),
                              dest.retries, dest.backoff, sleep)
     if isinstance(dest, EmailDest):
         _within(dest.timeout, f"SMTP {dest.host}:{dest.port}", lambda: _send_mail(dest, alert))
@@ -394,7 +478,7 @@ def send_alert(dest: Any, alert: Alert, *, out: TextIO, sleep: Callable[[float],
     raise SendError(f"unknown destination {dest!r}", retry=False)
 
 
-def _within(timeout: float, where: str, attempt: Callable[[], Any]) -> Any:
+def _within(timeout: float, where: str | None, attempt: Callable[[], Any]) -> Any:
     """``attempt()``, given up after :data:`ATTEMPT_TIMEOUTS` × ``timeout`` seconds (:class:`SendError`, retried). It
     runs in a daemon thread, which a given-up attempt leaves to its socket timeouts."""
     outcome: dict[str, Any] = {}
@@ -409,7 +493,8 @@ def _within(timeout: float, where: str, attempt: Callable[[], Any]) -> Any:
     thread.start()
     thread.join(ATTEMPT_TIMEOUTS * timeout)
     if thread.is_alive():
-        raise SendError(f"{where}: no whole answer within {ATTEMPT_TIMEOUTS * timeout:g} s", retry=True)
+        late = f"no whole answer within {ATTEMPT_TIMEOUTS * timeout:g} s"
+        raise SendError(f"{where}: {late}" if where else late, retry=True)
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
@@ -542,6 +627,7 @@ def _send_pending(db, config: AlertsConfig | None, profile: str | None, report: 
     for row in store.pending(db.conn, profile=profile):
         groups.setdefault((row["watch_id"], row["destination"]), []).append(row)
     browse_url = config.browse_url if config else None
+    secrets = config.secrets if config else frozenset()
     failed: dict[str, str] = {}  # destination → why it took no alert in this delivery: not tried again in it
     for (watch_id, name), rows in groups.items():
         dest = config.destination(name) if config else (StdoutDest() if name == "stdout" else None)
@@ -556,14 +642,14 @@ def _send_pending(db, config: AlertsConfig | None, profile: str | None, report: 
             alert = Alert(part[0]["name"], [_posting(r, browse_url) for r in part])
             ids = [r["posting_id"] for r in part]
             try:
-                attempts = send_alert(dest, alert, out=out, sleep=sleep)
-            except SendError as err:
-                store.mark_failed(db.conn, watch_id, name, ids, attempts=getattr(err, "attempts", 1), error=str(err))
-                failed[name] = str(err)
+                attempts = send_alert(dest, alert, out=out, sleep=sleep, secrets=secrets)
+            except SendError as err:  # redacted
+                failed[name] = f"{describe(name, dest, secrets)}: {err}"
+                store.mark_failed(db.conn, watch_id, name, ids, attempts=err.attempts, error=failed[name])
                 break
             store.mark_sent(db.conn, watch_id, name, ids, attempts=attempts)
             report.sent[name] = report.sent.get(name, 0) + len(ids)
             sent += len(part)
         if sent < len(rows):
             report.pending += len(rows) - sent
-            report.errors.append(f"watch {rows[0]['name']} → {name}: {failed[name]}; {len(rows) - sent} kept pending")
+            report.errors.append(f"watch {rows[0]['name']} → {failed[name]}; {len(rows) - sent} kept pending")

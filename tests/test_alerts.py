@@ -108,8 +108,8 @@ def test_a_destination_that_fails_is_not_tried_again_in_the_same_delivery(db, tm
         add(db, config, "b", "--include-existing")
         report = alerts.deliver_new_matches(db, config_path=config, out=io.StringIO(), sleep=lambda s: None)
         assert len(hook.requests) == 2  # the first message and its one retry
-    assert report.errors == [f"watch a → hook: HTTP 500 from {hook.url('/jobs')}; 2 kept pending",
-                             f"watch b → hook: HTTP 500 from {hook.url('/jobs')}; 2 kept pending"]
+    assert report.errors == [f'watch a → webhook "hook" ({hook.url("/jobs")}): HTTP 500; 2 kept pending',
+                             f'watch b → webhook "hook" ({hook.url("/jobs")}): HTTP 500; 2 kept pending']
     assert (report.pending, report.sent) == (4, {})
     assert rows(db, "SELECT watch_id, posting_id, status, attempts FROM watch_deliveries ORDER BY 1, 2") == [
         (1, 1, "pending", 2), (1, 2, "pending", 0), (2, 1, "pending", 0), (2, 2, "pending", 0)]
@@ -121,9 +121,9 @@ def test_a_webhook_that_keeps_failing_keeps_its_deliveries_pending_for_the_next_
         add(db, config, "all", "--include-existing")
         proc = deliver(db, config)
         assert proc.returncode == 1
-        assert proc.stderr == f"alerts: watch all → hook: HTTP 500 from {hook.url('/jobs')}; 2 kept pending\n"
+        assert proc.stderr == f'alerts: watch all → webhook "hook" ({hook.url("/jobs")}): HTTP 500; 2 kept pending\n'
         assert deliveries(db) == [(1, "hook", "pending", 2), (2, "hook", "pending", 2)]
-        assert rows(db, "SELECT DISTINCT error FROM watch_deliveries") == [(f"HTTP 500 from {hook.url('/jobs')}",)]
+        assert rows(db, "SELECT DISTINCT error FROM watch_deliveries") == [(f'webhook "hook" ({hook.url("/jobs")}): HTTP 500',)]
         proc = deliver(db, config)
         assert (proc.returncode, proc.stdout) == (0, "alerts: new matches all 0 · delivered hook 2\n")
         assert posted(hook) == [[1, 2]] * 3

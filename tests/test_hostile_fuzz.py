@@ -467,3 +467,52 @@ def test_format_characters_change_no_matching_form(lines, data):
 
     text = "\n".join(lines)
     assert forms(data.draw(with_format_characters(text))) == forms(text)
+
+
+# --------------------------------------------------------------------------- secrets in the alerts config (issue #38)
+
+from test_secrets import ODD, TOKEN, WORD, deliver_once, free_port, leaks, seeded  # noqa: E402,F401 (seeded: a fixture)
+
+
+@st.composite
+def secret_alert_configs(draw, port: int) -> tuple[str, dict[str, str], set[str]]:
+    """(an alerts config, its environment, its secrets): a webhook, ntfy or e-mail destination on ``port`` (nothing
+    listens) whose credential-bearing values (userinfo, query values, fragment, headers, token, password, the
+    browse_url's query) are secrets, written as they are (percent-encoding or not, breaking the URL or not) or as
+    ``${NAME}``."""
+    env: dict[str, str] = {}
+    secrets: set[str] = set()
+
+    def value() -> str:
+        secret = draw(st.one_of(WORD, TOKEN, ODD))
+        secrets.add(secret)
+        if draw(st.booleans()):
+            name = f"JC_FUZZ_{len(env)}"
+            env[name] = secret
+            return "${" + name + "}"
+        return secret
+
+    kind = draw(st.sampled_from(["webhook", "ntfy", "email"]))
+    head = f'browse_url = "http://127.0.0.1:8001/?token={value()}"\n[destinations.d]\ntype = "{kind}"\ntimeout = 5\n'
+    if kind == "email":
+        body = f'host = "127.0.0.1"\nport = {port}\nsecurity = "none"\nusername = "{value()}"\npassword = "{value()}"\n' \
+               f'sender = "a@example.org"\nto = ["b@example.org"]\n'
+    else:
+        body = f'retries = 0\nurl = "http://{value()}:{value()}@127.0.0.1:{port}/h?token={value()}#{value()}"\n'
+        body += f'headers = {{ Authorization = "Bearer {value()}" }}\n' if kind == "webhook" else f'token = "{value()}"\n'
+    return head + body, env, secrets
+
+
+@budget(25)
+@given(data=st.data())
+def test_secrets_in_the_alerts_config_are_neither_stored_nor_printed(seeded, tmp_path_factory, data):
+    """Whatever a credential-bearing value of the alerts config holds, a config error or a failed delivery shows
+    none of it: not on stdout or stderr, not in the database file or its WAL."""
+    config_text, env, secrets = data.draw(secret_alert_configs(free_port()))
+    folder = tmp_path_factory.mktemp("alerts")
+    db, config = folder / "jobs.db", folder / "alerts.toml"
+    db.write_bytes(seeded.read_bytes())
+    config.write_text(config_text, encoding="utf-8")
+    printed, wal, errors = deliver_once(db, config, env, ["d"])
+    assert len(errors) == 1
+    assert leaks(secrets, printed=printed, db=db, wal=wal) == []

@@ -30,9 +30,10 @@ import threading
 import uuid
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import redis
+
+from normalize.redact import redact
 
 HEARTBEAT_TTL = 10.0
 """Seconds after which a worker, writer or coordinator that stopped renewing its key counts as gone."""
@@ -42,15 +43,6 @@ class RedisUnreachable(RuntimeError):
     """Redis cannot be reached at the URL given (the message is one line naming it)."""
 
 
-def shown_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password:
-        netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
-
-
 def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
     """A client of the Redis at ``url``, checked with a PING; :class:`RedisUnreachable` when it does not answer."""
     try:
@@ -58,7 +50,7 @@ def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
                                       health_check_interval=30)
         client.ping()
     except (redis.RedisError, ValueError) as err:
-        raise RedisUnreachable(f"cannot reach Redis at {shown_url(url)}: {err}") from None
+        raise RedisUnreachable(redact(f"cannot reach Redis at {url}: {err}")) from None
     return client
 
 
