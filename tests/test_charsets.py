@@ -17,8 +17,10 @@ from crawler.pages.base import PageError
 from crawler.pages.greenhouse import GreenhousePage
 from crawler.pages.jsonld import JsonLdPage
 from crawler.pages.lever import LeverPage
+from crawler.pages.reparse import reparse_items
+from crawler.spiders.webbase import page_reader
 from normalize.models import Quarantined, RawInput, RawPosting
-from normalize.text import DecodeError, decode_bytes
+from normalize.text import DecodeError, decode_bytes, sha256_hex
 from test_crawl import crawl, server, table, write_sources  # noqa: F401 (server: the fixture)
 
 FETCHED = "2026-11-29T04:00:00+00:00"
@@ -149,6 +151,21 @@ def test_undecodable_body_is_quarantined_as_its_bytes():
     assert (raw_input.status, raw_input.error, raw_input.encoding, raw_input.text, raw_input.body) == (
         "quarantined", detail, None, None, raw)
     assert (problem.reason, problem.detail, problem.position, problem.text) == ("bad_encoding", detail, None, None)
+
+
+REPARSED = [
+    pytest.param(greenhouse_json("@").encode().replace(b"@", NOISE), ("Quarantined", "bad_encoding"), id="still-noise"),
+    pytest.param(greenhouse_json(CN_TITLE).encode("gbk"), ("RawPosting", CN_TITLE), id="gbk-read-now"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), REPARSED)
+def test_reparse_reads_an_undecodable_body_from_its_bytes(raw, expected):
+    row = {"source": "greenhouse", "locator": GREENHOUSE.format("x"), "sha256": sha256_hex(raw), "text": None,
+           "encoding": None, "body": raw, "status": "quarantined", "as_of": FETCHED,
+           "reader": page_reader(GreenhousePage, None, {"board": "x"})}
+    [item] = reparse_items(row, fetched_at=FETCHED)
+    assert (type(item).__name__, item.reason if isinstance(item, Quarantined) else item.title) == expected
 
 
 # --------------------------------------------------------------------------- a real crawl
