@@ -38,7 +38,7 @@ class CrawlReport:
     problems: list[str] = field(default_factory=list)
     """One line per quarantined input or posting: ``locator#position: detail``."""
     repaired: list[str] = field(default_factory=list)
-    """One line per posting stored after a repair (lone surrogates replaced)."""
+    """One line per input or posting stored after a repair (lone surrogates replaced, an undeclared charset detected …)."""
     errors: list[str] = field(default_factory=list)
     """One line per posting a pipeline raised on (and other errors that are not a failed request)."""
     request_errors: list[str] = field(default_factory=list)

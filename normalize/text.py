@@ -14,6 +14,9 @@ from typing import Any
 __all__ = [
     "DecodeError",
     "decode_bytes",
+    "DETECTED",
+    "reads_as_chinese",
+    "reads_as_western",
     "fold",
     "FORMAT_CHARS",
     "MAYBE_FORMAT_CHARS",
@@ -84,13 +87,15 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _BINARY_SAMPLE = 8192
 
 
-def decode_bytes(data: bytes) -> tuple[str, str]:
-    """Decode an input file: returns ``(text, encoding)`` or raises :class:`DecodeError`.
+def decode_bytes(data: bytes, *, declared: str | None = None) -> tuple[str, str]:
+    """Decode an input file or an HTTP body: returns ``(text, encoding)`` or raises :class:`DecodeError`.
 
-    Accepted: UTF-8 with or without BOM, UTF-16/32 with BOM, GB18030 (which covers GBK and GB2312); a
-    :func:`zero_filled_tail` of a file without a BOM is left out.
-    Rejected with a reason: empty input, binary data (NUL bytes or many control characters),
-    a file mixing UTF-8 with another encoding, and bytes no accepted encoding can read.
+    The order browsers follow: a BOM (UTF-8, UTF-16/32); then ``declared``, the charset the input names (HTTP
+    Content-Type, HTML ``<meta>``), when it decodes every byte; then UTF-8; then the one of GB18030 (which covers
+    GBK and GB2312) and windows-1252 (``cp1252``) whose reading is plausible text (:func:`reads_as_chinese`,
+    :func:`reads_as_western`). A :func:`zero_filled_tail` of an input without a BOM is left out.
+    Rejected with a reason: empty input, binary data (NUL bytes or many control characters), UTF-8 mixed with
+    another encoding, and bytes no candidate reads as text (``bad_encoding``); no character is ever replaced.
     """
     if not data:
         raise DecodeError("empty", "empty file (0 bytes)")
@@ -105,6 +110,12 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
             except UnicodeDecodeError as err:
                 raise DecodeError("bad_encoding", f"invalid {encoding} after its byte-order mark at byte {err.start + len(bom)}") from None
             return _check_not_binary(text, encoding), encoding + ("-sig" if encoding == "utf-8" else "")
+    if declared:
+        try:
+            encoding = codecs.lookup(declared).name
+            return _check_not_binary(data.decode(encoding), encoding), encoding
+        except (LookupError, UnicodeDecodeError):
+            pass  # a charset that does not fit the bytes: read them as if none were declared
     if b"\x00" in data[:_BINARY_SAMPLE]:
         raise DecodeError("binary", "binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)")
     try:
@@ -122,11 +133,43 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
             "mixed_encoding",
             f"mixed encoding: valid UTF-8 text plus bytes that are not UTF-8 (first at byte {utf8_error.start})"
         )
-    try:
-        text = data.decode("gb18030")
-    except UnicodeDecodeError as err:
-        raise DecodeError("bad_encoding", f"unknown encoding: neither UTF-8 nor GB18030 (bad byte at {err.start})") from None
-    return _check_not_binary(text, "gb18030"), "gb18030"
+    for encoding, plausible in (("gb18030", reads_as_chinese), ("cp1252", reads_as_western)):
+        try:
+            text = data.decode(encoding)
+            if plausible(text):
+                return _check_not_binary(text, encoding), encoding
+        except (UnicodeDecodeError, DecodeError):
+            continue
+    raise DecodeError("bad_encoding", f"unknown encoding: not UTF-8 (bad byte at {utf8_error.start}), and neither "
+                                      "GB18030 nor windows-1252 reads it as text")
+
+
+DETECTED = ("gb18030", "cp1252")
+"""The encodings :func:`decode_bytes` reads an input in by detection, when it declares none and is not UTF-8."""
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _runs(text: str) -> tuple[int, list[str]]:
+    runs = _NON_ASCII.findall(text)
+    return sum(map(len, runs)), runs
+
+
+def reads_as_chinese(text: str) -> bool:
+    """A GB18030 reading is Chinese: at least 80% of its non-ASCII characters are in GB2312 (the common hanzi, CJK
+    punctuation, full-width forms) and at least half stand next to another. Chinese words are runs of hanzi; an
+    accented letter of windows-1252 read as GB18030 becomes one rare hanzi between Latin letters (``Ing閚ieur``)."""
+    chars, runs = _runs(text)
+    outside = "".join(runs).encode("gb2312", "replace").count(b"?")
+    paired = sum(len(run) for run in runs if len(run) > 1)
+    return chars > 0 and outside <= chars * 0.2 and paired >= chars * 0.5
+
+
+def reads_as_western(text: str) -> bool:
+    """A windows-1252 reading is Western text: at most a quarter of its non-ASCII characters stand in runs of three
+    or more. Accented letters stand between plain ones (``Ingénieur``, ``Größe``); GBK or random bytes read as
+    windows-1252 are long runs of symbols and accented capitals."""
+    chars, runs = _runs(text)
+    return chars > 0 and sum(len(run) for run in runs if len(run) > 2) <= chars * 0.25
 
 
 _AS_CSV = "save the sheet as CSV (UTF-8) to ingest it"

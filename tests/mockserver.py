@@ -71,7 +71,7 @@ API_LAYOUT = {
     "workable/api/v2/accounts/exampledata/jobs/K2K2K2K2K2.json": "ats/workable_job_K2K2K2K2K2.json",
 }
 CONTENT_TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8", ".xml": "application/xml",
-                 ".txt": "text/plain; charset=utf-8"}
+                 ".txt": "text/plain; charset=utf-8", ".htm": "text/html"}  # .htm: a page that names no charset
 TEMPLATED = {".html", ".xml", ".txt"}
 
 

@@ -379,7 +379,8 @@ def test_jsonld_from_scrapy_response_decodes_the_declared_charset():
 JSONLD_ERRORS = [
     pytest.param(b"", ("empty", "empty response body"), id="empty"),
     pytest.param(b"  \n ", ("empty", "empty response body"), id="blank"),
-    pytest.param(b"\x00\x01PK\x03\x04" + b"\x00" * 20, ("binary", "binary body (NUL bytes), not an HTML page"), id="binary"),
+    pytest.param(b"\x00\x01PK\x03\x04" + b"\x00" * 20, ("binary", "body cannot be decoded: binary file (NUL bytes; UTF-16 without a "
+                                                        "byte-order mark is not accepted)"), id="binary"),
 ]
 
 

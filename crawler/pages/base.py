@@ -14,7 +14,6 @@ Shared helpers: HTML → lines (:func:`html_blocks`), lines → sections split o
 
 from __future__ import annotations
 
-import codecs
 import json
 import math
 import re
@@ -26,11 +25,11 @@ from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
-from w3lib.encoding import html_to_unicode
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
 from normalize.sections import section_key
-from normalize.text import clean_line, sha256_hex
+from normalize.text import DETECTED, DecodeError, clean_line, decode_bytes, sha256_hex
 
 __all__ = [
     "TOO_DEEP",
@@ -59,11 +58,14 @@ __all__ = [
 ]
 
 
+_CHARSET_LABELS = {"cp1252": "windows-1252", "gb18030": "GB18030"}  # WHATWG names of the detected encodings
+
+
 class PageError(Exception):
     """The response cannot be read as a whole.
 
-    ``reason`` is a short code for the quarantine table (``empty``, ``binary``, ``bad_json``,
-    ``api_error``, ``unexpected_shape``); ``str(err)`` is one line for humans.
+    ``reason`` is a short code for the quarantine table (``empty``, ``binary``, ``bad_encoding``,
+    ``mixed_encoding``, ``bad_json``, ``api_error``, ``unexpected_shape``); ``str(err)`` is one line for humans.
     """
 
     def __init__(self, reason: str, detail: str):
@@ -87,6 +89,8 @@ class WebPage:
     """
 
     source: ClassVar[str] = "web"
+    html: ClassVar[bool] = False
+    """The body is an HTML page: a ``<meta>`` charset counts when Content-Type names none."""
 
     def __init__(
         self,
@@ -117,21 +121,47 @@ class WebPage:
         return cls(response.url, response.body, headers=response.headers, fetched_at=fetched_at, as_of=as_of, **kwargs)
 
     @cached_property
-    def _decoded(self) -> tuple[str, str]:
-        if self._text is not None:
-            return "utf-8", self._text
-        encoding, text = html_to_unicode(self.headers.get("content-type"), self.body)
-        return codecs.lookup(encoding).name, text
+    def _decoded(self) -> tuple[str | None, str | None, PageError | None]:
+        """(encoding, text, None), or (None, None, the error) for a body that cannot be decoded."""
+        if self._text is not None or not self.body:
+            return "utf-8", self._text or "", None
+        try:
+            text, encoding = decode_bytes(self.body, declared=self.declared_charset)
+        except DecodeError as err:
+            return None, None, PageError(err.reason, f"body cannot be decoded: {err}")
+        return encoding, text, None
+
+    @cached_property
+    def declared_charset(self) -> str | None:
+        """The charset Content-Type names, else (an HTML page) its ``<meta>`` one, as a Python codec name."""
+        return (http_content_type_encoding(self.headers.get("content-type"))
+                or (html_body_declared_encoding(self.body) if self.html and self._text is None else None))
 
     @property
     def text(self) -> str:
-        """The body decoded with the charset of Content-Type, a BOM or a meta tag (UTF-8 by default)."""
-        return self._decoded[1]
+        """The body decoded as :func:`normalize.text.decode_bytes` reads it, given :attr:`declared_charset`;
+        raises :class:`PageError` when it cannot be decoded (``binary``, ``bad_encoding`` …)."""
+        encoding, text, error = self._decoded
+        if error is not None:
+            raise error
+        return text
 
     @property
-    def encoding(self) -> str:
-        """The encoding :attr:`text` was decoded with (Python codec name)."""
+    def encoding(self) -> str | None:
+        """The encoding :attr:`text` was decoded with (Python codec name); None when the body cannot be decoded."""
         return self._decoded[0]
+
+    @property
+    def decoding_repair(self) -> str | None:
+        """One line when the body was read in an encoding it does not declare (found by detection), else None."""
+        encoding, declared = self._decoded[0], self.declared_charset
+        if encoding is None or encoding == declared or read_bom(self.body)[0] is not None:
+            return None
+        if declared is None and encoding not in DETECTED:
+            return None
+        label = _CHARSET_LABELS.get(encoding, encoding)
+        said = f"declares charset {declared} but is not in it" if declared else "declares no charset and is not UTF-8"
+        return f"the body {said}: decoded as {label} (detected)"
 
     @cached_property
     def sha256(self) -> str:
@@ -153,6 +183,8 @@ class WebPage:
         """
         self.problems = []
         items: list[RawPosting] = []
+        if (error := self._decoded[2]) is not None:
+            raise error
         for entry in self.entries():
             try:
                 items.append(entry.to_item())
@@ -168,8 +200,9 @@ class WebPage:
         ``partial`` or ``quarantined``), then the postings, then a :class:`Quarantined` per problem.
         Never raises :class:`PageError`: an unreadable response becomes a quarantined input.
         """
-        raw = dict(source=self.source, locator=self.url, sha256=self.sha256, size=len(self.body),
-                   encoding=self.encoding, text=self.text, fetched_at=self.fetched_at, as_of=self.as_of)
+        encoding, text, error = self._decoded
+        raw = dict(source=self.source, locator=self.url, sha256=self.sha256, size=len(self.body), encoding=encoding,
+                   text=text, body=None if error is None else self.body, fetched_at=self.fetched_at, as_of=self.as_of)
         try:
             items = self.to_items()
         except PageError as err:
@@ -203,7 +236,7 @@ class WebPage:
             input_sha256=self.sha256,
             reason=err.reason,
             detail=err.detail,
-            text=self.text if text is None and position is None else text,
+            text=self._decoded[1] if text is None and position is None else text,
             fetched_at=self.fetched_at,
         )
 

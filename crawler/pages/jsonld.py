@@ -186,6 +186,7 @@ class JsonLdPage(WebPage):
     """
 
     source = "jsonld"
+    html = True
 
     @cached_property
     def selector(self) -> Selector:

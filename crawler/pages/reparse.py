@@ -37,9 +37,7 @@ def reparse_items(row: Mapping[str, Any], *, fetched_at: str, outcome: bool = Fa
     if row["source"] == "textdump":
         items = _dump(row, data, fetched_at)
     elif reader and "page" in reader:
-        if text is None:
-            raise NotReparseable("it was quarantined: only part of it is kept")
-        items = _page(row, text, reader, fetched_at)
+        items = _page(row, data if text is None else text, reader, fetched_at)  # no text: a body that was undecodable
     elif reader and "format" in reader:
         if reader.get("streamed"):
             raise NotReparseable("a block of a streamed table: the block is not kept with its header")
@@ -74,7 +72,7 @@ def _table(row, data: bytes, reader: dict, fetched_at: str):
                        fmt=reader["format"], options=options, source=row["source"])
 
 
-def _page(row, text: str, reader: dict, fetched_at: str):
+def _page(row, text: str | bytes, reader: dict, fetched_at: str):
     """A web response's items as its spider stored them: a paged board's listing gives no postings (each is
     stored from its detail), and a detail is completed by what its listing said (crawler/spiders/paged.py)."""
     from crawler.pages.parts import merge_listed

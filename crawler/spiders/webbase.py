@@ -8,7 +8,8 @@ entry), the keys of the postings in it. The book is the spider's ``state`` when 
 JOBDIR, so a resumed crawl still knows the listings read before the interruption.
 
 The run report (crawler/report.py) gets the complete listings ({listing: [posting keys]}) at the
-end, one line per request that failed for good, and the pages and postings read.
+end, one line per request that failed for good, the pages and postings read, and a ``repaired`` line per stored
+response decoded in an encoding it does not declare (``WebPage.decoding_repair``).
 
 Where a spider may go: ``origins()``, its own URLs' hosts and ports plus the source's
 ``allow_hosts`` (``JOBCRAWL_ALLOW_HOSTS``); ``crawler.safety.OriginMiddleware`` refuses any other.
@@ -33,6 +34,7 @@ from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTi
 from twisted.python.failure import Failure
 
 from crawler.pages.base import BoardPage, WebPage
+from crawler.inputs import quote_name
 from crawler.report import report_of
 from crawler.spiders import check_arguments
 from normalize.clock import now_iso
@@ -181,6 +183,9 @@ class WebSpider(scrapy.Spider):
                 if not self.keep_input(item):
                     continue
                 report_of(self.crawler).files += 1
+                if note := page.decoding_repair:
+                    self.crawler.stats.inc_value("jobcrawl/repaired/charset")
+                    report_of(self.crawler).repaired.append(f"{quote_name(page.url)}: {note}")
             elif isinstance(item, RawPosting):
                 keys.append(posting_key(item.source, item.source_id))
                 if found:
