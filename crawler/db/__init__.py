@@ -13,7 +13,12 @@ class ReadOnlyDatabase(sqlite3.OperationalError):
     """The database must be written (a writing command, or a read of a file pending migrations) and cannot be."""
 
 
+_FOLDER = "is in a folder this user cannot write"
+
+
 def _refused(path: Path, what: str) -> str | None:
+    """Why ``path`` (a file or folder) refuses this user's writes, or None: its filesystem is mounted
+    read-only, or ``what`` (permission denied). A path that cannot be looked at: None (SQLite says why)."""
     try:
         if os.statvfs(path).f_flag & os.ST_RDONLY:
             return "is on a read-only filesystem"
@@ -27,7 +32,7 @@ def unwritable(path: str | Path) -> str | None:
     filesystem, or the file or its folder (where SQLite makes ``-wal`` and ``-shm`` and a run its
     lock) refuses this user's writes. A file yet to be made: its folder."""
     path = Path(path).resolve()
-    return (_refused(path.parent, "is in a folder this user cannot write")
+    return (_refused(path.parent, _FOLDER)
             or (_refused(path, "cannot be written by this user") if path.exists() else None))
 
 
@@ -43,7 +48,7 @@ def needs_immutable(path: str | Path) -> bool:
     """Whether SQLite can open ``path`` only as immutable: its folder cannot be written (so no ``-shm``
     can be made, which a read-only open of a WAL database needs) and holds no ``-shm`` already."""
     path = Path(path).resolve()
-    return bool(_refused(path.parent, "")) and not Path(f"{path}-shm").exists()
+    return bool(_refused(path.parent, _FOLDER)) and not Path(f"{path}-shm").exists()
 
 
 def readonly_uri(path: str | Path) -> str:
