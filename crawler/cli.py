@@ -102,7 +102,8 @@ _DB_KEY = "jobcrawl.db"  # ctx.meta: the --db a command was given
 
 
 class _Commands(click.Group):
-    """The commands; a database that fails under one (damaged, a full disk) ends it with one line and exit 3."""
+    """The commands; a database that fails under one (damaged, a full disk, read-only for a command that
+    writes) ends it with one line and exit 3."""
 
     def invoke(self, ctx: click.Context):
         import sqlite3
@@ -110,8 +111,12 @@ class _Commands(click.Group):
         try:
             return super().invoke(ctx)
         except sqlite3.DatabaseError as err:
+            from crawler.db import ReadOnlyDatabase
+
             db = ctx.meta.get(_DB_KEY, "the database")
-            if str(err) in ("database disk image is malformed", "file is not a database"):
+            if isinstance(err, ReadOnlyDatabase):
+                detail = str(err)
+            elif str(err) in ("database disk image is malformed", "file is not a database"):
                 detail = (f"{db} is damaged ({err}): restore it from a backup, or copy out what it still holds "
                           f"with: sqlite3 {db} .recover | sqlite3 recovered.db")
             else:
@@ -804,7 +809,7 @@ def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool
 
         where = " AND ".join(filter(None, [where, CHANGED_SINCE.replace(":since", "?")]))
         params = [*params, changed, changed, changed]
-    database = open_db(db)
+    database = open_db(db, readonly=True)
     try:
         records = iter_export(database, where=where, params=params)
         first = next(records, None)
@@ -914,7 +919,10 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
     not scored again, unless --all. Re-scoring replaces only our own rows; the app's own evaluation
     (scorer source) is never touched. Each run is one row of kind score in the runs table.
 
-    Exit status: 0 done; 2 usage error (no database, bad profile).
+    On a database that cannot be written (read-only media), --report alone prints the agreement of
+    the scores stored, without scoring or storing anything.
+
+    Exit status: 0 done; 2 usage error (no database, bad profile); 3 the database cannot be written.
 
     \b
     Example:
@@ -925,6 +933,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
     """
     import time
 
+    from crawler.db import unwritable
     from crawler.db.runs import record_step_run
     from crawler.db.schema import open_db
     from crawler.inputs import ConfigFileError, read_config_text
@@ -941,6 +950,15 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
             profile = load_profile(read_config_text(Path(profile_file)), load_taxonomy())
         except (ProfileError, ConfigFileError, UnicodeDecodeError) as err:
             raise click.UsageError(f"{profile_file}: {err}") from None
+    readonly = unwritable(db)
+    if readonly and report and not (profile or force):
+        database = open_db(db, readonly=True)
+        try:
+            click.echo(step.format_report(step.agreement_report(database, top=top)))
+        finally:
+            database.close()
+        click.echo(f"{db} {readonly}: reported the stored scores without scoring again or storing the report", err=True)
+        return
     started, clock = now_iso(), time.perf_counter()
     database = open_db(db)
     counts = step.score_corpus(database, now=started, force=force)
@@ -1125,7 +1143,7 @@ def watch_list(db: str) -> None:
     from crawler.db.schema import open_db
 
     _require_db(db)
-    database = open_db(db)
+    database = open_db(db, readonly=True)
     try:
         found = store.active_watches(database.conn)
         if not found:
@@ -1221,7 +1239,7 @@ def history(ref: str, db: str, as_json: bool) -> None:
     from normalize.history import format_history, history as build
 
     _require_db(db)
-    database = open_db(db)
+    database = open_db(db, readonly=True)
     try:
         posting_id = resolve(database.conn, ref)
         if posting_id is None:
@@ -1276,7 +1294,7 @@ def sources(ctx: click.Context, health: bool, db: str, as_json: bool) -> None:
     from crawler.db.schema import open_db
 
     _require_db(db)
-    database = open_db(db)
+    database = open_db(db, readonly=True)
     rows = source_health(database)
     database.close()
     for row in rows:

@@ -39,7 +39,11 @@ def _same_file(fd: int, path: Path) -> bool:
 
 @contextmanager
 def db_lock(db: str | os.PathLike[str]) -> Iterator[Path]:
-    """Hold the lock of ``db`` for the block; raise :class:`LockHeld` at once if another process has it."""
+    """Hold the lock of ``db`` for the block; raise :class:`LockHeld` at once if another process has it,
+    :class:`crawler.db.ReadOnlyDatabase` if ``db`` cannot be written (nor its lock made)."""
+    from crawler.db import require_writable
+
+    require_writable(db)
     path = lock_path(db)
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)

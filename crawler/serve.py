@@ -8,7 +8,8 @@ whatever its file is called, with the metadata of :mod:`browse.metadata`, the pl
 By default the file is opened the normal way, read-only (``mode=ro``): a run may write it while it
 is served, and every page shows the data as of its last commit. ``immutable`` (``--immutable``) is
 for a file nobody writes: Datasette then opens it with ``immutable=1`` and takes the table counts
-from :func:`crawler.db.serve.inspect_data`.
+from :func:`crawler.db.serve.inspect_data`; so is a file on read-only media, which SQLite can open
+no other way.
 
 In both modes query results are kept (:class:`ResultCache`) and the listings' facets are counted
 from an in-memory :class:`browse.facets.FacetIndex`, both for as long as the file is unchanged
@@ -37,7 +38,7 @@ from datasette.database import Database, QueryInterrupted, Results
 from browse.facets import FacetIndex
 from browse.lru import Lru
 from browse.metadata import DATABASE, STATIC_MOUNT, build_metadata
-from crawler.db import serve as db_serve
+from crawler.db import needs_immutable, serve as db_serve
 
 BROWSE = Path(__file__).resolve().parents[1] / "browse"
 SETTINGS: dict[str, Any] = {
@@ -286,8 +287,10 @@ def make_datasette(db_path: str | Path, *, immutable: bool = False, allow_sql: b
     caches and the facet index of another instance over the same file (new ones by default; a new
     state loads its facet index from the file unless ``facet_index`` is given; ``indexed=False``: no
     facet index, Datasette's own facet queries, as while the file changes). Any path works:
-    Datasette gets a plain one (:func:`_plain_path`)."""
+    Datasette gets a plain one (:func:`_plain_path`). A file SQLite can open only immutable (read-only
+    media: :func:`crawler.db.needs_immutable`) is served immutable."""
     db_path = Path(db_path).resolve()
+    immutable = immutable or needs_immutable(db_path)
     conn = db_serve.connect_readonly(db_path)
     try:
         found = db_serve.schema(conn)

@@ -17,6 +17,8 @@
 - The posting page (``row-jobs-postings.html``) gets its sections, insights, evaluations with
   evidence, skills, cluster and versions from :func:`browse.render.posting_page`.
 - Limits: arbitrary SQL under a short time limit, one at a time; only reads (:mod:`browse.limits`).
+- A table page sorted by a column the table does not have (``?_sort=nope``) answers 400 with Datasette's
+  message, not 500.
 
 Everything shown is escaped: values go through ``markupsafe.escape`` here and Jinja autoescape
 in the templates.
@@ -28,6 +30,7 @@ import json
 from functools import lru_cache
 
 from datasette import hookimpl
+from datasette.views.base import DatasetteError
 from markupsafe import Markup, escape
 
 from browse import columns, limits, queries
@@ -64,6 +67,17 @@ def register_facet_classes():
 def filters_from_request(request, database, table, datasette):
     # trylast: its search box context replaces Datasette's (which finds no fts_table for these tables)
     return listing_filters(request, database, table, datasette) if database == DATABASE else None
+
+
+# Datasette 0.65 raises these for a table page's ?_sort / ?_sort_desc with status 500.
+BAD_SORT = ("Cannot sort table by ", "Cannot use _sort and _sort_desc at the same time")
+
+
+@hookimpl(tryfirst=True)
+def handle_exception(datasette, request, exception):
+    # tryfirst: marks a bad sort as the bad request it is; Datasette's own hook then writes the page.
+    if isinstance(exception, DatasetteError) and exception.status == 500 and exception.message.startswith(BAD_SORT):
+        exception.status = 400
 
 
 @hookimpl(trylast=True)

@@ -18,11 +18,11 @@ def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, s
     """``(locator, sha256, as_of, postings)`` of each input of ``source`` whose last parse by ``parser`` was
     complete and whose postings are all still stored; empty when the file or its ledger does not exist yet.
     Opened read-only: the plan of a run never writes."""
-    from crawler.db import readonly_uri
+    from crawler.db import connect_readonly
 
     if not Path(db_path).is_file():
         return []
-    conn = sqlite3.connect(readonly_uri(db_path), uri=True)
+    conn = connect_readonly(db_path)
     try:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'input_parses'").fetchone():
             return []
@@ -38,9 +38,9 @@ def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, s
 
 def raw_input_sources(path: str | Path) -> list[str]:
     """The sources of the raw inputs stored in the database at ``path``, sorted (read-only)."""
-    from crawler.db import readonly_uri
+    from crawler.db import connect_readonly
 
-    conn = sqlite3.connect(readonly_uri(path), uri=True)
+    conn = connect_readonly(path)
     try:
         return [r[0] for r in conn.execute("SELECT DISTINCT source FROM raw_inputs ORDER BY source")]
     finally:
@@ -50,9 +50,9 @@ def raw_input_sources(path: str | Path) -> list[str]:
 def foreign_tables(path: str | Path) -> list[str]:
     """The tables of the SQLite file at ``path`` when it is not a jobcrawl database (it has tables but not
     jobcrawl's migrations); empty for a jobcrawl database or an empty one."""
-    from crawler.db import readonly_uri
+    from crawler.db import connect_readonly
 
-    conn = sqlite3.connect(readonly_uri(path), uri=True)
+    conn = connect_readonly(path)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         ours = "_sqlite_migrations" in tables and conn.execute(

@@ -24,7 +24,7 @@ from sqlite_utils.migrations import Migrations
 
 from normalize.models import Posting
 
-from . import connect, readonly_uri
+from . import ReadOnlyDatabase, connect, connect_readonly, require_writable, unwritable
 
 # Posting fields that live in child tables, not in postings columns.
 CHILD_FIELDS = {"sections", "section_headings", "source_evaluation", "skill_evidence"}
@@ -531,14 +531,27 @@ CHILD_TABLE_DOCS["listing_postings"] = {
 }
 
 def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Database:
-    """Open (creating if needed) a jobcrawl database: WAL mode, 16 KB pages, migrations applied."""
-    path = Path(path)
-    fresh = not path.exists() or path.stat().st_size == 0
-    if readonly:
-        import sqlite3
+    """Open (creating if needed) a jobcrawl database: WAL mode, 16 KB pages, migrations applied.
+    :class:`ReadOnlyDatabase` when the file cannot be written (:func:`crawler.db.unwritable`).
 
-        conn = sqlite3.connect(readonly_uri(path), uri=True)
-        return sqlite_utils.Database(conn)
+    ``readonly``: the one way commands that only read open it (:func:`crawler.db.readonly_uri`:
+    ``mode=ro``, immutable on read-only media). Pending migrations are applied first where the file
+    can be written, the one write such a command makes; a file that cannot be written and still
+    needs them raises :class:`ReadOnlyDatabase` (its schema is older than the code reading it)."""
+    path = Path(path)
+    if readonly:
+        db = sqlite_utils.Database(connect_readonly(path))
+        if not migrations.pending(db):
+            return db
+        db.close()
+        reason = unwritable(path)
+        if reason:
+            raise ReadOnlyDatabase(f"{path} {reason} and was made by an older jobcrawl (its schema needs upgrading): "
+                                   "run a writing command on a writable copy first, e.g. jobcrawl dedupe --db COPY")
+        open_db(path).close()
+        return sqlite_utils.Database(connect_readonly(path))
+    require_writable(path)
+    fresh = not path.exists() or path.stat().st_size == 0
     db = connect(path, page_size=16384 if fresh else None)
     migrations.apply(db)
     return db

@@ -9,12 +9,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import readonly_uri
+from . import connect_readonly as _connect, unwritable
 
 
 def connect_readonly(path: str | Path) -> sqlite3.Connection:
     """A read-only connection to the database file (usable from any thread: callers serialize it)."""
-    return sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
+    return _connect(path, check_same_thread=False)
 
 
 @contextmanager
@@ -32,9 +32,13 @@ def prepare(path: str | Path, *, checkpoint: bool) -> bool:
     """Apply pending migrations (a write only when some are pending) and, with ``checkpoint``,
     move the whole write-ahead log into the file, as an immutable open needs. Returns whether
     the log reached the file (always True without ``checkpoint``): False while another process
-    reads or writes it."""
+    reads or writes it. A file that cannot be written is only checked (:func:`open_db`, read-only):
+    nobody writes a log into it."""
     from .schema import open_db
 
+    if unwritable(path):
+        open_db(path, readonly=True).close()
+        return True
     db = open_db(path)
     try:
         if not checkpoint:

@@ -9,12 +9,11 @@ retired). An input that cannot be parsed again is named in the run's errors.
 
 from __future__ import annotations
 
-import sqlite3
 
 import scrapy
 from pydantic import BaseModel, ConfigDict, Field
 
-from crawler.db import readonly_uri
+from crawler.db import connect_readonly
 from crawler.db.queries import latest_raw_inputs
 from crawler.pages.reparse import NotReparseable, reparse_items
 from crawler.report import report_of
@@ -44,7 +43,7 @@ class ReparseSpider(scrapy.Spider):
 
     async def start(self):
         report = report_of(self.crawler)
-        conn = sqlite3.connect(readonly_uri(self.db), uri=True)
+        conn = connect_readonly(self.db)
         try:
             for row in latest_raw_inputs(conn, self.sources):
                 fetched = now_iso()

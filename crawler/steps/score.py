@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import sqlite_utils
 
-from crawler.db import file_of, readonly_uri
+from crawler.db import connect_readonly, file_of
 from crawler.db import scores as store
 from crawler.procs import settle_gc
 from normalize.clock import now_iso as utcnow
@@ -105,7 +105,7 @@ def _worker_init(rules: Rules, path: str, niceness: int) -> None:
     if niceness:
         os.nice(niceness)
     _WORKER["rules"] = rules
-    _WORKER["conn"] = sqlite3.connect(readonly_uri(path), uri=True)
+    _WORKER["conn"] = connect_readonly(path)
 
 
 def _batch(conn: sqlite3.Connection, rules: Rules, first: int, last: int, now: str, force: bool) -> Scored:
