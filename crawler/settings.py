@@ -118,6 +118,7 @@ HTTPCACHE_POLICY = "scrapy.extensions.httpcache.RFC2616Policy"
 HTTPCACHE_STORAGE = "crawler.killsafe.WholeEntryCacheStorage"  # Scrapy's files, a hit only when whole
 HTTPCACHE_DIR = "httpcache"                  # relative: under the project's .scrapy/ folder
 HTTPCACHE_GZIP = True
+JOBCRAWL_HTTPCACHE_MAX_AGE_DAYS = 30        # entries not requested for this long are removed after a crawl (0: never)
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
