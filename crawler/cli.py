@@ -484,7 +484,9 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
     if bool(names) == all_sources:
         raise click.UsageError("name the sources to crawl, or pass --all (not both)")
     settings = _run_settings(verbose)
-    cache_root = Path(str(Path(db).resolve()) + ".httpcache")
+    from crawler.killsafe import cache_root as cache_root_of
+
+    cache_root = cache_root_of(db)
     if not cache:
         settings["HTTPCACHE_ENABLED"] = False
     settings.update(_setting_pairs(scrapy_settings, "-s/--setting"))
@@ -1266,7 +1268,8 @@ def _require_db(db: str) -> None:
 @main.group(invoke_without_command=True)
 @click.option("--health", is_flag=True,
               help="Print each crawled source's health: last run, last success, requests, responses by status, "
-                   "postings new/updated/closed, errors and a state (ok, failing since …, robots-blocked, empty).")
+                   "postings new/updated/closed, errors, its HTTP cache's size and a state (ok, failing since …, "
+                   "robots-blocked, empty).")
 @click.option("--db", default="jobs.db", show_default=True, type=click.Path(dir_okay=False),
               help="SQLite database file (with --health).")
 @click.option("--json", "as_json", is_flag=True, help="With --health: one JSON object per source.")
@@ -1292,12 +1295,14 @@ def sources(ctx: click.Context, health: bool, db: str, as_json: bool) -> None:
         raise SystemExit(2)
     from crawler.db.health import source_health
     from crawler.db.schema import open_db
+    from crawler.killsafe import cache_root, cache_size
 
     _require_db(db)
     database = open_db(db, readonly=True)
     rows = source_health(database)
     database.close()
     for row in rows:
+        row["cache_bytes"], row["cache_entries"] = cache_size(cache_root(db) / row["source"])
         if as_json:
             click.echo(json.dumps(row, ensure_ascii=False))
             continue
@@ -1305,7 +1310,8 @@ def sources(ctx: click.Context, health: bool, db: str, as_json: bool) -> None:
         _say(f"{row['source']}: {row['state']} · last run {row['last_run']} {row['last_run_at']} "
              f"({row['last_status']}) · last success {row['last_success'] or 'never'} · requests "
              f"{row['requests']} · responses {statuses} · postings found {row['found']} · new {row['new']} · "
-             f"updated {row['updated']} · closed {row['closed']} · errors {row['errors']}")
+             f"updated {row['updated']} · closed {row['closed']} · errors {row['errors']} · HTTP cache "
+             f"{row['cache_bytes']} bytes in {row['cache_entries']} entries")
     if not rows:
         click.echo(f"{db}: no crawl has finished yet", err=True)
     raise SystemExit(0 if all(r["state"] == "ok" for r in rows) else 1)

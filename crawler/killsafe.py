@@ -19,6 +19,9 @@
   ("empty response body") for good. :class:`WholeEntryCacheStorage` writes ``pickled_meta`` last,
   under another name moved into place, after removing the old one; an entry that cannot be read
   whole, or whose body is not as long as its Content-Length, is a miss (and the page is fetched).
+  The same storage forgets what a site no longer lists: an entry's folder is touched whenever the
+  entry is read or written, and at the end of a crawl the entries not requested for
+  ``JOBCRAWL_HTTPCACHE_MAX_AGE_DAYS`` days (0: never) are removed (:func:`prune_cache`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import logging
 import os
 import pickle
 import shutil
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -79,6 +83,7 @@ class WholeEntryCacheStorage(FilesystemCacheStorage):
 
     def __init__(self, settings):
         super().__init__(settings)
+        self.max_age_days = settings.getfloat("JOBCRAWL_HTTPCACHE_MAX_AGE_DAYS")
         self._open_file = self._open
         self._open = self._open_staged  # the parent opens every file through self._open
 
@@ -108,10 +113,66 @@ class WholeEntryCacheStorage(FilesystemCacheStorage):
         announced = response.headers.get(b"Content-Length")
         if announced is not None and announced.isdigit() and int(announced) != len(response.body):
             return self._broken(spider, request, f"body of {len(response.body)} bytes, Content-Length {int(announced)}")
+        os.utime(self._get_request_path(spider, request))  # requested now: kept by prune_cache
         return response
+
+    def close_spider(self, spider) -> None:
+        super().close_spider(spider)
+        if self.max_age_days > 0:
+            entries, size = prune_cache(Path(self.cachedir), self.max_age_days * 86400)
+            if entries:
+                logger.info("HTTP cache %s: removed %d entries (%d bytes) not requested for %g days",
+                            self.cachedir, entries, size, self.max_age_days)
 
     def _broken(self, spider, request, why: str) -> None:
         """A miss for an entry that is not whole; its ``pickled_meta`` goes, so the next store rewrites it."""
         logger.warning("HTTP cache entry of %s is not whole (%s): fetching the page again", request.url, why)
         Path(self._get_request_path(spider, request), META).unlink(missing_ok=True)
         return None
+
+
+def cache_entries(root: Path):
+    """The entry folders of a FilesystemCacheStorage folder (``<root>/<spider>/<xx>/<fingerprint>/``)."""
+    for spider in _folders(root):
+        for prefix in _folders(spider):
+            yield from _folders(prefix)
+
+
+def _folders(path: Path):
+    try:
+        with os.scandir(path) as it:
+            return [Path(e.path) for e in it if e.is_dir(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _size(entry: Path) -> int:
+    return sum(f.stat().st_size for f in entry.iterdir() if f.is_file())
+
+
+def cache_size(root: Path) -> tuple[int, int]:
+    """Bytes and entries of an HTTP cache folder (0, 0 when there is none)."""
+    entries = list(cache_entries(root))
+    return sum(_size(e) for e in entries), len(entries)
+
+
+def prune_cache(root: Path, max_age_seconds: float) -> tuple[int, int]:
+    """Remove the entries of an HTTP cache folder last read or written more than ``max_age_seconds`` ago
+    (their folder's mtime); the entries and bytes removed."""
+    cutoff = time.time() - max_age_seconds
+    removed = freed = 0
+    for entry in cache_entries(root):
+        try:
+            if entry.stat().st_mtime >= cutoff:
+                continue
+            size = _size(entry)
+            shutil.rmtree(entry)
+        except OSError:
+            continue
+        removed, freed = removed + 1, freed + size
+    return removed, freed
+
+
+def cache_root(db: str | Path) -> Path:
+    """Where ``jobcrawl crawl`` keeps the HTTP cache of a database: ``<db>.httpcache/``, one folder per source."""
+    return Path(str(Path(db).resolve()) + ".httpcache")

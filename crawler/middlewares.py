@@ -144,6 +144,8 @@ class RequestCapMiddleware:
 
     def __init__(self, crawler, cap: int):
         self.crawler, self.cap, self.sent, self.closing = crawler, cap, 0, False
+        crawler.jobcrawl_request_cap = self  # what spiders ask: :meth:`left`
+
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -151,6 +153,10 @@ class RequestCapMiddleware:
         if cap <= 0:
             raise NotConfigured
         return cls(crawler, cap)
+
+    def left(self) -> int:
+        """Requests that may still be sent (0 once the cap is reached)."""
+        return max(self.cap - self.sent, 0)
 
     def take(self) -> bool:
         """Count one request to send; False once the cap is reached."""

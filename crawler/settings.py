@@ -85,6 +85,9 @@ JOBCRAWL_RETRY_AFTER_MAX = 300.0
 # hits are free); then the spider closes (reason request_cap). `jobcrawl crawl --max-requests N` and
 # `max_requests` in the sources file set it.
 JOBCRAWL_MAX_REQUESTS = 0
+# Requests a spider reading sitemaps lets wait in its queue (a source's `max_queued`): the other entries
+# stay in the sitemap, read as the queue drains, and none beyond what the request cap has left.
+JOBCRAWL_MAX_QUEUED = 5000
 DOWNLOADER_MIDDLEWARES = {
     # Web spiders only; the source's hosts are checked first, before robots.txt and the cache.
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,  # OriginMiddleware checks ports too, and redirects
@@ -115,6 +118,7 @@ HTTPCACHE_POLICY = "scrapy.extensions.httpcache.RFC2616Policy"
 HTTPCACHE_STORAGE = "crawler.killsafe.WholeEntryCacheStorage"  # Scrapy's files, a hit only when whole
 HTTPCACHE_DIR = "httpcache"                  # relative: under the project's .scrapy/ folder
 HTTPCACHE_GZIP = True
+JOBCRAWL_HTTPCACHE_MAX_AGE_DAYS = 30        # entries not requested for this long are removed after a crawl (0: never)
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"

@@ -15,7 +15,9 @@
     company = "GitLab"
 
 Source keys: ``spider`` (required), ``enabled`` (default true; ``--all`` skips disabled sources,
-naming one still runs it), ``max_requests``, ``concurrency``, ``delay``, ``max_size_mb`` and
+naming one still runs it), ``max_requests``, ``max_queued`` (requests read from sitemaps that may
+wait in the queue at once, default 5000: the rest of a sitemap is read as the queue drains, so a
+huge sitemap costs no memory), ``concurrency``, ``delay``, ``max_size_mb`` and
 ``warn_size_mb`` (response size cap and warning, also of decompressed bodies), ``allow_hosts``
 (more ``host`` or ``host:port`` the source may fetch from, e.g. where its pages redirect),
 ``allow_private`` (its hosts may resolve to loopback, private or link-local addresses: a server on
@@ -37,8 +39,8 @@ from crawler.inputs import ConfigFileError, read_config_text
 from crawler.safety import Origin
 from crawler.suggest import did_you_mean
 
-SOURCE_KEYS = {"spider", "enabled", "max_requests", "concurrency", "delay", "max_size_mb", "warn_size_mb",
-               "allow_hosts", "allow_private", "settings"}
+SOURCE_KEYS = {"spider", "enabled", "max_requests", "max_queued", "concurrency", "delay", "max_size_mb",
+               "warn_size_mb", "allow_hosts", "allow_private", "settings"}
 _SETTING_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 # Settings that only the source keys set (allow_private in [defaults] or `settings` would widen every source).
 _KEY_ONLY_SETTINGS = {"JOBCRAWL_ALLOW_PRIVATE": "allow_private", "JOBCRAWL_ALLOW_HOSTS": "allow_hosts"}
@@ -54,6 +56,7 @@ class CrawlSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_requests: int | None = Field(None, ge=0, description="Requests after which the crawl stops (0: no cap).")
+    max_queued: int | None = Field(None, ge=1, description="Requests read from sitemaps that may wait in the queue.")
     concurrency: int | None = Field(None, ge=1, description="Requests in flight per host.")
     delay: float | None = Field(None, ge=0, description="Minimum seconds between requests to one host.")
     max_size_mb: float | None = Field(None, gt=0, description="Responses larger than this (in MiB, after "
@@ -66,6 +69,8 @@ class CrawlSettings(BaseModel):
         out: dict[str, Any] = {}
         if self.max_requests is not None:
             out["JOBCRAWL_MAX_REQUESTS"] = self.max_requests
+        if self.max_queued is not None:
+            out["JOBCRAWL_MAX_QUEUED"] = self.max_queued
         if self.concurrency is not None:
             out["CONCURRENT_REQUESTS_PER_DOMAIN"] = self.concurrency
         if self.delay is not None:

@@ -60,6 +60,6 @@ def test_sources_health_command(tmp_path):
         "bad: failing since 2026-12-02T00:00:00+00:00", "good: ok"]
     assert lines[0].split(" · ", 1)[1] == (
         "last run 3 2026-12-02T00:00:00+00:00 (partial) · last success 2026-12-01T00:00:00+00:00 · requests 3 · "
-        "responses 500×3 · postings found 0 · new 0 · updated 0 · closed 0 · errors 3")
+        "responses 500×3 · postings found 0 · new 0 · updated 0 · closed 0 · errors 3 · HTTP cache 0 bytes in 0 entries")
     as_json = run_cli("sources", "--health", "--json", "--db", str(tmp_path / "jobs.db"))
     assert [json.loads(line)["responses"] for line in as_json.stdout.splitlines()] == [{"500": 3}, {"200": 6}]

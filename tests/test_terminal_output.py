@@ -163,7 +163,7 @@ def test_every_printer_of_postings_escapes_scraped_text(hostile_db, tmp_path):
     assert (health.returncode, health.stdout) == (0, (
         "board\\nfailed: forged\\u202e: ok · last run 4 2026-11-29T04:00:00+00:00 (ok) · last success "
         "2026-11-29T04:00:00+00:00 · requests 1 · responses 200×1 · postings found 1 · new 1 · updated 0 · closed 0 · "
-        "errors 0\n"))
+        "errors 0 · HTTP cache 0 bytes in 0 entries\n"))
 
     jsonl = run_cli("export", "--db", str(db), "--search", "failed", check=True)
     records = [json.loads(line) for line in jsonl.stdout.splitlines()]

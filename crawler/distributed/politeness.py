@@ -200,6 +200,9 @@ class ClusterRequestCapMiddleware(RequestCapMiddleware):
         self.client = connect(s["JOBCRAWL_REDIS_URL"])
         self.source_keys = source_keys(Keys(s["JOBCRAWL_REDIS_PREFIX"]), s["JOBCRAWL_CRAWL_ID"], s["JOBCRAWL_SOURCE"])
 
+    def left(self) -> int:
+        return max(self.cap - int(self.client.get(self.source_keys["sent"]) or 0), 0)
+
     def take(self) -> bool:
         if int(self.client.incr(self.source_keys["sent"])) <= self.cap:
             return True

@@ -97,8 +97,9 @@ class ClusterScheduler(Scheduler):
         return request
 
     def finished_leases(self) -> list[str]:
-        """Leases whose request the engine is done with (its rows are in the store stage's batch, or sent)."""
-        busy = in_progress(self.crawler)
+        """Leases whose request the engine is done with (its rows are in the store stage's batch, or sent)
+        and whose response the spider is not still reading (a sitemap read as the queue has room)."""
+        busy = in_progress(self.crawler) | getattr(self.crawler.spider, "still_reading", set())
         return [lease for lease, request in self.leases.items() if request not in busy]
 
     def forget(self, leases: list[str]) -> None:

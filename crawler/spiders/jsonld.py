@@ -7,7 +7,12 @@ on fetched HTML pages are followed when they match ``allow`` (regular expression
 URL; none given: any link) and no ``deny``, on the hosts (and ports) of the start and sitemap URLs,
 their subdomains and the source's ``allow_hosts`` only, up to ``DEPTH_LIMIT``; sitemap entries are
 filtered the same way. A sitemap that cannot be read (not XML, or decompressing beyond the size
-cap) is a failed request of the source. Every page is parsed by
+cap) is a failed request of the source. Sitemaps are read as a stream, as the request queue has
+room: at most ``JOBCRAWL_MAX_QUEUED`` (a source's ``max_queued``) requests wait, never more than the
+request cap has left (plus the one it refuses, which ends the crawl); the sitemaps an index lists
+are read one at a time, and the crawl ends once every sitemap is read. Stats:
+``jobcrawl/sitemap/urls_read`` (entries read) and ``jobcrawl/sitemap/queue_peak`` (the most
+requests queued after a read). Every page is parsed by
 :class:`crawler.pages.jsonld.JsonLdPage`; pages without a posting (indexes, navigation) are not
 stored as raw inputs.
 
@@ -21,16 +26,21 @@ defaulting to the first host).
 
 from __future__ import annotations
 
+import itertools
 import re
-from typing import Any, ClassVar, Iterable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable, Iterator
 from urllib.parse import urlsplit
 
 import scrapy
 from pydantic import Field, field_validator, model_validator
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.gz import gzip_magic_number
+from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
 from crawler.pages.jsonld import JsonLdPage
 from crawler.safety import Origin, Refused, decompressed_too_large
@@ -78,6 +88,19 @@ class JsonLdArgs(WebArgs):
         return list(dict.fromkeys(urlsplit(u).hostname or "" for u in self.start_urls + self.sitemap_urls))
 
 
+@dataclass(eq=False)
+class SitemapReading:
+    """A sitemap, sitemap index or robots.txt being read: its entries not read yet, as (URL, is a sitemap)."""
+
+    url: str
+    request: scrapy.Request
+    entries: Iterator[tuple[str, bool]]
+    depth: int
+    token: int
+    child: bool = False
+    """A sitemap it lists is being fetched: that one is read first."""
+
+
 class JsonLdSpider(WebSpider, SitemapSpider):
     name = "jsonld"
     Args = JsonLdArgs
@@ -93,6 +116,9 @@ class JsonLdSpider(WebSpider, SitemapSpider):
             origins = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in args.start_urls)
             self.sitemap_urls += [origin + "/robots.txt" for origin in origins]
         self.sitemap_rules = [("", "parse_html")]
+        self.reading: list[SitemapReading] = []
+        self._sitemaps_seen = set(self.sitemap_urls)
+        self._tokens = itertools.count(1)
         self._allow = [re.compile(p) for p in args.allow]
         self._deny = [re.compile(p) for p in args.deny]
         # LinkExtractor's allow_domains compares host:port, which never matches a host with a port.
@@ -101,9 +127,20 @@ class JsonLdSpider(WebSpider, SitemapSpider):
     def own_origins(self) -> list[Origin]:
         return [Origin.of_url(u, subdomains=True) for u in self.args.start_urls + self.args.sitemap_urls]
 
+    @property
+    def still_reading(self) -> set[scrapy.Request]:
+        """The requests of the sitemaps being read (a distributed run keeps their leases: crawler/distributed/)."""
+        return {reading.request for reading in self.reading}
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider._idle, signal=signals.spider_idle)
+        return spider
+
     async def start(self):
-        for url in self.sitemap_urls:
-            yield scrapy.Request(url, callback=self._parse_sitemap, errback=self.failed)
+        for url in self.sitemap_urls:  # read again on a resumed crawl: what was left unread is in no queue
+            yield scrapy.Request(url, callback=self._parse_sitemap, errback=self._sitemap_failed, dont_filter=True)
         for url in self.args.start_urls:
             yield scrapy.Request(url, callback=self.parse_html, errback=self.failed)
 
@@ -120,13 +157,104 @@ class JsonLdSpider(WebSpider, SitemapSpider):
                 yield entry
 
     def _parse_sitemap(self, response):
+        """Open the sitemap for reading (its entries are scheduled by :meth:`feed`)."""
+        self._child_done(response.request)
+        entries = self._sitemap_entries(response)
+        if entries is not None:
+            self.reading.append(SitemapReading(response.url, response.request, entries,
+                                               response.meta.get("depth", 0), next(self._tokens)))
+        self.feed()
+        return ()
+
+    def _sitemap_entries(self, response) -> Iterator[tuple[str, bool]] | None:
+        """The entries of a sitemap response, read lazily; None (reported) when it is no sitemap."""
+        if response.url.endswith("/robots.txt"):
+            return ((url, True) for url in sitemap_urls_from_robots(response.body, base_url=response.url))
+        body = self._get_sitemap_body(response)
+        if not body:
+            return None
         try:
-            requests = list(super()._parse_sitemap(response))
+            sitemap = Sitemap(body)
         except Exception as err:  # Scrapy's Sitemap raises StopIteration on a body that is not XML
             self.problem(response.url, f"unreadable sitemap: {type(err).__name__}: {err}".rstrip(": "))
-            return
-        for request in requests:
-            yield request.replace(errback=self.failed)
+            return None
+        entries = self.sitemap_filter(sitemap)
+        if sitemap.type == "sitemapindex":
+            return ((loc, True) for loc in self._get_urls_from_sitemapindex(entries))
+        if sitemap.type == "urlset":
+            return ((loc, False) for loc, _ in self._get_urls_and_callbacks_from_urlset(entries))
+        self.logger.warning("not a sitemap (root element %s): %s", sitemap.type, response.url)
+        return None
+
+    def feed(self) -> int:
+        """Schedule requests for the entries of the sitemaps being read while the queue has room (see the
+        module docstring); the newest sitemap first. Returns how many were scheduled."""
+        engine = self.crawler.engine
+        if not self.reading or engine is None or not engine.running or engine.scheduler is None:
+            return 0
+        cap = getattr(self.crawler, "jobcrawl_request_cap", None)
+        if cap is not None and cap.closing:
+            return 0
+        limit = self.settings.getint("JOBCRAWL_MAX_QUEUED")
+        if cap is not None:
+            limit = min(limit, cap.left() + 1)
+        room, scheduled = limit - len(engine.scheduler), 0
+        while scheduled < room:
+            reading = next((r for r in reversed(self.reading) if not r.child), None)
+            if reading is None:
+                break
+            try:
+                url, is_sitemap = next(reading.entries)
+            except StopIteration:
+                self.reading.remove(reading)
+                continue
+            except Exception as err:  # lxml on a body broken past its start
+                self.problem(reading.url, f"unreadable sitemap: {type(err).__name__}: {err}".rstrip(": "))
+                self.reading.remove(reading)
+                continue
+            self.crawler.stats.inc_value("jobcrawl/sitemap/urls_read")
+            request = self._entry_request(reading, url, is_sitemap)
+            if request is not None:
+                engine.crawl(request)
+                scheduled += 1
+        if scheduled:
+            self.crawler.stats.max_value("jobcrawl/sitemap/queue_peak", len(engine.scheduler))
+        return scheduled
+
+    def _entry_request(self, reading: SitemapReading, url: str, is_sitemap: bool) -> scrapy.Request | None:
+        depth = reading.depth + 1
+        if not is_sitemap:
+            return scrapy.Request(url, callback=self.parse_html, errback=self.failed, meta={"depth": depth})
+        limit = self.settings.getint("DEPTH_LIMIT")
+        if url in self._sitemaps_seen or 0 < limit < depth:  # a sitemap listing itself, or nested without end
+            return None
+        self._sitemaps_seen.add(url)
+        reading.child = True
+        return scrapy.Request(url, callback=self._parse_sitemap, errback=self._sitemap_failed, dont_filter=True,
+                              meta={"depth": depth, "jobcrawl_sitemap_of": reading.token})
+
+    def _child_done(self, request) -> None:
+        """A sitemap listed by a sitemap being read was fetched (or failed): read the lister on."""
+        token = request.meta.get("jobcrawl_sitemap_of")
+        for reading in self.reading:
+            if reading.token == token:
+                reading.child = False
+
+    def _sitemap_failed(self, failure) -> None:
+        self._child_done(failure.request)
+        self.failed(failure)
+
+    def failed(self, failure) -> None:
+        super().failed(failure)
+        self.feed()
+
+    def _idle(self, spider) -> None:
+        """Nothing in flight: a listed sitemap whose response never came here (dropped, or fetched by
+        another worker) blocks its lister no more; the crawl stays open while sitemaps have entries."""
+        for reading in self.reading:
+            reading.child = False
+        if self.feed():
+            raise DontCloseSpider
 
     def _get_sitemap_body(self, response) -> bytes | None:
         """SitemapSpider's, but a response that is no sitemap, or a gzipped sitemap beyond the size cap,
@@ -144,6 +272,7 @@ class JsonLdSpider(WebSpider, SitemapSpider):
         return None
 
     def parse_html(self, response):
+        self.feed()
         if not isinstance(response, TextResponse):
             self.crawler.stats.inc_value("jobcrawl/skipped_not_text")
             return
