@@ -67,6 +67,10 @@ return new
 """
 
 
+class CrawlHasEnded(IgnoreRequest):
+    """The request's crawl has ended (its plan is gone): it is not sent."""
+
+
 class ClusterPolitenessMiddleware:
     """The per-host turn and in-flight slot of the cluster (see the module docstring)."""
 
@@ -104,7 +108,7 @@ class ClusterPolitenessMiddleware:
             wait_ms = int(self._take(keys=[*keys, self.plan_key],
                                      args=[self._interval(keys), self.limit, token, self.hold_ms]))
             if wait_ms < 0:
-                raise IgnoreRequest(f"crawl {self.crawl} has ended")
+                raise CrawlHasEnded(f"crawl {self.crawl} has ended")
             if wait_ms == 0:
                 break
             seconds = min(wait_ms, 1000) / 1000
@@ -189,7 +193,9 @@ class ClusterRobotsTxtMiddleware(RobotsRfcMiddleware):
         await super()._parse_robots(response, netloc, request)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
-        if isinstance(exc, IgnoreRequest):  # not fetched on purpose: no rules, as Scrapy
+        if isinstance(exc, CrawlHasEnded):  # nothing is shared for a crawl that has ended
+            pass
+        elif isinstance(exc, IgnoreRequest):  # not fetched on purpose: no rules, as Scrapy
             self.client.set(self.prefix + netloc, b"")
         else:
             self.client.set(self.prefix + netloc, UNREADABLE + f"could not be fetched ({describe(exc)})".encode())

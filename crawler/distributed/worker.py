@@ -282,9 +282,12 @@ def crawler_settings(project, *, url: str, prefix: str, crawl: str, source: str,
            "AUTOTHROTTLE_ENABLED": False, "DOWNLOAD_DELAY": 0, "RANDOMIZE_DOWNLOAD_DELAY": False,
            "JOBCRAWL_CLUSTER_DELAY": delay, "JOBCRAWL_CLUSTER_AUTOTHROTTLE": throttle,
            "JOBCRAWL_CLUSTER_PER_HOST": per_host,
+           # a request that took its turn is sent at once, never held in the downloader's slot (where it
+           # could outlive its crawl): the cluster's per-host limit is the one that holds
+           "CONCURRENT_REQUESTS_PER_DOMAIN": int(own.get("CONCURRENT_REQUESTS", project.getint("CONCURRENT_REQUESTS"))),
            "HTTPCACHE_ENABLED": False}  # a worker keeps no files: every run fetches afresh
     if concurrency:
-        out["CONCURRENT_REQUESTS"] = concurrency
+        out["CONCURRENT_REQUESTS"] = out["CONCURRENT_REQUESTS_PER_DOMAIN"] = concurrency
     return out
 
 
