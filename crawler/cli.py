@@ -440,13 +440,15 @@ def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> N
 @click.option("--no-store", is_flag=True,
               help="With --redis: do not drain the spool here (a `jobcrawl store` does); wait until it is empty.")
 @REDIS_PREFIX_OPTION
+@click.option("--stall-timeout", type=click.FloatRange(min=0.5), default=300, show_default=True, metavar="SECONDS",
+              help="With --redis: stop the run (exit 3, each waiting source named) when nothing moved for SECONDS.")
 @click.option("-v", "--verbose", count=True,
               help="Show each failed request and Scrapy's log with tracebacks (-v info, -vv debug).")
 @_run_output
 def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, db: str, jobdir: str | None,
           max_requests: int | None, cache: bool, scrapy_settings: tuple[str, ...],
-          workers: int | None, redis_url: str | None, no_store: bool, prefix: str, verbose: int, quiet: bool,
-          as_json: bool) -> None:
+          workers: int | None, redis_url: str | None, no_store: bool, prefix: str, stall_timeout: float, verbose: int,
+          quiet: bool, as_json: bool) -> None:
     """Crawl sources of a sources file into the database (in --workers processes, one writer).
 
     NAMES are source names of the file; --all crawls every enabled one. Each source is one row in
@@ -466,7 +468,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
     Exit status: 0 every source crawled cleanly; 1 partly: some input quarantined, some request
     or some source failed, or a request cap was reached; 2 usage error (sources file, source
     name, option); 3 every source failed, or the run failed or was interrupted (with --jobdir,
-    run it again to resume); 4 another run holds the database's lock.
+    run it again to resume; with --redis also Redis lost or out of memory, the writer failed, or
+    nothing moved for --stall-timeout); 4 another run holds the database's lock (or the Redis prefix).
 
     \b
     Example:
@@ -515,7 +518,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
     try:
         with db_lock(db):
             if redis_url:
-                results = _crawl_distributed(jobs, db, redis_url, prefix=prefix, store=not no_store, settings=settings)
+                results = _crawl_distributed(jobs, db, redis_url, prefix=prefix, store=not no_store, settings=settings,
+                                             stall_timeout=stall_timeout)
             else:
                 results = run_jobs(jobs, db, settings=settings, workers=workers, progress=progress)
     except LockHeld as err:
@@ -558,16 +562,17 @@ def _run_settings(verbose: int) -> dict:
     return {"LOG_LEVEL": {0: "ERROR", 1: "INFO"}.get(verbose, "DEBUG"), "JOBCRAWL_LOG_TRACEBACKS": verbose > 0}
 
 
-def _crawl_distributed(jobs, db: str, url: str, *, prefix: str, store: bool, settings: dict):
-    """``crawl --redis``: Redis is checked before the database is touched (exit 3, nothing written)."""
+def _crawl_distributed(jobs, db: str, url: str, *, prefix: str, store: bool, settings: dict, stall_timeout: float):
+    """``crawl --redis``: Redis is checked before the database is touched (exit 3, nothing written); Redis
+    lost mid-run, or a writer that failed and left the run unfinished, is one line and exit 3."""
     from crawler.distributed.cluster import RedisUnreachable, connect
-    from crawler.distributed.coordinator import ClusterBusy, run_distributed
+    from crawler.distributed.coordinator import ClusterBusy, StoreFailed, run_distributed
 
     try:
         connect(url).close()
         return run_distributed(jobs, db, url, prefix=prefix, store=store, settings=settings,
-                               say=lambda line: click.echo(line, err=True))
-    except RedisUnreachable as err:
+                               say=lambda line: click.echo(line, err=True), stall_timeout=stall_timeout)
+    except (RedisUnreachable, StoreFailed) as err:
         click.echo(f"jobcrawl crawl: {err}", err=True)
         raise SystemExit(3) from None
     except ClusterBusy as err:
@@ -669,7 +674,9 @@ def store(redis_url: str, db: str, prefix: str, until_empty: bool) -> None:
         click.echo(f"jobcrawl store: {err}", err=True)
         raise SystemExit(4) from None
     except Exception as err:  # noqa: BLE001 — one line; the batch stays in Redis for the next writer
-        click.echo(f"jobcrawl store: storing failed: {err!r}", err=True)
+        from crawler.distributed.spool import store_failed_line
+
+        click.echo(f"jobcrawl store: {store_failed_line(err, client, Keys(prefix), redis_url, db)}", err=True)
         raise SystemExit(3) from None
     click.echo(f"stored {stats.batches} batches ({stats.rows} rows) in {stats.seconds:.1f} s"
                + (f" · {stats.requeued} taken back from a stopped writer" if stats.requeued else "")

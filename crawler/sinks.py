@@ -31,6 +31,10 @@ class SinkFailed(RuntimeError):
     """The rows could not be handed to the writer (it failed, or the parent process is gone)."""
 
 
+class CrawlEnded(SinkFailed):
+    """The distributed crawl the rows belong to has ended: they are not pushed."""
+
+
 class WriterSink:
     """Batches written by a :class:`~crawler.db.writer.BackgroundWriter` of this process; ``migrate``: bring the
     database's schema up to date first (a crawl outside a run: the run does it otherwise)."""
@@ -106,11 +110,14 @@ class RedisSink:
     spool delivers it) and whatever ``attach(pipeline)`` adds (the acknowledgements of the requests the
     batch completes and the worker's report delta); ``attach`` returns what to run once the push
     succeeded. :meth:`sync` pushes the attachments alone. Back-pressure: when the spool holds more than
-    ``max_batches``, the push waits (checking every 0.5 s) until the writer has caught up.
+    ``max_batches``, the push waits (checking every 0.5 s) until the writer has caught up. With ``guard``
+    (the crawl's plan key), a push is made only while that key exists (``WATCH``): a worker resumed after its
+    run ended pushes nothing (:class:`CrawlEnded`).
     """
 
-    def __init__(self, client, spool_key: str, *, attach=None, max_batches: int = 200):
+    def __init__(self, client, spool_key: str, *, attach=None, max_batches: int = 200, guard: str | None = None):
         self.client, self.spool_key, self.attach, self.max_batches = client, spool_key, attach, max_batches
+        self.guard = guard
 
     def put(self, batch: Batch) -> None:
         self._push(batch)
@@ -129,8 +136,13 @@ class RedisSink:
 
         from crawler.distributed.spool import encode
 
+        pipe = self.client.pipeline(transaction=True)
         try:
-            pipe = self.client.pipeline(transaction=True)
+            if self.guard is not None:
+                pipe.watch(self.guard)
+                if not pipe.exists(self.guard):
+                    raise CrawlEnded("the crawl has ended: nothing more is pushed")
+                pipe.multi()
             if batch is not None:
                 batch.id = batch.id or uuid.uuid4().hex
                 pipe.lpush(self.spool_key, encode(batch))
@@ -142,5 +154,9 @@ class RedisSink:
             while batch is not None and results[0] > self.max_batches:
                 time.sleep(0.5)
                 results[0] = self.client.llen(self.spool_key)
+        except redis.WatchError:
+            raise CrawlEnded("the crawl has ended: nothing more is pushed") from None
         except redis.RedisError as err:
             raise SinkFailed(f"the Redis spool cannot be reached ({err})") from err
+        finally:
+            pipe.reset()  # the connection goes back to the pool, unwatched

@@ -467,7 +467,9 @@ def test_a_second_coordinator_exits_4(redis_url, tmp_path):
     sources = sources_file(tmp_path / "sources.toml", '[sources.gitlab]\nspider = "greenhouse"\nboards = ["gitlab"]\n')
     proc = run_cli("crawl", "--all", "--sources", str(sources), "--db", str(tmp_path / "jobs.db"), "--redis", redis_url)
     assert proc.returncode == 4
-    assert proc.stderr.splitlines() == ["jobcrawl crawl: another distributed run is active on jobcrawl (host-1-abc)"]
+    assert proc.stderr.splitlines() == ["jobcrawl crawl: another distributed run is active on jobcrawl (coordinator "
+                                        "host-1-abc; its lock does not expire: delete the key jobcrawl:lock if that "
+                                        "run is gone)"]
     assert not (tmp_path / "jobs.db").exists()
 
 

@@ -4,7 +4,8 @@ Keys (``P`` is the prefix, ``jobcrawl`` unless ``--prefix``; ``C`` a crawl's id,
 
     P:lock                      the coordinator of the running crawl (expires unless its heartbeat renews it)
     P:active                    id of the crawl workers should join (set once every source is seeded)
-    P:crawl:C:plan              the plan: each source's spider, arguments, settings and run id (JSON)
+    P:crawl:C:plan              the plan: each source's spider, arguments, settings and run id (JSON);
+                                deleted when the crawl has ended: a worker then pushes and fetches nothing more
     P:crawl:C:S:requests        scrapy-redis priority queue (sorted set) of the source's requests
     P:crawl:C:S:dupefilter      request fingerprints seen in this crawl (set)
     P:crawl:C:S:inflight        requests a worker took and has not acknowledged (hash: worker|n → score, request)
@@ -12,6 +13,7 @@ Keys (``P`` is the prefix, ``jobcrawl`` unless ``--prefix``; ``C`` a crawl's id,
     P:crawl:C:S:sent            requests sent to the network, for the per-source cap (counter)
     P:crawl:C:S:capped          set when the cap was reached: every worker closes the source
     P:crawl:C:stop              set when the coordinator was interrupted: workers close every source
+    P:crawl:C:joined            workers that joined the crawl (hash: worker → the sources it takes, one a line)
     P:crawl:C:reports           report deltas (pickled CrawlReport per source), pushed with the acknowledgements
     P:crawl:C:host:H:*          per-host politeness: next allowed send time, requests in flight
     P:crawl:C:robots:H          a host's robots.txt body, fetched once for the cluster
@@ -41,6 +43,21 @@ HEARTBEAT_TTL = 10.0
 
 class RedisUnreachable(RuntimeError):
     """Redis cannot be reached at the URL given (the message is one line naming it)."""
+
+
+class RedisLost(RedisUnreachable):
+    """Redis stopped answering, or refused writes, during a run (the message is one line naming it)."""
+
+
+def redis_problem(err: BaseException) -> str:
+    """What a Redis error means for a run, in a few words: unreachable, out of memory, or its message."""
+    import redis
+
+    if isinstance(err, (redis.ConnectionError, redis.TimeoutError)):
+        return f"unreachable ({err})"
+    if isinstance(err, redis.exceptions.OutOfMemoryError) or str(err).startswith("OOM"):
+        return "out of memory (maxmemory reached, writes refused)"
+    return f"failed ({err})"
 
 
 def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
@@ -109,6 +126,7 @@ class Heartbeat:
         self.client, self.key, self.value, self.ttl = client, key, value, ttl
         self._stop = threading.Event()
         self.lost = False
+        self.error: BaseException | None = None  # the last renewal's error, until one succeeds
         self.client.set(key, value, px=int(ttl * 1000))
         self._thread = threading.Thread(target=self._run, name=f"heartbeat {key}", daemon=True)
         self._thread.start()
@@ -117,9 +135,9 @@ class Heartbeat:
         while not self._stop.wait(self.ttl / 4):
             try:
                 self.client.set(self.key, self.value, px=int(self.ttl * 1000))
-                self.lost = False
-            except redis.RedisError:
-                self.lost = True
+                self.lost, self.error = False, None
+            except redis.RedisError as err:
+                self.lost, self.error = True, err
 
     def stop(self, *, delete: bool = True) -> None:
         self._stop.set()

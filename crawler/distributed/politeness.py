@@ -33,7 +33,9 @@ from .cluster import Keys, connect, source_keys
 
 # The host's turn: wait (ms) until the next send time, or while its in-flight slots are full; else
 # take the turn (the next send time moves one interval on) and a slot, held at most ARGV[4] ms.
+# -1 when the crawl's plan (KEYS[4]) is gone: the crawl has ended, nothing more is sent for it.
 TAKE_TURN = """
+if redis.call('EXISTS', KEYS[4]) == 0 then return -1 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[2])
@@ -65,6 +67,10 @@ return new
 """
 
 
+class CrawlHasEnded(IgnoreRequest):
+    """The request's crawl has ended (its plan is gone): it is not sent."""
+
+
 class ClusterPolitenessMiddleware:
     """The per-host turn and in-flight slot of the cluster (see the module docstring)."""
 
@@ -73,6 +79,7 @@ class ClusterPolitenessMiddleware:
         self.crawler = crawler
         self.client = connect(s["JOBCRAWL_REDIS_URL"])
         self.keys, self.crawl = Keys(s["JOBCRAWL_REDIS_PREFIX"]), s["JOBCRAWL_CRAWL_ID"]
+        self.plan_key = self.keys.crawl(self.crawl, "plan")
         self.delay_ms = int(s.getfloat("JOBCRAWL_CLUSTER_DELAY") * 1000)
         self.limit = s.getint("JOBCRAWL_CLUSTER_PER_HOST")
         self.hold_ms = int((s.getfloat("DOWNLOAD_TIMEOUT") + 30) * 1000)
@@ -98,8 +105,11 @@ class ClusterPolitenessMiddleware:
         token = uuid.uuid4().hex
         waited = 0.0
         while True:
-            wait_ms = int(self._take(keys=keys, args=[self._interval(keys), self.limit, token, self.hold_ms]))
-            if wait_ms <= 0:
+            wait_ms = int(self._take(keys=[*keys, self.plan_key],
+                                     args=[self._interval(keys), self.limit, token, self.hold_ms]))
+            if wait_ms < 0:
+                raise CrawlHasEnded(f"crawl {self.crawl} has ended")
+            if wait_ms == 0:
                 break
             seconds = min(wait_ms, 1000) / 1000
             waited += seconds
@@ -183,7 +193,9 @@ class ClusterRobotsTxtMiddleware(RobotsRfcMiddleware):
         await super()._parse_robots(response, netloc, request)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
-        if isinstance(exc, IgnoreRequest):  # not fetched on purpose: no rules, as Scrapy
+        if isinstance(exc, CrawlHasEnded):  # nothing is shared for a crawl that has ended
+            pass
+        elif isinstance(exc, IgnoreRequest):  # not fetched on purpose: no rules, as Scrapy
             self.client.set(self.prefix + netloc, b"")
         else:
             self.client.set(self.prefix + netloc, UNREADABLE + f"could not be fetched ({describe(exc)})".encode())

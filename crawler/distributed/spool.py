@@ -27,6 +27,8 @@ import redis
 
 from crawler.db.rows import Batch
 
+from normalize.redact import redact_url
+
 from .cluster import HEARTBEAT_TTL, Heartbeat, Keys, new_id
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,32 @@ class DrainStats:
     requeued: int = 0
     seconds: float = 0.0
     by_run: dict = field(default_factory=dict)
+
+
+def backlog(client: redis.Redis, keys: Keys) -> tuple[int, int]:
+    """(batches, postings) waiting for a writer: in the spool and in every writer's processing list."""
+    batches = postings = 0
+    for key in [keys.spool, *client.scan_iter(match=keys.processing("*"), count=100)]:
+        for data in client.lrange(key, 0, -1):
+            batches += 1
+            try:
+                postings += len(decode(data).postings)
+            except Exception:  # noqa: BLE001 — an unreadable batch still waits; its postings are not counted
+                pass
+    return batches, postings
+
+
+def store_failed_line(err: BaseException, client: redis.Redis, keys: Keys, url: str, db: str) -> str:
+    """One line for a writer that failed: the database and the error, what waits in the spool and the
+    command that stores it (the batches stay in Redis until a writer commits them)."""
+    try:
+        batches, postings = backlog(client, keys)
+        waiting = f"{postings} postings ({batches} batches) wait in the spool"
+    except redis.RedisError:
+        waiting = "what was spooled waits in Redis"
+    prefix = "" if keys.prefix == "jobcrawl" else f" --prefix {keys.prefix}"
+    return (f"storing into {db} failed: {err}; {waiting}: run `jobcrawl store --redis {redact_url(url)}{prefix} "
+            f"--db {db} --until-empty` once it can be written")
 
 
 def requeue_orphans(client: redis.Redis, keys: Keys) -> int:

@@ -23,17 +23,22 @@ import logging
 import pickle
 import signal
 import sys
+import threading
 import time
 from collections import Counter
 from typing import Any, Callable
 
+import redis
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 
 from crawler.procs import settle_gc
 from crawler.report import CrawlReport, report_of
 
-from .cluster import Heartbeat, Keys, connect, load_plan, new_id, pending, requeue_dead, requeue_leases, source_keys
+from normalize.redact import redact_url
+
+from .cluster import (HEARTBEAT_TTL, Heartbeat, Keys, connect, load_plan, new_id, pending, redis_problem, requeue_dead,
+                      requeue_leases, source_keys)
 from .scheduler import wake
 
 logger = logging.getLogger(__name__)
@@ -117,8 +122,10 @@ class ClusterWorker:
         self.delta = ReportDelta(crawler)
         self.final = False
         self.hold = False  # stopping: requests in progress are cancelled, so nothing more is acknowledged
+        self.plan_key = self.keys.crawl(self.crawl, "plan")
+        self.watch: RedisWatch | None = s.get("JOBCRAWL_REDIS_WATCH")
         self.sink = RedisSink(self.client, self.keys.spool, attach=self._attach,
-                              max_batches=s.getint("JOBCRAWL_SPOOL_MAX_BATCHES", 200))
+                              max_batches=s.getint("JOBCRAWL_SPOOL_MAX_BATCHES", 200), guard=self.plan_key)
         SINKS[s["JOBCRAWL_SINK"]] = self.sink
         self.last_sync = time.monotonic()
         self.loop = task.LoopingCall(self._tick)
@@ -171,11 +178,24 @@ class ClusterWorker:
         self.loop.start(0.2, now=False)
 
     def _tick(self) -> None:
+        from crawler.sinks import CrawlEnded
+
         try:
+            # the plan and the stop key: 1 running, 2 stopped by the coordinator, 0 ended (its keys are gone)
+            state = self.client.exists(self.plan_key, self.stop_key)
+            if state != 1:
+                self.hold = True
+                self._close("shutdown")
+                return
             if time.monotonic() - self.last_sync >= SYNC_SECONDS:
                 self.sync()
-        except Exception:  # noqa: BLE001 — the sink's failure is in the report; the crawl closes
-            logger.exception("%s: pushing to the spool failed", self.source)
+        except CrawlEnded:
+            self.hold = True
+            self._close("shutdown")
+            return
+        except Exception as err:  # noqa: BLE001 — the sink's failure is in the report; the crawl closes
+            if not (self.watch is not None and self.watch.failed(err)):
+                logger.exception("%s: pushing to the spool failed", self.source)
             self._close("failed")
             return
         wake(self.crawler)
@@ -210,11 +230,19 @@ class ClusterWorker:
         self.final = True
         if reason != "finished":
             self.hold = True
-        self.sink.sync()
-        scheduler = getattr(self.crawler, "jobcrawl_scheduler", None)
-        if scheduler is not None and scheduler.leases:  # not done here: another worker crawls them
-            requeue_leases(self.client, self.keys, self.crawl, self.source, list(scheduler.leases))
-        from crawler.sinks import SINKS
+        from crawler.sinks import SINKS, SinkFailed
+
+        try:
+            self.sink.sync()
+            scheduler = getattr(self.crawler, "jobcrawl_scheduler", None)
+            if scheduler is not None and scheduler.leases:  # not done here: another worker crawls them
+                requeue_leases(self.client, self.keys, self.crawl, self.source, list(scheduler.leases))
+        except SinkFailed as err:  # the crawl ended, or Redis is gone: its leases go back when its heartbeat expires
+            if self.watch is not None:
+                self.watch.failed(err)
+        except redis.RedisError as err:
+            if self.watch is None or not self.watch.failed(err):
+                raise
 
         SINKS.pop(self.crawler.settings["JOBCRAWL_SINK"], None)
         logger.info("%s: closed (%s)", self.source, reason)
@@ -256,9 +284,12 @@ def crawler_settings(project, *, url: str, prefix: str, crawl: str, source: str,
            "AUTOTHROTTLE_ENABLED": False, "DOWNLOAD_DELAY": 0, "RANDOMIZE_DOWNLOAD_DELAY": False,
            "JOBCRAWL_CLUSTER_DELAY": delay, "JOBCRAWL_CLUSTER_AUTOTHROTTLE": throttle,
            "JOBCRAWL_CLUSTER_PER_HOST": per_host,
+           # a request that took its turn is sent at once, never held in the downloader's slot (where it
+           # could outlive its crawl): the cluster's per-host limit is the one that holds
+           "CONCURRENT_REQUESTS_PER_DOMAIN": int(own.get("CONCURRENT_REQUESTS", project.getint("CONCURRENT_REQUESTS"))),
            "HTTPCACHE_ENABLED": False}  # a worker keeps no files: every run fetches afresh
     if concurrency:
-        out["CONCURRENT_REQUESTS"] = concurrency
+        out["CONCURRENT_REQUESTS"] = out["CONCURRENT_REQUESTS_PER_DOMAIN"] = concurrency
     return out
 
 
@@ -284,11 +315,68 @@ def warm_up(project, *, url: str, prefix: str, worker_id: str, concurrency: int 
     read_taxonomy(settings.get("JOBCRAWL_TAXONOMY"))
 
 
+class RedisWatch:
+    """A worker's view of its Redis: one line when Redis is lost (unreachable, out of memory) and one when it
+    answers again, however many parts of the worker hit the outage meanwhile."""
+
+    def __init__(self, url: str, say: Callable[[str], None]):
+        self.url, self.say = url, say
+        self.down: str | None = None
+        self.prefix = ""
+        self._lock = threading.Lock()
+
+    def failed(self, err: BaseException) -> bool:
+        """Whether ``err`` (or an error it was raised from) is Redis lost; the first of an outage is said."""
+        seen = err
+        while seen is not None and not isinstance(seen, redis.RedisError):
+            sub = getattr(seen, "subFailure", None)  # Twisted's FirstError of a DeferredList (Scrapy's pipelines)
+            seen = sub.value if sub is not None else seen.__cause__ or seen.__context__
+        if seen is None or isinstance(seen, redis.WatchError) or redis_problem(seen).startswith("failed"):
+            return False
+        with self._lock:
+            if self.down is None:
+                self.down = redis_problem(seen)
+                self.say(f"{self.prefix}Redis at {redact_url(self.url)} {self.down}, retrying")
+        return True
+
+    def answered(self) -> bool:
+        """Redis answered: whether this ends an outage (then said)."""
+        with self._lock:
+            if self.down is None:
+                return False
+            self.down = None
+        self.say(f"{self.prefix}Redis at {redact_url(self.url)} answers again")
+        return True
+
+
+class OutageFilter(logging.Filter):
+    """Drops the log records of errors that are Redis lost (Scrapy logs each with its traceback), and Scrapy's
+    records meanwhile: the :class:`RedisWatch` says the outage once."""
+
+    def __init__(self, watch: RedisWatch):
+        super().__init__()
+        self.watch = watch
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None:  # Scrapy's lines on closing a crawler while Redis is lost come without their error
+            return not (self.watch.down is not None and record.name.startswith("scrapy."))
+        return not self.watch.failed(exc)
+
+    def install(self) -> None:
+        """On every handler of the root logger (each crawler Scrapy starts puts a new one there)."""
+        for handler in logging.getLogger().handlers:
+            if self not in handler.filters:
+                handler.addFilter(self)
+
+
 def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = None, concurrency: int | None = None,
                once: bool = False, settings: dict[str, Any] | None = None, say: Callable[[str], None] = print) -> int:
     """Serve distributed runs until SIGINT/SIGTERM (or, with ``once``, until the first crawl joined ends).
 
-    ``only``: take part only in these sources. Returns the exit status (0)."""
+    ``only``: take part only in these sources. Redis lost (unreachable, out of memory) is one line; the
+    worker's crawlers close (their leases go back to the queue when its heartbeat expires) and, when Redis
+    answers again, the worker joins the active crawl under a new id. Returns the exit status (0)."""
     from scrapy.crawler import CrawlerProcess
 
     from crawler.run import CRAWL_PRIORITY, project_settings
@@ -296,17 +384,21 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
 
     client = connect(url)
     keys = Keys(prefix)
-    worker_id = new_id()
-    heartbeat = Heartbeat(client, keys.worker(worker_id), worker_id)
+    me = {"id": new_id()}
+    me["heartbeat"] = Heartbeat(client, keys.worker(me["id"]), me["id"])
+    watch = RedisWatch(url, say)
+    watch.prefix = f"worker {me['id']}: "
     project = project_settings(settings)
     process = CrawlerProcess(project)
+    outages = OutageFilter(watch)
+    outages.install()
     from scrapy.utils.reactor import install_reactor
 
     install_reactor(project["TWISTED_REACTOR"])  # before the first crawler: the poll loop needs the reactor
     from twisted.internet import reactor, task
 
     spiders = project_spiders()
-    warm_up(project, url=url, prefix=prefix, worker_id=worker_id, concurrency=concurrency)
+    warm_up(project, url=url, prefix=prefix, worker_id=me["id"], concurrency=concurrency)
     settle_gc()
     joined: set[str] = set()
     running: dict[str, list] = {}
@@ -318,8 +410,10 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
             return
         joined.add(crawl)
         names = [n for n in plan["sources"] if only is None or n in only]
+        client.hset(keys.crawl(crawl, "joined"), me["id"], "\n".join(names))
         if not names:
             return
+        worker_id = me["id"]
         say(f"worker {worker_id}: joined crawl {crawl}: {', '.join(names)}")
         for name in names:
             entry = plan["sources"][name]
@@ -327,37 +421,67 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
             for key, value in crawler_settings(project, url=url, prefix=prefix, crawl=crawl, source=name, entry=entry,
                                                worker_id=worker_id, concurrency=concurrency).items():
                 crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
+            crawler.settings.set("JOBCRAWL_REDIS_WATCH", watch, priority=CRAWL_PRIORITY)
             running.setdefault(crawl, []).append(crawler)
             d = process.crawl(crawler, **entry["args"])
             d.addBoth(lambda result, c=crawl, cr=crawler: ended(c, cr, result))
+            outages.install()
 
     def ended(crawl: str, crawler, result) -> None:
-        if hasattr(result, "getTraceback"):
-            say(f"worker {worker_id}: crawl {crawl}: {crawler.settings['JOBCRAWL_SOURCE']} failed: "
+        if hasattr(result, "getTraceback") and not watch.failed(result.value):
+            say(f"worker {me['id']}: crawl {crawl}: {crawler.settings['JOBCRAWL_SOURCE']} failed: "
                 f"{result.getErrorMessage()}")
             logger.error("crawler failed: %s", result.getTraceback())
         crawlers = running.get(crawl, [])
         if crawler in crawlers:
             crawlers.remove(crawler)
         report = report_of(crawler)
-        say(f"worker {worker_id}: crawl {crawl}: {crawler.settings['JOBCRAWL_SOURCE']} closed "
-            f"({report.finish_reason}): requests {report.requests} · postings found {report.found}")
+        worker_id = crawler.settings["JOBCRAWL_WORKER_ID"]
+        if watch.down is None:
+            say(f"worker {worker_id}: crawl {crawl}: {crawler.settings['JOBCRAWL_SOURCE']} closed "
+                f"({report.finish_reason}): requests {report.requests} · postings found {report.found}")
         if not crawlers:
             running.pop(crawl, None)
-            say(f"worker {worker_id}: crawl {crawl} done")
-            if once and not state["stopping"]:
+            if watch.down is None:
+                say(f"worker {worker_id}: crawl {crawl} done")
+            if once and not state["stopping"] and watch.down is None:
                 stop()
         return None
+
+    def close_all() -> None:
+        """Redis is lost: close every crawler (nothing is acknowledged any more); the crawls may be joined again."""
+        for crawl, crawlers in running.items():
+            joined.discard(crawl)
+            for crawler in crawlers:
+                for ext in getattr(crawler.extensions, "middlewares", ()):
+                    if isinstance(ext, ClusterWorker):
+                        ext.hold = True
+                        ext._close("shutdown")
 
     def poll() -> None:
         if state["stopping"]:
             return
+        outages.install()
         try:
+            heartbeat = me["heartbeat"]
+            if heartbeat.error is not None and watch.down is None:
+                raise heartbeat.error  # an out-of-memory Redis refuses the heartbeat, reads still work
+            if watch.down is not None:
+                client.set(keys.worker(me["id"]), me["id"], px=int(HEARTBEAT_TTL * 1000))  # writable again?
             active = client.get(keys.active)
-        except Exception as err:  # noqa: BLE001 — Redis gone for a moment: try again at the next poll
-            logger.warning("cannot read the active crawl: %s", err)
+        except redis.RedisError as err:
+            if watch.failed(err):
+                close_all()
+            else:
+                logger.warning("cannot read the active crawl: %s", err)
             return
-        if active is not None and active.decode() not in joined:
+        if watch.down is not None and not running:
+            watch.answered()
+            me["heartbeat"].stop()  # a new id: the old one's leases go back to the queue at once
+            me["id"] = new_id()
+            me["heartbeat"] = Heartbeat(client, keys.worker(me["id"]), me["id"])
+            watch.prefix = f"worker {me['id']}: "
+        if watch.down is None and active is not None and active.decode() not in joined:
             join(active.decode())
 
     def stop() -> None:
@@ -377,12 +501,12 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    say(f"worker {worker_id}: waiting for a crawl on {url} (Ctrl-C to stop)")
+    say(f"worker {me['id']}: waiting for a crawl on {redact_url(url)} (Ctrl-C to stop)")
     loop = task.LoopingCall(poll)
     loop.start(0.5)
     try:
         process.start(stop_after_crawl=False, install_signal_handlers=False)
     finally:
-        heartbeat.stop()  # its leases go back to the queue at once
+        me["heartbeat"].stop()  # its leases go back to the queue at once
         sys.stdout.flush()
     return 0
