@@ -516,3 +516,54 @@ def test_secrets_in_the_alerts_config_are_neither_stored_nor_printed(seeded, tmp
     printed, wal, errors = deliver_once(db, config, env, ["d"])
     assert len(errors) == 1
     assert leaks(secrets, printed=printed, db=db, wal=wal) == []
+
+
+# --------------------------------------------------------------------------- control characters in printed text (issue #38)
+
+from crawler.alerts import Alert  # noqa: E402
+import ast  # noqa: E402
+import unicodedata  # noqa: E402
+
+from normalize.shown import ESCAPED_CATEGORIES, shown  # noqa: E402
+from normalize.watch import WatchSpec  # noqa: E402
+
+HOSTILE = st.text(st.characters(whitelist_categories=("Cc", "Cf", "Zl", "Zp", "Zs", "Lo", "Lu", "Nd", "Po")), max_size=24)
+"""Text of controls (CR, LF, ESC, NEL …), format characters (bidi overrides, zero-width), line and paragraph
+separators, mixed with ordinary letters, digits and punctuation."""
+
+
+def escaped_anywhere(lines: list[str]) -> list[str]:
+    return [ch for line in lines for ch in line if unicodedata.category(ch) in ESCAPED_CATEGORIES]
+
+
+@budget(200)
+@given(postings=st.lists(st.fixed_dictionaries({
+    "id": st.integers(1, 10**6), "title": HOSTILE, "company": HOSTILE, "city": HOSTILE, "salary": HOSTILE,
+    "url": st.one_of(st.none(), HOSTILE.map(lambda s: "https://example.org/" + s)),
+    "page": st.one_of(st.none(), HOSTILE.map(lambda s: "http://127.0.0.1:8001/jobs/postings/" + s)),
+    "fit": st.one_of(st.none(), st.integers(0, 100)), "reasons": st.lists(HOSTILE, max_size=3)}), min_size=1, max_size=3),
+    watch=HOSTILE)
+def test_control_characters_in_every_field_stay_inside_their_line_of_an_alert(postings, watch):
+    lines = Alert(watch, postings).text().split("\n")
+    assert len(lines) == 1 + sum(1 + bool(p["url"]) + bool(p["page"]) + bool(p["reasons"]) for p in postings)
+    assert escaped_anywhere(lines) == []
+    assert lines[0] == shown(f"jobcrawl: {len(postings)} new posting{'s' if len(postings) != 1 else ''} for {watch}")
+
+
+@budget(300)
+@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_shown_is_one_visible_line_that_names_the_text_exactly(text):
+    assert escaped_anywhere([shown(text)]) == []
+    quoted = shown(text, quoted=True)
+    assert (quoted if quoted == text else ast.literal_eval(quoted)) == text
+
+
+@budget(200)
+@given(name=HOSTILE.filter(lambda s: s and not any(c.isspace() or c == "/" for c in s)))
+def test_a_watch_name_is_taken_only_as_it_is_shown(name):
+    try:
+        spec = WatchSpec(name=name)
+    except ValueError:
+        assert shown(name) != name or len(name) > 60
+    else:
+        assert shown(spec.name) == spec.name
