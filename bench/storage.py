@@ -19,6 +19,7 @@ blobs by their bytes, numbers by SQLite's record sizes, approximately).
     python bench/storage.py                        # everything, N = 2,000
     python bench/storage.py --n 10000 --only mixed
     python bench/storage.py --only seeds --json    # machine-readable
+    python bench/storage.py --keep /tmp/dbs        # keep the databases (to look into them)
 
 Targets (issue 39): database ≤ 3 × the input on the app-dump layout; on ../shared/data/zh, bytes beyond the empty
 database ≤ 4 × the input on the full-JD files, ≤ 5 × on the list-card files; the empty database ≤ 0.5 MB.
@@ -211,8 +212,8 @@ def show(r: dict, top: int) -> str:
         ok = "met" if t["ratio"] <= t["at_most"] else "NOT met"
         lines.append(f"  target: {t['bytes']} bytes ≤ {t['at_most']:g} × input: {t['ratio']:.2f} × — {ok}")
     p = r["per_posting"]
-    rows = " · ".join(f"{t} {c:g}" for t, c in p["rows"].items())
-    lines.append(f"  rows per posting ({sum(p['rows'].values()):g} in all): {rows}")
+    rows = " · ".join(f"{t} {round(c, 2):g}" for t, c in p["rows"].items())
+    lines.append(f"  rows per posting ({round(sum(p['rows'].values()), 1):g} in all): {rows}")
     if not r["dbstat"]:
         lines.append("  (no dbstat in this SQLite: bytes per table and index left out)")
         return "\n".join(lines)
@@ -238,10 +239,14 @@ def main() -> None:
                         help="inputs to measure (repeatable; default all)")
     parser.add_argument("--top", type=int, default=15, help="tables and indexes listed per input (default 15)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="make the databases in DIR (new or empty) and keep them")
     args = parser.parse_args()
     args.only = args.only or ["seeds", "mixed", "seeds-kind", "shared"]
+    if args.keep and args.keep.exists() and any(args.keep.iterdir()):
+        raise SystemExit(f"--keep {args.keep}: the folder is not empty")
     with tempfile.TemporaryDirectory(prefix="jobcrawl-storage-") as tmp:
-        work = Path(tmp)
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         empty = empty_database(work)
         report = {"empty": {k: empty[k] for k in ("bytes", "page_size", "pages", "objects", "dbstat")}
                   | {"btrees": len(empty["btrees"]), "target_bytes": EMPTY_TARGET,
