@@ -130,6 +130,7 @@ def one(name: str, paths: list[Path], options: list[str], empty: dict, work: Pat
     postings = m["rows"].get("postings", 0)
     input_bytes = sum(p.stat().st_size for path in paths for p in ([path] if path.is_file() else path.iterdir()))
     out = {"input": name, "input_bytes": input_bytes, "postings": postings, "database_bytes": m["bytes"],
+           "pages": m["pages"], "page_size": m["page_size"],
            "beyond_empty_bytes": m["bytes"] - empty["bytes"], "free_pages": m["free_pages"],
            "cpu_ms_per_posting": round(1000 * run["cpu_seconds"] / max(postings, 1), 2), "dbstat": m["dbstat"]}
     out["database_ratio"] = round(m["bytes"] / input_bytes, 2)
@@ -215,7 +216,8 @@ def show(r: dict, top: int) -> str:
     rows = " · ".join(f"{t} {round(c, 2):g}" for t, c in p["rows"].items())
     lines.append(f"  rows per posting ({round(sum(p['rows'].values()), 1):g} in all): {rows}")
     if not r["dbstat"]:
-        lines.append("  (no dbstat in this SQLite: bytes per table and index left out)")
+        lines.append(f"  (this SQLite has no dbstat table: bytes per table and index left out; PRAGMA page_count "
+                     f"{r['pages']:,} pages of {r['page_size']:,} B)")
         return "\n".join(lines)
     total = sum(b["used"] for b in p["btrees"].values()) or 1
     lines.append(f"  bytes per posting by table and index (used bytes of its pages, beyond the empty database; "
