@@ -17,7 +17,7 @@ def test_migrations_bring_an_old_database_forward(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(path)
     migrations.apply(db, stop_before="0002_experience_and_company_info")
-    # m001 builds postings from today's model; drop what m002 added to get the table as it was.
+    # 0001 made postings with every column of the time; drop what 0002 adds to get the table as it was.
     added = [c for c in db["postings"].columns_dict if c.startswith(("company_info_", "experience_m"))]
     db["postings"].transform(drop=added)
     db["postings"].insert({"id": 1, "key": "k", "title": "旧岗位"})

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator
@@ -110,7 +111,7 @@ def create(db: sqlite_utils.Database) -> None:
         migrations.ensure_migrations_table(db)
         for _, _, statement in baseline():
             db.execute(statement)
-        _record(db, [(m.name, None) for m in migrations._migrations])
+        _record(db, [(m.name, None) for m in migrations.pending(db)])
 
 
 def derive_views_and_triggers(db: sqlite_utils.Database) -> None:
@@ -127,8 +128,7 @@ def derive_views_and_triggers(db: sqlite_utils.Database) -> None:
 
 
 def _record(db: sqlite_utils.Database, names: list[tuple[str, str | None]]) -> None:
-    from datetime import datetime, timezone
-
+    """Record migrations as applied (at the given time, else now)."""
     now = str(datetime.now(timezone.utc))
     db[Migrations.migrations_table].insert_all(  # type: ignore[union-attr]
         {"migration_set": migrations.name, "name": name, "applied_at": at or now} for name, at in names)
