@@ -174,7 +174,7 @@ class FacetIndex:
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> FacetIndex:
         """Read the ``postings`` columns of :data:`COLUMNS` and the skills of every posting, each as
-        one query grouped by value in SQLite (through the indexes of m001, m006 and m009). A posting's
+        one query grouped by value in SQLite (through the postings indexes of crawler/db/schema.sql). A posting's
         skills are read from ``posting_skills``, which holds the skills of its ``skills`` column
         (one tagging writes both), as the ``_skill`` filter does."""
         start = time.perf_counter()

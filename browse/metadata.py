@@ -2,7 +2,8 @@
 
 ``metadata.yaml`` holds what is written by hand (titles, descriptions, facets, sort, canned queries,
 charts). :func:`build_metadata` adds each column's description from the pydantic field
-descriptions (``crawler.db.schema.column_descriptions``, so they are written once), keeps the
+descriptions and crawler/db/columns.yaml (``crawler.db.schema.column_descriptions``, so they are written
+once), keeps the
 ``default_columns`` and ``listing_columns`` of a table page (:mod:`browse.columns`) the table has,
 writes the SQL of the salary percentile queries (``percentiles: {group, within}``) and of the search
 (``search_sql``) from :mod:`browse.queries`, fills chart queries from the canned queries they name
@@ -19,7 +20,7 @@ from typing import Any, Iterable
 import yaml
 
 from browse.queries import PERCENTILES_SQL, SEARCH_SQL, limited
-from crawler.db.schema import BROWSE_COLUMN_DOCS, column_descriptions
+from crawler.db.schema import column_descriptions
 
 DATABASE = "jobs"
 STATIC_MOUNT = "jobcrawl-static"  # browse/static is served at /jobcrawl-static/
@@ -32,11 +33,8 @@ def _hand_written() -> dict[str, Any]:
 
 
 def column_docs() -> dict[str, dict[str, str]]:
-    """Table → column → description: the model's fields plus the columns the browse migration adds."""
-    docs = {table: dict(columns) for table, columns in column_descriptions().items()}
-    for table, columns in BROWSE_COLUMN_DOCS.items():
-        docs.setdefault(table, {}).update(columns)
-    return docs
+    """Table or view → column → description."""
+    return column_descriptions()
 
 
 def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[str] = ("jobs",), *,

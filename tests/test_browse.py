@@ -276,7 +276,7 @@ def test_postings_page_shows_its_default_columns_and_all_on_request(ds, browse_d
     # the JSON and CSV of the table keep every column; other tables have no default columns
     assert get(ds, "/jobs/postings.json?_size=1").json()["columns"] == every
     assert get(ds, "/jobs/postings.csv?_size=1").text.split("\r\n")[0] == ",".join(every)
-    assert len(_header(get(ds, "/jobs/jobs?_columns=all").text)) == 28  # m140: posted_local, posted_source, salary_source
+    assert len(_header(get(ds, "/jobs/jobs?_columns=all").text)) == 28  # migration 0026: posted_local, posted_source, salary_source
 
 
 def test_default_columns_are_added_once_and_only_where_none_are_picked():

@@ -1,5 +1,5 @@
 """History and "changed since" on a real database: versions from re-ingests, closing and reopening kept by
-the m103 triggers, `jobcrawl history URL|ID`, `jobcrawl export --changed-since`."""
+the postings_closed and postings_reopened triggers, `jobcrawl history URL|ID`, `jobcrawl export --changed-since`."""
 
 from __future__ import annotations
 

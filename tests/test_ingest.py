@@ -90,7 +90,7 @@ def test_database_is_wal_and_migrated(seeded_db):
     conn = sqlite3.connect(seeded_db)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     names = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
-    assert names[0] == "m001_initial"
+    assert names[0] == "0001_initial"
     raw = conn.execute("SELECT locator, status, postings, encoding FROM raw_inputs ORDER BY locator").fetchall()
     assert raw == [("000_7c4373297891d5ca.txt", "parsed", 1, "utf-8"), ("003_5eabc84b6ca487f0.txt", "parsed", 1, "utf-8")]
     assert conn.execute("SELECT text FROM raw_inputs WHERE locator LIKE '000%'").fetchone()[0] == (

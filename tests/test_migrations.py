@@ -1,37 +1,37 @@
-"""Migrations are frozen DDL: an old database file migrates to the schema a new one gets, keeping its data."""
+"""A new database is schema.sql; a database made by any earlier version migrates to exactly that schema,
+keeping its data."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import shutil
 import sqlite3
 
 import pytest
+import sqlite_utils
 
 from conftest import AS_OF, FIXTURES, SEEDS, run_cli
+from crawler.db.migrations import LEGACY_NAMES, derive_views_and_triggers, normalized
 from crawler.db.rows import POSTING_COLS
-from crawler.db.schema import migrations, open_db
+from crawler.db.schema import column_descriptions, migrations, open_db
 
 OLD = FIXTURES / "migrations" / "db-042b469.db"
+# Databases made by `jobcrawl ingest seeds/` with the code of each version (fixtures/migrations/README.md):
+# version → (old migration names it recorded, postings).
+MADE_BY = {
+    "042b469": (1, 2),     # the first schema
+    "bd6b0cc": (10, 2),    # m010: the segmented index and the first jobs view
+    "ab31731": (12, 2),    # before the branches of issues #27-#29
+    "8d9aacf": (16, 2),    # alerts: watches, the fit view, the closing triggers
+    "60ec602": (22, 2),    # alerts, distributed and serve: one search index, the compact jobs view
+    "efe1ac1": (26, 2),    # trust: the third jobs view, the score triggers made again
+    "6e4c4bc": (28, 2),    # every migration of the per-branch numbering
+}
 # What its insights table holds (56 rows): posting → key → items.
 INSIGHT_COUNTS = {1: {"pros": 6, "cons": 1, "role": 9, "strategy": 8, "interview": 8},
                   2: {"pros": 4, "cons": 1, "role": 7, "strategy": 5, "interview": 7}}
-
-
-def schema(path) -> dict:
-    """Tables and views with their columns (as sets: ALTER TABLE appends), indexes and triggers."""
-    conn = sqlite3.connect(path)
-    try:
-        objects = conn.execute("SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
-        out = {}
-        for kind, name, table in objects:
-            if kind in ("table", "view"):
-                out[(kind, name)] = frozenset(row[1] for row in conn.execute(f"PRAGMA table_info([{name}])"))
-            else:
-                out[(kind, name)] = table
-        return out
-    finally:
-        conn.close()
 
 
 @pytest.fixture
@@ -52,10 +52,10 @@ def test_every_migration_brings_an_old_database_to_the_schema_of_a_new_one(old_d
     open_db(old_db).close()
     fresh = tmp_path / "fresh.db"
     open_db(fresh).close()
-    assert schema(old_db) == schema(fresh)
+    assert objects(old_db, ordered=False) == objects(fresh, ordered=False)
     conn = sqlite3.connect(old_db)
     applied = [name for (name,) in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY rowid")]
-    assert applied == [m.name for m in migrations._migrations]
+    assert applied == ["m001_initial"] + [m.name for m in migrations._migrations]
     assert conn.execute("SELECT title, company, salary_max FROM postings ORDER BY id").fetchall() == [
         ("AI算子开发工程师", "吉利汽车", 43000.0), ("模型训练优化开发工程师", "初速度", 35000.0)]
     # m011: the first schema's insights table became the JSON column
@@ -81,5 +81,152 @@ def test_every_model_column_has_a_migration(tmp_path):
     """A field added to the Posting model needs a new migration: the schema is never derived from the model."""
     db = tmp_path / "jobs.db"
     open_db(db).close()
-    columns = schema(db)[("table", "postings")]
+    columns = {column[0] for column in objects(db, ordered=False)[("table", "postings")][0]}
     assert set(POSTING_COLS) <= columns, sorted(set(POSTING_COLS) - columns)
+
+
+# --------------------------------------------------------------------------- schema.sql and the linear migrations
+
+
+def made_by(version: str, tmp_path):
+    """A copy of the database the code of ``version`` made."""
+    path = tmp_path / f"{version}.db"
+    if version == "042b469":
+        shutil.copy(OLD, path)
+    else:
+        packed = FIXTURES / ("db/seeds_main_bd6b0cc.db.gz" if version == "bd6b0cc" else f"migrations/db-{version}.db.gz")
+        path.write_bytes(gzip.decompress(packed.read_bytes()))
+    return path
+
+
+def objects(path, *, ordered: bool) -> dict:
+    """Every schema object, comparable across ways of writing it: a table as its columns (name, type, not null,
+    default, primary key; a set unless ``ordered``, as ALTER TABLE appends), foreign keys and WITHOUT ROWID;
+    anything else as its normalized SQL (an automatic index as its columns)."""
+    conn = sqlite3.connect(path)
+    try:
+        out = {}
+        for kind, name, table, sql in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"):
+            if name == "_sqlite_migrations" or table == "_sqlite_migrations":
+                continue
+            if kind == "table" and not sql.upper().startswith("CREATE VIRTUAL"):
+                columns = [tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info([{name}])")]
+                keys = sorted(tuple(row[2:5]) for row in conn.execute(f"PRAGMA foreign_key_list([{name}])"))
+                out[kind, name] = (columns if ordered else sorted(columns), keys, "without rowid" in normalized(sql))
+            elif sql is None:
+                out[kind, name] = (table, [row[2] for row in conn.execute(f"PRAGMA index_info([{name}])")])
+            else:
+                out[kind, name] = normalized(sql)
+        return out
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fresh") / "jobs.db"
+    open_db(path).close()
+    return path
+
+
+def test_migrations_are_numbered_once_in_one_line():
+    names = [m.name for m in migrations._migrations]
+    assert [int(name[:4]) for name in names] == list(range(1, 29))
+    assert all(re.fullmatch(r"\d{4}_[a-z0-9_]+", name) for name in names)
+    assert list(LEGACY_NAMES) == names
+    assert len(set(LEGACY_NAMES.values())) == 28
+    assert [LEGACY_NAMES[n] for n in ("0013_watches", "0017_spool_batches", "0023_dedupe_keys")] == [
+        "m101_alerts_watches", "m101_distributed_spool_batches", "m101_trust_dedupe_keys"]
+
+
+def test_a_new_database_is_schema_sql_with_every_migration_recorded(fresh):
+    conn = sqlite3.connect(fresh)
+    assert [name for (name,) in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")] == [
+        m.name for m in migrations._migrations]
+    # no trace of the objects migrations made and dropped again
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert not names & {"postings_seg", "insights", "idx_posting_skills_skill",
+                        "idx_quarantine_source_locator_input_sha256_position"}
+    kinds = dict(conn.execute("SELECT type, count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex%'"
+                              " GROUP BY type"))
+    assert kinds == {"table": 31, "index": 40, "view": 3, "trigger": 5}  # 24 tables of ours, FTS and its 5, migrations
+    conn.close()
+
+
+def test_replaying_every_migration_from_empty_makes_schema_sql(fresh, tmp_path):
+    replayed = tmp_path / "replayed.db"
+    db = sqlite_utils.Database(replayed)
+    migrations.apply(db)
+    derive_views_and_triggers(db)
+    db.close()
+    assert objects(replayed, ordered=True) == objects(fresh, ordered=True)
+    # the tables' SQL too, column order included
+    sql = "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND tbl_name != '_sqlite_migrations'"
+    a, b = (sorted((k, n, normalized(s)) for k, n, s in sqlite3.connect(p).execute(sql)) for p in (replayed, fresh))
+    assert a == b
+
+
+@pytest.mark.parametrize("version", list(MADE_BY))
+def test_a_database_of_every_earlier_version_migrates_to_schema_sql(version, fresh, tmp_path):
+    path = made_by(version, tmp_path)
+    conn = sqlite3.connect(path)
+    recorded = [name for (name,) in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
+    postings = conn.execute("SELECT id, key, title, company FROM postings ORDER BY id").fetchall()
+    conn.close()
+    assert (len(recorded), len(postings)) == MADE_BY[version]
+    open_db(path).close()
+    assert objects(path, ordered=False) == objects(fresh, ordered=False)
+    conn = sqlite3.connect(path)
+    applied = [name for (name,) in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
+    # its own records kept, then each migration under its name, once
+    assert applied[:len(recorded)] == recorded
+    assert sorted(applied[len(recorded):]) == [m.name for m in migrations._migrations]
+    assert conn.execute("SELECT id, key, title, company FROM postings ORDER BY id").fetchall() == postings
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+
+
+def test_a_database_of_the_last_version_only_records_the_new_names(tmp_path):
+    path = made_by("6e4c4bc", tmp_path)
+    conn = sqlite3.connect(path)
+    before = conn.execute("SELECT type, name, sql FROM sqlite_master WHERE tbl_name != '_sqlite_migrations'").fetchall()
+    conn.close()
+    open_db(path).close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT type, name, sql FROM sqlite_master WHERE tbl_name != '_sqlite_migrations'").fetchall() == before
+    conn.close()
+
+
+def test_an_up_to_date_database_opens_without_a_write(fresh, tmp_path):
+    path = tmp_path / "jobs.db"
+    shutil.copy(fresh, path)
+    db = open_db(path)
+    assert (tmp_path / "jobs.db-wal").stat().st_size == 0
+    db.close()
+
+
+def test_a_view_or_trigger_edited_in_schema_sql_reaches_an_existing_database(fresh, tmp_path):
+    path = tmp_path / "jobs.db"
+    shutil.copy(fresh, path)
+    conn = sqlite3.connect(path)
+    conn.executescript("DROP VIEW jobs; CREATE VIEW jobs AS SELECT id, title FROM postings;"
+                       "DROP TRIGGER postings_closed; DROP VIEW fit;")
+    conn.close()
+    open_db(path).close()
+    assert objects(path, ordered=True) == objects(fresh, ordered=True)
+
+
+def test_every_column_is_described_and_every_description_has_its_column(fresh):
+    conn = sqlite3.connect(fresh)
+    names = [name for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'postings_fts%'"
+        " AND name != '_sqlite_migrations'")]
+    columns = {name: [row[1] for row in conn.execute(f"PRAGMA table_info([{name}])")] for name in names}
+    conn.close()
+    docs = column_descriptions()
+    postings = docs["postings"]
+    undescribed = {table: [c for c in cols if not (docs.get(table, {}).get(c) or table in ("jobs", "fit") and postings.get(c))]
+                   for table, cols in columns.items()}
+    assert {t: cols for t, cols in undescribed.items() if cols} == {}
+    assert {t: sorted(set(cols) - set(columns.get(t, ()))) for t, cols in docs.items()
+            if set(cols) - set(columns.get(t, ()))} == {}

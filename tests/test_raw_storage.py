@@ -1,4 +1,4 @@
-"""Raw inputs stored compressed when long (crawler/db/rows.py: pack_text, raw_text; migration m160)."""
+"""Raw inputs stored compressed when long (crawler/db/rows.py: pack_text, raw_text; migration 0028)."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ def test_every_posting_column_is_documented():
 def test_migrations_bring_an_old_database_forward(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(path)
-    migrations.apply(db, stop_before="m002_experience_and_company_info")
-    # m001 builds postings from today's model; drop what m002 added to get the table as it was.
+    migrations.apply(db, stop_before="0002_experience_and_company_info")
+    # 0001 made postings with every column of the time; drop what 0002 adds to get the table as it was.
     added = [c for c in db["postings"].columns_dict if c.startswith(("company_info_", "experience_m"))]
     db["postings"].transform(drop=added)
     db["postings"].insert({"id": 1, "key": "k", "title": "旧岗位"})
@@ -30,7 +30,7 @@ def test_migrations_bring_an_old_database_forward(tmp_path):
     assert [c for c, *_ in POSTING_COLUMNS if c not in columns] == []
     assert db.execute("SELECT title FROM postings WHERE id = 1").fetchone() == ("旧岗位",)
     applied = [m.name for m in migrations.applied(db)]
-    assert applied[:2] == ["m001_initial", "m002_experience_and_company_info"]
+    assert applied[:2] == ["0001_initial", "0002_experience_and_company_info"]
     db.close()
     open_db(path).close()  # idempotent
 

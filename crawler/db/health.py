@@ -1,4 +1,4 @@
-"""Per-source health of crawls: the ``source_health`` view (crawler/db/schema.py, migration m103)."""
+"""Per-source health of crawls: the ``source_health`` view (crawler/db/schema.sql)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ CHANGED_AT = """max(p.first_seen,
 CHANGED_SINCE = """(first_seen >= :since
     OR id IN (SELECT posting_id FROM posting_versions WHERE superseded_at >= :since)
     OR id IN (SELECT posting_id FROM posting_events WHERE at >= :since))"""
-"""SQL condition on ``postings``: new or changed at or after ``:since`` (through the m103 indexes)."""
+"""SQL condition on ``postings``: new or changed at or after ``:since`` (through the indexes of migration 0015)."""
 
 
 def resolve(conn: sqlite3.Connection, ref: str) -> int | None:
@@ -53,7 +53,7 @@ def versions(db: sqlite_utils.Database, posting_id: int) -> tuple[list[Version],
 
 HIDE_STALE = "+closed_at is null and last_seen >= :stale_cutoff"
 """Condition on ``postings`` (or a view with its columns): open and seen since ``:stale_cutoff``. The ``+`` keeps
-SQLite on the (last_seen, closed_at) index (m150), which answers it alone, rather than the closed_at index."""
+SQLite on the (last_seen, closed_at) index, which answers it alone, rather than the closed_at index."""
 
 
 def stale_cutoff(conn: sqlite3.Connection, days: int) -> str | None:

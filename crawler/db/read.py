@@ -28,7 +28,7 @@ LOCAL_TIMES = ("first_seen", "last_seen", "closed_at")
 
 
 def posting_zone(rec: dict[str, Any]) -> str:
-    """The zone of a posting's local times: its stored ``tz``, else (a row parsed before m102_trust stored it)
+    """The zone of a posting's local times: its stored ``tz``, else (a row parsed before migration 0024 stored it)
     the rule that set it (:func:`normalize.dates.source_zone` on title, company and city)."""
     return source_zone(rec.get("tz"), rec.get("title"), rec.get("company"), rec.get("city"))
 
