@@ -963,7 +963,8 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
     if readonly and report and not (profile or force):
         database = open_db(db, readonly=True)
         try:
-            click.echo(step.format_report(step.agreement_report(database, top=top)))
+            for line in step.report_lines(step.agreement_report(database, top=top)):
+                _say(line)
         finally:
             database.close()
         click.echo(f"{db} {readonly}: reported the stored scores without scoring again or storing the report", err=True)
