@@ -76,6 +76,13 @@ def write_run_end(db: sqlite_utils.Database, run_id: int, counts: dict[str, int]
         )
 
 
+def interrupt_running(db: sqlite_utils.Database, run_ids: list[int], counts: dict[int, dict[str, int]]) -> None:
+    """End those of ``run_ids`` still ``running`` as ``interrupted``, with their ``counts`` so far."""
+    for run_id in run_ids:
+        if db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone() == ("running",):
+            write_run_end(db, run_id, dict(counts.get(run_id, {})), status="interrupted")
+
+
 def record_step_run(db: sqlite_utils.Database, kind: str, *, started: str, args: dict[str, Any],
                     stats: dict[str, Any], status: str = "ok") -> int:
     """A corpus step run by hand (``jobcrawl score``) as one finished ``runs`` row; returns its id."""

@@ -189,7 +189,7 @@ def run_distributed(jobs: list, db: str, url: str, *, prefix: str = "jobcrawl", 
 
 def _interrupt_runs(db: str, run_ids: list[int]) -> None:
     """End the runs rows still ``running`` as ``interrupted``, with the writer's counts so far."""
-    from crawler.db.runs import write_run_end
+    from crawler.db.runs import interrupt_running
     from crawler.db.schema import open_db
     from crawler.db.spool import written as written_counts
 
@@ -197,10 +197,7 @@ def _interrupt_runs(db: str, run_ids: list[int]) -> None:
         return
     database = open_db(db)
     try:
-        written = written_counts(database.conn, run_ids)
-        for run_id in run_ids:
-            if database.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone() == ("running",):
-                write_run_end(database, run_id, dict(written.get(run_id, {})), status="interrupted")
+        interrupt_running(database, run_ids, written_counts(database.conn, run_ids))
     finally:
         database.close()
 
