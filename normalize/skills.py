@@ -42,11 +42,14 @@ from itertools import accumulate, compress, count
 from operator import itemgetter
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import ahocorasick_rs
 
 from .text import LONE_SURROGATE, FormatMap, fold
+
+if TYPE_CHECKING:  # models imports this module
+    from .models import Posting
 
 __all__ = [
     "CATEGORIES",
@@ -57,6 +60,7 @@ __all__ = [
     "load_taxonomy",
     "tag",
     "skills_in_order",
+    "tag_posting",
 ]
 
 CATEGORIES = (
@@ -798,3 +802,12 @@ def tag(sections: Mapping[str, Sequence[str]], tags: Sequence[str] = (),
 def skills_in_order(hits: Sequence[SkillHit]) -> list[str]:
     """Unique canonical skill names by first appearance."""
     return list(dict.fromkeys(hit.skill for hit in hits))
+
+
+def tag_posting(posting: Posting, taxonomy: Taxonomy) -> Posting:
+    """Fill ``skills`` and ``skill_evidence`` of ``posting`` (in place; returned) from its tags and
+    JD sections, every section key (the app's AI-insight lists are not sections and are not tagged)."""
+    hits = taxonomy.tag(posting.sections, posting.tags)
+    posting.skills = skills_in_order(hits)
+    posting.skill_evidence = hits
+    return posting
