@@ -1,37 +1,16 @@
 """Duplicate postings: the same posting seen again, reposted, or copied to another site, kept as clusters.
 
-Per posting, :func:`posting_signature` computes a :class:`DedupeKey` (pure, no corpus needed: the item
-pipeline's "dedupe signature" stage can run it in the worker processes). The corpus step then clusters the
-keys with :class:`Clusterer`. A member joins a cluster for one of these reasons (stored as words):
-
-``same_url``
-    The same canonical URL (:func:`canonical_url`) as a member, under another source record. (The same
-    ``(source, source_id)`` is one posting, updated in place by the storage layer; :func:`same_record`.)
-``same_content``
-    The same exact content fingerprint (:func:`fingerprint`: normalized company, title, city and the set of
-    JD lines); similarity 1.0.
-``near_duplicate`` / ``cross_company_copy``
-    MinHash/LSH over character 5-shingles of the JD lines, candidates verified on the full signature with
-    the **boilerplate shingles left out** (:class:`CommonShingles`: shingles found in the JD text of more
-    than a small share of companies, such as 五险一金 or 具有良好的沟通能力), with agreeing titles
-    (:func:`titles_agree`): estimated Jaccard ≥ :data:`THRESHOLD`, or ≥ :data:`CROSS_COMPANY_THRESHOLD`
-    (near-identical) when the companies disagree — a staffing agency's copy, ``cross_company_copy``.
-``same_identity``
-    The same company, title, city and salary (:func:`identity`) as a member, when one of the two has no JD
-    text: a list card (title, salary and benefit tags only) can join only this way, or by URL.
-
-Only JD text counts as content: requirement, responsibility and preferred bullets (the free text of the
-other sections only when there are none) — never tags, benefits, pay or company paragraphs. A posting
-with less than :data:`MIN_JD_CHARS` of it has no JD text. A posting without company (the employer is
-hidden) is matched by URL only.
-
-No chaining: a candidate joins a cluster only when it matches the cluster's canonical member (the most
-complete, then earliest) or a majority of its members with JD text, never because it matches some one
-member; clusters are never merged. Each member records its similarity and the member it matched.
-
-:class:`Clusterer` is incremental: :meth:`Clusterer.add_keys` matches records against everything added
-before, and :meth:`Clusterer.from_stored` rebuilds the index from stored keys (no raw text).
-Pure: no Scrapy, no SQLite.
+:func:`posting_signature` gives a posting's :class:`DedupeKey` (no corpus needed); :class:`Clusterer` clusters
+keys incrementally (:meth:`Clusterer.add_keys`; :meth:`Clusterer.from_stored` rebuilds from stored keys, no raw
+text). A member joins a cluster for a reason stored as a word: ``same_url`` (:func:`canonical_url`),
+``same_content`` (:func:`fingerprint`), ``near_duplicate`` (MinHash/LSH over 5-shingles of the JD lines,
+boilerplate (:class:`CommonShingles`) left out, titles agreeing, estimated Jaccard ≥ :data:`THRESHOLD`),
+``cross_company_copy`` (the same under another company, ≥ :data:`CROSS_COMPANY_THRESHOLD`) or
+``same_identity`` (:func:`identity`, when one of the two has no JD text). Only JD text counts as content
+(requirement, responsibility and preferred bullets; at least :data:`MIN_JD_CHARS`); a posting without
+company matches by URL only. No chaining: a candidate joins only through the cluster's canonical member or a
+majority of its members with JD text; clusters are never merged. Each member records its similarity and the
+member it matched.
 """
 
 from __future__ import annotations
