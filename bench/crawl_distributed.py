@@ -138,7 +138,7 @@ settings = {{ AUTOTHROTTLE_ENABLED = false }}
 def sample_rows(n: int) -> list:
     """``n`` distinct posting rows made from the bench pages through the real page object and stages."""
     from crawler.db.rows import posting_row
-    from crawler.db.skills import tag_posting
+    from normalize.skills import tag_posting
     from crawler.pages.jsonld import JsonLdPage
     from normalize.models import RawPosting
     from normalize.posting import normalize_posting

@@ -1,21 +1,12 @@
 """Blocklists: postings a person never wants to see (outsourcing 外包, dispatch 派遣, named companies). Pure.
 
-Written in the profile (``[block]`` of ``seeds/profile.toml``)::
-
-    [block]
-    companies = ["星云人才", "/人力资源(服务)?有限公司$/"]   # the company name
-    keywords = ["外包", "派遣", "/驻场(开发)?/"]              # title, company, tags, JD text
-
-An entry between slashes is a regular expression (Python ``re``, case-insensitive); any other entry
-is a plain text. Both are searched in the NFKC-folded, casefolded text (``Ｃｏｒｐ`` is ``corp``); a
-plain entry that starts or ends with a Latin letter or digit must not continue a word there
-(``Meta`` blocks ``Meta Platforms``, not ``Metaverse Labs``); Chinese entries match anywhere
-(``外包`` in ``算法工程师（外包）``). A field's texts (the JD's bullets) are searched as one text, a line
-each, in its first :data:`MAX_TEXT` characters; a snippet stays within its line.
-
-A posting is never deleted for it: the first hit (entries in the order written, companies first; then
-the fields in the order title, company, tags, JD text) is the rule that matched, kept with the text
-it matched and around it, as folded (``（外包）`` reads ``(外包)``).
+Entries come from the profile's ``[block]`` table (``companies``: the company name; ``keywords``: title,
+company, tags, JD text). An entry between slashes is a case-insensitive regular expression, any other a
+plain text; both are searched in the NFKC-folded, casefolded text, each field's lines as one text (its first
+:data:`MAX_TEXT` characters). A plain entry starting or ending with a Latin letter or digit must not continue a
+word there (``Meta`` blocks ``Meta Platforms``, not ``Metaverse Labs``); Chinese entries match anywhere. The
+first hit (entries in the order written, companies first; fields in the order title, company, tags, JD text)
+is the rule that matched, kept with the folded text around it (within its line). Nothing is deleted.
 """
 
 from __future__ import annotations

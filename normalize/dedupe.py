@@ -1,37 +1,16 @@
 """Duplicate postings: the same posting seen again, reposted, or copied to another site, kept as clusters.
 
-Per posting, :func:`posting_signature` computes a :class:`DedupeKey` (pure, no corpus needed: the item
-pipeline's "dedupe signature" stage can run it in the worker processes). The corpus step then clusters the
-keys with :class:`Clusterer`. A member joins a cluster for one of these reasons (stored as words):
-
-``same_url``
-    The same canonical URL (:func:`canonical_url`) as a member, under another source record. (The same
-    ``(source, source_id)`` is one posting, updated in place by the storage layer; :func:`same_record`.)
-``same_content``
-    The same exact content fingerprint (:func:`fingerprint`: normalized company, title, city and the set of
-    JD lines); similarity 1.0.
-``near_duplicate`` / ``cross_company_copy``
-    MinHash/LSH over character 5-shingles of the JD lines, candidates verified on the full signature with
-    the **boilerplate shingles left out** (:class:`CommonShingles`: shingles found in the JD text of more
-    than a small share of companies, such as 五险一金 or 具有良好的沟通能力), with agreeing titles
-    (:func:`titles_agree`): estimated Jaccard ≥ :data:`THRESHOLD`, or ≥ :data:`CROSS_COMPANY_THRESHOLD`
-    (near-identical) when the companies disagree — a staffing agency's copy, ``cross_company_copy``.
-``same_identity``
-    The same company, title, city and salary (:func:`identity`) as a member, when one of the two has no JD
-    text: a list card (title, salary and benefit tags only) can join only this way, or by URL.
-
-Only JD text counts as content: requirement, responsibility and preferred bullets (the free text of the
-other sections only when there are none) — never tags, benefits, pay or company paragraphs. A posting
-with less than :data:`MIN_JD_CHARS` of it has no JD text. A posting without company (the employer is
-hidden) is matched by URL only.
-
-No chaining: a candidate joins a cluster only when it matches the cluster's canonical member (the most
-complete, then earliest) or a majority of its members with JD text, never because it matches some one
-member; clusters are never merged. Each member records its similarity and the member it matched.
-
-:class:`Clusterer` is incremental: :meth:`Clusterer.add_keys` matches records against everything added
-before, and :meth:`Clusterer.from_stored` rebuilds the index from stored keys (no raw text).
-Pure: no Scrapy, no SQLite.
+:func:`posting_signature` gives a posting's :class:`DedupeKey` (no corpus needed); :class:`Clusterer` clusters
+keys incrementally (:meth:`Clusterer.add_keys`; :meth:`Clusterer.from_stored` rebuilds from stored keys, no raw
+text). A member joins a cluster for a reason stored as a word: ``same_url`` (:func:`canonical_url`),
+``same_content`` (:func:`fingerprint`), ``near_duplicate`` (MinHash/LSH over 5-shingles of the JD lines,
+boilerplate (:class:`CommonShingles`) left out, titles agreeing, estimated Jaccard ≥ :data:`THRESHOLD`),
+``cross_company_copy`` (the same under another company, ≥ :data:`CROSS_COMPANY_THRESHOLD`) or
+``same_identity`` (:func:`identity`, when one of the two has no JD text). Only JD text counts as content
+(requirement, responsibility and preferred bullets; at least :data:`MIN_JD_CHARS`); a posting without
+company matches by URL only. No chaining: a candidate joins only through the cluster's canonical member or a
+majority of its members with JD text; clusters are never merged. Each member records its similarity and the
+member it matched.
 """
 
 from __future__ import annotations
@@ -393,8 +372,7 @@ def identity(company: str | None, title: str | None, city: str | None, salary: s
 # --------------------------------------------------------------------------- (c) MinHash signatures
 
 SHINGLE_K = 5
-"""Characters per shingle. Unrelated real JDs share almost no 5-shingles (median Jaccard 0.003 on the 362
-智联/51job JDs, 99th percentile 0.024), while a reworded repost keeps most of them."""
+"""Characters per shingle."""
 
 NUM_PERM = 128
 """MinHash permutations (datasketch ``affine32`` scheme): estimate standard error ≤ 0.045."""
@@ -404,22 +382,17 @@ SEED = 1
 
 BANDS, ROWS = 42, 3
 """LSH banding: 42 bands of 3 rows (126 of the 128 values). A pair becomes a candidate with probability
-1 − (1 − J³)⁴²: 0.94 at J = 0.4, 0.996 at the 0.5 threshold, 0.9995 at 0.55; 0.04 at J = 0.1 and 0.005 at
-0.05 (unrelated JDs), and those few candidates are dropped by the verification on the full signature.
-(32 × 4 would miss 13 % of the pairs at J = 0.5.)"""
+1 − (1 − J³)⁴² (0.996 at :data:`THRESHOLD`); candidates are verified on the full signature."""
 
 THRESHOLD = 0.5
-"""Minimum estimated Jaccard of the JD shingles, boilerplate left out, for a ``near_duplicate``. On the labeled
-set (bench/dedupe_accuracy.py) reworded reposts have exact Jaccard ≥ 0.65 (1st percentile ≥ 0.64; one short JD
-that lost a bullet has 0.44), JDs of other postings ≤ 0.25 unless built on a shared company template (up to
-0.61), which title agreement separates."""
+"""Minimum estimated Jaccard of the JD shingles, boilerplate left out, for a ``near_duplicate`` (titles must
+agree too: a shared company template can come close to it)."""
 CROSS_COMPANY_THRESHOLD = 0.8
 """Minimum for a ``cross_company_copy`` (companies disagree): the JD texts must be near-identical, so a
 cluster spans several companies only for a copied JD, never for two jobs that share a template."""
 MIN_INFORMATIVE = 24
-"""Signature values (of 128) whose shingle is not boilerplate that a comparison needs (below 24 the estimate's
-standard error passes 0.1). With fewer, the two JDs are mostly boilerplate: similar only when the whole texts
-are :data:`NEAR_IDENTICAL`."""
+"""Signature values (of 128) whose shingle is not boilerplate that a comparison needs. With fewer, the two JDs
+are mostly boilerplate: similar only when the whole texts are :data:`NEAR_IDENTICAL`."""
 NEAR_IDENTICAL = 0.9
 """Estimated Jaccard of the whole JD texts, boilerplate included, at which two mostly-boilerplate JDs are the same."""
 MAJORITY_CAP = 64
@@ -438,14 +411,12 @@ COMMON_MAX = 20_000
 """Boilerplate shingles kept at most (the most frequent): bounds the lookup table (128 × 8 bytes each)."""
 
 SIGNATURE_VERSION = f"minhash-affine32-p{NUM_PERM}-s{SEED}-k{SHINGLE_K}-jd-v2"
-"""Stored with keys: a store whose version differs must recompute them (v2: JD text only, identity, URL)."""
+"""Stored with keys: a store whose version differs must recompute them."""
 
 
 def _permutations() -> tuple[np.ndarray, np.ndarray]:
     """The (a, b) parameters of datasketch's affine32 permutations for ``NUM_PERM`` and ``SEED``, drawn the way
-    ``MinHash._init_permutations`` draws them (odd a), without importing datasketch: its package import loads
-    scipy (about 45 MB and 0.5 s per process). tests/test_dedupe.py checks signatures and bytes against
-    datasketch itself."""
+    ``MinHash._init_permutations`` draws them (odd a), without importing datasketch (whose import loads scipy)."""
     gen = np.random.RandomState(SEED)
     a = gen.randint(0, 1 << 31, NUM_PERM, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
     b = gen.randint(0, 1 << 32, NUM_PERM, dtype=np.uint32)
@@ -485,8 +456,7 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique`` of a 1-d array, by a sort: NumPy 2.3 and later hash integers first, several times slower
-    than sorting on the arrays this module makes (bench/README.md)."""
+    """``np.unique`` of a 1-d array, by a sort (NumPy ≥ 2.3 hashes integers instead, slower here)."""
     return _runs(np.sort(values))[0]
 
 
@@ -583,8 +553,7 @@ def _minhashes(hashes: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
     record; a record without hashes gets the empty signature (all ``2³² − 1``).
 
     datasketch's affine32 MinHash (MurmurHash3 fmix32 pre-mix, then a·h + b mod 2³² per permutation, its own
-    permutation parameters), vectorized: ``MinHash.update_batch`` calls the hash function once per shingle in
-    Python. tests/test_dedupe.py checks the result is bit-identical to datasketch's.
+    permutation parameters), vectorized; bit-identical to datasketch's.
     """
     out = np.full((n, NUM_PERM), _EMPTY, dtype=np.uint32)
     h = _fmix32(hashes)
@@ -988,8 +957,7 @@ class _Run:
 class _BandIndex:
     """LSH band table as sorted numpy runs (log-structured merge) plus a dict for recent rows.
 
-    About 8 bytes per (row, band) instead of a Python set per bucket: 100k rows × 42 bands take ~34 MB.
-    With :meth:`reserve` every run's buffer is sized for the whole table, so a merge moves the newer run's
+    About 8 bytes per (row, band). With :meth:`reserve` every run's buffer is sized for the whole table, so a merge moves the newer run's
     entries into the older run's buffer in place: no merge holds two copies of the table.
     """
 

@@ -4,16 +4,16 @@ Pure. The profile (TOML, see ``seeds/profile.toml``) names skills I have and ski
 cities I accept, a minimum monthly salary and the work modes I accept. The fit score 0–100 is the
 weighted mean (``FIT_WEIGHTS``) of four parts, each 0–100, rounded half up:
 
-- skills (0.45): of the posting's first 12 skills (taxonomy skills in order of first appearance, tags
+- skills: of the posting's first ``CORE_SKILLS`` skills (taxonomy skills in order of first appearance, tags
   first — the ones it leads with; soft skills left out), the share my skills cover × 100 — a skill I
   have covers itself and its broader skills (``FlashAttention`` covers ``attention optimization``);
   + 10 for each skill I want that the posting has anywhere (at most + 20); capped at 100. A posting
   with no skills listed → 50.
-- salary (0.25): its monthly range (:func:`normalize.score.salary_range`) against my floor: the
+- salary: its monthly range (:func:`normalize.score.salary_range`) against my floor: the
   lower bound reaches it → 100; only the upper bound → 80; below → 100 − 300 × shortfall / floor
   (0 from a third under); unknown or another currency → 50; no floor → 100.
-- city (0.15): in my cities, or a remote posting → 100; unknown → 50; elsewhere → 0; no cities → 100.
-- mode (0.15): 远程 / 混合 / 现场 in my work modes → 100; unknown → 50; otherwise 0; none listed → 100.
+- city: in my cities, or a remote posting → 100; unknown → 50; elsewhere → 0; no cities → 100.
+- mode: 远程 / 混合 / 现场 in my work modes → 100; unknown → 50; otherwise 0; none listed → 100.
 
 A posting the profile's blocklist (``[block]``, :mod:`normalize.blocklist`) matches has fit 0; its four
 parts and their reasons are kept, and the rule that matched is its summary, its ``blocked`` evidence and

@@ -1,71 +1,11 @@
-"""Scoring rules, scorer ``jobcrawl-v1``: a posting's facts + market statistics → an :class:`Evaluation`.
+"""Scorer ``jobcrawl-v1``: a posting's facts, market statistics and skill facts → an :class:`Evaluation`.
 
-Pure: takes plain facts (:class:`PostingFacts`), market statistics (:class:`Market`) and the
-taxonomy's skill facts (:class:`SkillInfo` by name); returns the four dimension scores 0–100, a level
-per score (较低 < 60 ≤ 中等 < 80 ≤ 较高), an explanation sentence per dimension, the app's signal keys
-and the evidence. Deterministic: the same input gives the same output.
-
-The text rules read the posting's own words only: title, category, tags, JD sections, free
-description, company industry and extra source fields (e.g. a CSV's 福利 column). The app's AI
-insights and its own evaluation are another scorer's opinion and are never read.
-
-Every dimension is a sum of points, one evidence entry per rule that fired (``rule``, ``points``
-and what it fired on: the word as matched, its section and a snippet, or the numbers), then
-rounded half up and clamped to 0–100. Each word rule fires at most once per posting; words are
-matched case- and width-insensitively with leftmost-longest selection, so ``不加班`` is never also
-``加班`` and ``抵制996`` never also ``996``; numbers (``996``, ``965``) only stand alone (not ``第996号``).
-
-Known or unknown. A dimension has a score and a level only when its evidence meets its minimum below;
-otherwise its score is null and its level ``信息不足`` (insufficient), and it does not pull the overall
-down. Minimums: pay — the monthly pay placed among peers, or the source's own comparison; growth — JD
-text (any section but benefits and pay, or a description) or a frontier skill; work-life — the work mode,
-or a word about hours, overtime, rest or leave; mission — a sector, harm or innovation word, or a frontier
-skill.
-
-Pay (薪资福利)
-  The monthly base pay (midpoint of monthly min and max; a plausible source salary signal when the
-  posting states no salary) is placed among its peers: the postings of the same city + category
-  when that group has at least ``MIN_SAMPLE`` (20) salaries, else the same category, in the same
-  currency, else nothing — never the whole corpus. The evidence and the explanation name the group and
-  its n. Points = 55 + 0.35 × percentile (mid-rank, 0–100): the bottom of the market scores 55, the
-  median 72.5, the top 90. When the peer groups are too small (样本不足) the source's own statement
-  stands in: 比X中位数低 → percentile 25, 持平 → 50, 高 → 75. Neither → 信息不足.
-  Then months per year (13薪 +3, 14薪 +5, 15薪 +6, 16薪 and more +8) and benefits words
-  (年终奖 +3, 股票/期权 +4, 绩效奖金 +2, 补充医疗/商业保险 +2, 签字费 +2, 五险一金 +1, 足额公积金 +1,
-  补贴 +1, 调薪 +1; together at most +10).
-Growth (成长发展)
-  50, + 5 per frontier skill (taxonomy ``frontier``; at most +20), + 3 per frontier skill category
-  present (gpu, compiler, model, technique; at most +12), + 3 per scope rule (主导/带领, 前瞻/预研,
-  架构, 从0到1, 核心, 技术专家, 攻坚/极致, 独立负责/端到端, 培训/导师/晋升; at most +15), seniority
-  (资深/高级/专家/架构师/负责人/Senior/Staff or ≥ 5 years +5; 实习/助理/初级/应届 −5), 重复性 −5.
-Work-life (工作生活)
-  50 (nothing known → 50 with 未明确, as the app does), work mode 远程 +15, 混合 +8, 仅现场办公 0;
-  996 −20, 大小周 −15, 单休 −10, 加班 −8, 倒班/夜班/on-call −8, 抗压/高强度 −6, 出差 −4,
-  偶尔加班 −4, 加班补贴 −3; 965/955/朝九晚五/准点下班 +12, 不加班 +10, 抵制996 +10, 双休 +8,
-  弹性工作 +8, 工作生活平衡 +5, 带薪年假 +4.
-Mission (使命价值)
-  50, + the strongest sector (自动驾驶/智能驾驶 +15, 医疗 +15, 新能源 +15, 芯片/国产替代 +15,
-  公益 +15, 教育 +12, 科研 +12, 机器人/具身智能 +12, 环保 +12, 人工智能/大模型 +8, 智能座舱/车联网 +8,
-  农业 +6), + 3 for every further sector (sectors together at most +24); 博彩 −20, 催收 −15,
-  网贷 −8, 电销 −5; innovation words (首创/开创 +6, 行业领先 +4, 创新/突破 +4, 前沿/下一代/前瞻 +4,
-  从0到1 +4; at most +12); frontier skills present (积极采用新技术) +3.
-Overall (综合评分)
-  The weighted mean of the known dimensions' rounded scores, rounded half up, with ``WEIGHTS`` (pay
-  0.35, growth 0.25, work-life 0.20, mission 0.20) divided by the weight known; ``completeness`` is that
-  weight (0–1). Fewer than two known dimensions → 信息不足. With all four known these reproduce the app's
-  own overall from its own dimensions on both seeds: 70/90/50/75 → 72.0 → 72 and 85/90/50/80 → 78.25 → 78.
-  (Of the weight sets on a 0.05 grid with every weight ≥ 0.1, six reproduce both; this one weighs
-  pay most and is the one the app's summaries read like: pay first, then growth.)
-
-Summary: the posting named (``AI算子开发工程师（吉利汽车）：…``; ``Python 工程师（企业未公开）：…``), its
-direction, then its strong and weak dimensions and those without enough information.
-
-What a score depends on (:func:`score_inputs`, stored with each evaluation): the posting's facts (every
-field the rules read, sections and skills included), the taxonomy facts of its skills, the market figures
-it uses (its peer group's salaries, the sizes of the groups passed over, the open-posting counts of its
-company, company + category and city + category) and ``SCORER_VERSION``. The rules read no clock, so no
-time enters it; a rule that reads a posting's age must add its age in whole weeks to the inputs. An
-evaluation whose inputs are unchanged is not computed again.
+Pure and deterministic. :func:`score_posting` takes :class:`PostingFacts`, a :class:`Market` and
+:class:`SkillInfo` by skill name; it returns four dimension scores 0–100 (pay, growth, work-life, mission)
+and the overall (:func:`overall_score`), each with a level, and per dimension an explanation, the app's
+signals and one evidence entry per rule that fired. A dimension below its evidence minimum has no score and
+the level :data:`INSUFFICIENT`. Word rules (:data:`RULES`) read only the posting's own words
+(:meth:`PostingFacts.lines`), each at most once. :func:`score_inputs` digests everything a score depends on.
 """
 
 from __future__ import annotations
@@ -96,7 +36,7 @@ __all__ = [
 
 SCORER = "jobcrawl-v1"
 SCORER_VERSION = "2"
-"""Version of these rules (2: known / unknown dimensions, peer groups of 20): part of every score's inputs."""
+"""Version of these rules: part of every score's inputs, so a new version scores every posting again."""
 INSUFFICIENT = "信息不足"
 """The level of a dimension (or overall) whose evidence does not meet its minimum."""
 SAMPLE_TOO_SMALL = "样本不足"
@@ -450,8 +390,8 @@ def _fold(text: str) -> str:
 
 
 def _full_width(word: str) -> str:
-    """``996`` → ``９９６``: the automaton also holds the full-width spelling of words with ASCII in them
-    (folding the text with NFKC instead would cost 10× the whole matching)."""
+    """``996`` → ``９９６``: the automaton also holds the full-width spelling of words with ASCII in them,
+    so the text needs only casefolding."""
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in word)
 
 
@@ -929,7 +869,7 @@ def _market_notes(f: PostingFacts, market: Market, group: SalaryGroup | None, va
 
 
 def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[str, SkillInfo]) -> Evaluation:
-    """Score one posting with the rules of this module's docstring (scorer ``jobcrawl-v1``)."""
+    """Score one posting (scorer ``jobcrawl-v1``); see the module docstring."""
     hits = find_rules(facts.lines())
     sk = _skill_facts(facts, taxonomy_info)
     pay, group, value = _pay(facts, market, hits)
@@ -949,7 +889,7 @@ def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[st
     evidence["market"] = market_evidence
     levels = {d: level_for(scores[d]) or INSUFFICIENT for d in DIMENSIONS}
     levels["overall"] = level_for(overall) or INSUFFICIENT
-    # model_construct: every field is given and built here (validating the evidence dicts again costs ~15 %)
+    # model_construct: every field is given and built here, already valid
     return Evaluation.model_construct(
         scorer=SCORER,
         overall=overall,
@@ -969,7 +909,7 @@ def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[st
 
 
 def _market_inputs(f: PostingFacts, market: Market) -> list:
-    """The market figures the rules read for this posting (see the module docstring)."""
+    """The market figures the rules read for this posting: its peer groups, its company's and city + category's open postings."""
     pay, _ = salary_range(f)
     figures: list = []
     if pay is not None:
@@ -989,7 +929,8 @@ def score_inputs(facts: PostingFacts, market: Market | None, taxonomy_info: Mapp
                  version: str = f"{SCORER}/{SCORER_VERSION}", extra: Any = None) -> str:
     """A digest (32 hex characters) of everything an evaluation of ``facts`` depends on: the facts, the taxonomy
     facts of its skills, the market figures it reads (``market``: None for a scorer that reads none), the
-    scorer's ``version`` and ``extra`` (e.g. a profile). Equal digests, equal evaluations."""
+    scorer's ``version`` and ``extra`` (e.g. a profile). Equal digests, equal evaluations. The rules read
+    no clock; a rule that reads a posting's age must add it (in whole weeks) to the inputs."""
     parts = [version, [getattr(facts, name) for name in _FACT_FIELDS],
              [[s, taxonomy_info.get(s)] for s in facts.skills],
              _market_inputs(facts, market) if market is not None else None, extra]

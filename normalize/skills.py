@@ -1,31 +1,17 @@
 """Skill taxonomy and tagger: canonical skills from a posting's tags and JD sections, with evidence.
 
-The taxonomy is the hand-curated ``normalize/data/skills.toml`` (its header documents categories,
-guards and the matching rules). Matching is one Aho-Corasick automaton over the folded aliases
-(``text.fold``: NFKC + casefold), built once per taxonomy, then:
+The taxonomy is ``normalize/data/skills.toml`` (its header documents categories, guards and aliases).
+Aliases match in the ``text.fold``-ed text (NFKC + casefold: ``ＣＵＤＡ`` is CUDA; format characters
+are read as nothing), never across a line break, and then:
 
 - Latin boundaries: an alias that starts (ends) with an ASCII letter or digit matches only when the
   character before (after) it is not one; a CJK character or punctuation is a boundary. A digit
   right after a letter-final alias is a version (``Python3``, ``Qt5``) unless the alias is guarded.
 - Guards: ambiguous aliases (``C``, ``R``, ``Go``, ``Spark``, ``量化`` …) carry a named guard from the
-  file that checks the case as written and the text around the hit.
+  file that checks the case as written and the folded text around the hit.
 - Longest match wins: of overlapping accepted hits the leftmost-longest is kept, so ``Nsight Compute``
   never also yields a bare ``Nsight``, ``C++`` never a ``C``, ``大模型推理`` only ``LLM inference``.
   Broader skills come back through ``parent``.
-
-Speed (bench/skills.py): NFKC over every line costs more than the whole match, so the text is only
-casefolded and the automaton also holds the full-width forms of each alias (``ＣＵＤＡ``, ``C＋＋``);
-lines where casefolding changes the length or that hold characters outside the BMP are folded with
-``fold`` character by character instead. Guards always see ``fold``-ed context. The automaton is
-ahocorasick-rs with leftmost-longest matches, so most hits need no Python work at all; only the
-matches that a boundary or guard could reject are checked (:meth:`Taxonomy._hits`). Latin prose is
-read ASCII-title-cased by a second automaton of title-cased keys (``Cuda``, ``Node.Js``): a letter inside
-a word is then lower case, so the many aliases found inside words (``es`` in ``test``) are never reported
-instead of being rejected one by one.
-tests/test_skills.py keeps the earlier scanner (every overlapping match filtered in Python) as the
-reference this one must equal, hit for hit.
-
-Pure functions; no Scrapy or SQLite imports.
 """
 
 from __future__ import annotations
@@ -42,11 +28,14 @@ from itertools import accumulate, compress, count
 from operator import itemgetter
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import ahocorasick_rs
 
 from .text import LONE_SURROGATE, FormatMap, fold
+
+if TYPE_CHECKING:  # models imports this module
+    from .models import Posting
 
 __all__ = [
     "CATEGORIES",
@@ -57,6 +46,7 @@ __all__ = [
     "load_taxonomy",
     "tag",
     "skills_in_order",
+    "tag_posting",
 ]
 
 CATEGORIES = (
@@ -302,9 +292,7 @@ def _ascii_title(folded: str) -> str:
     return folded.encode("utf-8", "surrogatepass").title().decode("utf-8", "surrogatepass")
 
 
-# Latin prose: more than one space in this many characters. On postings mixing Chinese and English lines,
-# title-casing paid off from about one space in 20 characters (Chinese JDs: about one in 80; English: one in 7).
-_LATIN_SPACES = 20
+_LATIN_SPACES = 20  # Latin prose: more than one space in this many characters
 
 
 def _latin_prose(text: str) -> bool:
@@ -798,3 +786,12 @@ def tag(sections: Mapping[str, Sequence[str]], tags: Sequence[str] = (),
 def skills_in_order(hits: Sequence[SkillHit]) -> list[str]:
     """Unique canonical skill names by first appearance."""
     return list(dict.fromkeys(hit.skill for hit in hits))
+
+
+def tag_posting(posting: Posting, taxonomy: Taxonomy) -> Posting:
+    """Fill ``skills`` and ``skill_evidence`` of ``posting`` (in place; returned) from its tags and
+    JD sections, every section key (the app's AI-insight lists are not sections and are not tagged)."""
+    hits = taxonomy.tag(posting.sections, posting.tags)
+    posting.skills = skills_in_order(hits)
+    posting.skill_evidence = hits
+    return posting

@@ -223,15 +223,15 @@ _FORMAT_RANGES = ((0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD), 
                   (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
                   (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F))
 """The Unicode format characters (category Cf of this Python's ``unicodedata``: zero-width spaces and joiners, word
-joiner, BOM, soft hyphen, bidirectional controls, tags …) as code point ranges. Written out because reading the
-category of all 1.1M code points costs 0.1 s at every start; tests/test_invisible.py checks them against it."""
+joiner, BOM, soft hyphen, bidirectional controls, tags …) as code point ranges, written out so that no start
+reads the category of every code point; tests/test_invisible.py checks them against ``unicodedata``."""
 FORMAT_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _FORMAT_RANGES)
 """:data:`_FORMAT_RANGES` as the body of a regex character class."""
 _FORMAT_RE = re.compile(f"[{FORMAT_CHARS}]")
 _VISIBLE_RE = re.compile(f"[^{FORMAT_CHARS}]")
 MAYBE_FORMAT_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _FORMAT_RANGES if hi <= 0xFFFF) + "\U00010000-\U0010ffff"
-"""Those of the BMP and everything beyond it: a superset of :data:`FORMAT_CHARS` that a regex tests several times
-faster (a class of few ranges), to check text for them before removing them."""
+"""Those of the BMP and everything beyond it: a superset of :data:`FORMAT_CHARS` of few ranges (a fast regex class),
+to check text for them before removing them."""
 _MAYBE_FORMAT_RE = re.compile(f"[{MAYBE_FORMAT_CHARS}]")
 
 

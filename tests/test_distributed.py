@@ -158,7 +158,7 @@ def canonical(db: Path) -> tuple[list[dict], set[frozenset]]:
 def _batch(batch_id: str | None = None) -> Batch:
     """A batch as the store stage makes it from the first seed dump: its raw input, its postings, a quarantined file."""
     from crawler.db.rows import input_row, posting_row, quarantine_row
-    from crawler.db.skills import tag_posting
+    from normalize.skills import tag_posting
     from crawler.pages.appexport import parse_dump
     from normalize.models import Quarantined, RawInput, RawPosting
     from normalize.posting import normalize_posting

@@ -33,7 +33,7 @@ from crawler.pages.tabular import TableOptions, TableReport, parse_table
 from crawler.db.dedupe import key_values
 from crawler.db.rows import Batch, posting_row
 from crawler.db.schema import open_db
-from crawler.db.skills import tag_posting
+from normalize.skills import tag_posting
 from crawler.db.writer import Writer
 from normalize.dates import parse_posted, parse_published
 from normalize.dedupe import posting_signatures

@@ -1,9 +1,14 @@
 """The layout the run path promises (#24): all SQL in crawler/db/ (browse/ keeps its read-only queries in
-browse/queries.py); one pipeline chain; no process tricks."""
+browse/queries.py); one pipeline chain; no process tricks; normalize/ pure (no Scrapy, SQLite or crawler)."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +56,60 @@ def test_sql_lives_in_crawler_db():
 def test_no_second_pipeline_list_and_no_process_tricks():
     text = "\n".join(t for _, t in _sources())
     assert [w for w in ("JOBCRAWL_STAGE_PIPELINES", "OffloadPipeline", "prctl", "mallopt") if w in text] == []
+
+
+IMPURE = ("scrapy", "sqlite3", "_sqlite3", "sqlite_utils", "twisted", "crawler")
+_IMPORT_EACH = """
+import importlib, json, sys
+forbidden = json.loads(sys.argv[1])
+found = {}
+for name in sys.argv[2:]:
+    before = set(sys.modules)
+    importlib.import_module(name)
+    new = sorted(m for m in set(sys.modules) - before if any(m == f or m.startswith(f + ".") for f in forbidden))
+    if new:
+        found[name] = new
+print(json.dumps(found))
+"""
+
+
+def loaded(root: Path, modules: list[str], forbidden) -> dict[str, list[str]]:
+    """``modules`` imported in turn in one fresh interpreter (cwd ``root``): module → the ``forbidden`` modules (or
+    their submodules) its import loaded first."""
+    out = subprocess.run([sys.executable, "-c", _IMPORT_EACH, json.dumps(list(forbidden)), *modules], cwd=root,
+                         capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(out.stdout)
+
+
+def impure_imports(root: Path) -> dict[str, list[str]]:
+    """Each module of ``root/normalize`` → the top-level impure packages its import loaded first."""
+    modules = sorted(f"normalize.{p.stem}" for p in (root / "normalize").glob("*.py") if p.stem != "__init__")
+    assert len(modules) > 10
+    return {name: sorted({m.partition(".")[0] for m in found})
+            for name, found in loaded(root, modules, IMPURE).items()}
+
+
+@pytest.mark.slow
+def test_normalize_imports_no_scrapy_sqlite_or_crawler():
+    assert impure_imports(ROOT) == {}
+
+
+@pytest.mark.slow
+def test_the_skills_pipeline_does_not_load_the_storage_package():
+    assert loaded(ROOT, ["crawler.pipelines.skills"], ["crawler.db"]) == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line, found", [
+    pytest.param("import sqlite3", ["_sqlite3", "sqlite3"], id="sqlite3"),
+    pytest.param("import sqlite_utils", ["_sqlite3", "sqlite3", "sqlite_utils"], id="sqlite_utils"),
+    pytest.param("from crawler import inputs", ["crawler"], id="crawler"),
+    pytest.param("import scrapy", ["scrapy", "twisted"], id="scrapy"),
+])
+def test_the_purity_check_finds_an_impure_import(tmp_path, line, found):
+    """The check above is not vacuous: a copy of normalize/ with one impure import is caught, by module."""
+    shutil.copytree(ROOT / "normalize", tmp_path / "normalize", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "crawler", tmp_path / "crawler", ignore=shutil.ignore_patterns("__pycache__"))
+    dates = tmp_path / "normalize" / "dates.py"
+    dates.write_text(dates.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    assert impure_imports(tmp_path) == {"normalize.dates": found}

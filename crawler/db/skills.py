@@ -8,26 +8,12 @@ from typing import Iterable
 
 import sqlite_utils
 
-from normalize.models import Posting, SkillEvidence
+from normalize.models import SkillEvidence
 from normalize.skills import Taxonomy, skills_in_order
 
 from . import fts
 
 PS_COLS = ("posting_id", "skill", "section", "seq", "category", "count", "first_offset", "matched", "snippet")
-
-
-def evidence(hits) -> list[SkillEvidence]:
-    """The tagger's hits are the evidence records (kept as they are: no copy, no validation)."""
-    return list(hits)
-
-
-def tag_posting(posting: Posting, taxonomy: Taxonomy) -> Posting:
-    """Fill ``skills`` and ``skill_evidence`` from the posting's tags and JD sections (every section
-    key; the app's AI-insight lists are not sections and are not tagged)."""
-    hits = taxonomy.tag(posting.sections, posting.tags)
-    posting.skills = skills_in_order(hits)
-    posting.skill_evidence = evidence(hits)
-    return posting
 
 
 def skill_rows(posting_id: int, items: Iterable[SkillEvidence]) -> list[tuple]:
@@ -92,7 +78,7 @@ def retag(db: sqlite_utils.Database, taxonomy: Taxonomy, *, batch: int = 1000) -
                 counts["changed"] += 1
                 changed.append((pid, skills_in_order(hits)))
             updates.append((names, pid))
-            rows.extend(skill_rows(pid, evidence(hits)))
+            rows.extend(skill_rows(pid, hits))
         with conn:
             conn.executemany("UPDATE postings SET skills = ? WHERE id = ?", updates)
             fts.set_skills(conn, changed)

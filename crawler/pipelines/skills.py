@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crawler.db.skills import tag_posting
+from normalize.skills import tag_posting
 from crawler.inputs import read_taxonomy
 from normalize.models import Posting
 

@@ -1,8 +1,7 @@
 """Store: items become plain rows (crawler/db/rows.py), handed in batches to the run's sink (crawler/sinks.py).
 
 Each posting's dedupe key (normalize.dedupe.posting_signatures: fingerprint, identity, MinHash signature) is made
-here, for a batch at a time: computed together they cost a third of one at a time, and made here they are made in
-the worker processes, so the dedupe step after the run only does the corpus's work (crawler/steps/dedupe.py).
+here, a batch at a time in the worker processes, so the dedupe step after the run does only the corpus's work.
 """
 
 from __future__ import annotations
