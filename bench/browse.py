@@ -5,7 +5,7 @@ Generates a database of N postings (default 500,000) by varying the rows the two
 the JD bullets from the seeds (one posting in five), the 296 real Chinese JDs of
 ``fixtures/dedupe/bases.jsonl`` or a few English bullets (one in eight),
 written directly with ``executemany`` into a database made by ``crawler.db.schema.open_db``, with
-the skills table synced from the taxonomy, sections, evaluations, signals, posting_skills and the
+the skills table synced from the taxonomy, sections, evaluations, posting_skills and the
 full-text index filled (its rows go through ``crawler.db.fts.insert_rows``, as the writer's do).
 Then starts ``jobcrawl serve`` on 127.0.0.1 (the normal read-only mode, or ``--immutable``), waits
 until it has warmed its cache, and measures over HTTP:
@@ -125,7 +125,6 @@ def _templates(workdir: Path) -> list[dict]:
             "row": dict(row),
             "section_rows": [dict(r) for r in conn.execute("SELECT * FROM sections WHERE posting_id = ? ORDER BY seq", (pid,))],
             "evaluation": dict(conn.execute("SELECT * FROM evaluations WHERE posting_id = ? AND scorer = 'source'", (pid,)).fetchone()),
-            "signals": [tuple(r)[1:] for r in conn.execute("SELECT * FROM signals WHERE posting_id = ?", (pid,))],
             "skills": json.loads(row["skills"]),
             "tags": json.loads(row["tags"]),
         })
@@ -162,7 +161,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
     insert_ev = f"INSERT INTO evaluations ({', '.join(ev_cols)}) VALUES ({', '.join('?' * len(ev_cols))})"
 
     for start in range(0, n, batch):
-        postings, sections, evals, signals, skills, fts_rows = [], [], [], [], [], []
+        postings, sections, evals, skills, fts_rows = [], [], [], [], []
         for i in range(start, min(n, start + batch)):
             pid = i + 1
             t = templates[i % len(templates)]
@@ -220,7 +219,6 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             evals.append([ev[c] for c in ev_cols])
             evals.append([ev[c] for c in ev_cols])
             evals[-1][1], evals[-1][2], evals[-1][7] = "jobcrawl-v1", ours, level_for(ours)
-            signals.extend((pid, *s) for s in t["signals"])
             skills.extend((pid, s, "requirements", seq, category_of.get(s, "domain"), 1, 0, s, s) for seq, s in enumerate(chosen))
             body = "\n".join([" ".join(t["tags"]) if base is t else "", *(b[5] for b in keep)])
             fts_rows.append((pid, row["title"], row["company"], row["city"], chosen, body))
@@ -229,7 +227,6 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             conn.executemany(insert_ev, evals)  # before the postings rows: the score triggers find nothing to update
             conn.executemany(insert_posting, postings)
             conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", sections)
-            conn.executemany("INSERT INTO signals (posting_id, scorer, dimension, position, key, value) VALUES (?,?,?,?,?,?)", signals)
             conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, category, count, first_offset, matched, snippet)"
                              " VALUES (?,?,?,?,?,?,?,?,?)", skills)
             fts.insert_rows(conn, fts_rows)

@@ -8,7 +8,7 @@ with the CPU clock each stage jobcrawl runs on them, called directly:
    items by a ``for`` loop: validate, normalize, skills, store (rows and dedupe keys; its batches are kept in a
    list instead of going to a writer);
 3. the writer (``crawler.db.writer.Writer``) writing those batches into a fresh database: postings, raw inputs
-   and the full-text index, then (timed apart) their child rows: sections, skill evidence, signals;
+   and the full-text index, then (timed apart) their child rows: sections, skill evidence, evaluations;
 4. the corpus steps: dedupe, then scoring (``crawler.steps``), in this process.
 
 Then, in fresh processes, the reference (bench/reference_ingest.py) and ``jobcrawl ingest`` of the same

@@ -23,10 +23,8 @@ QUERIES = {
     "postings": "SELECT key, content_hash, salary_monthly_min, salary_monthly_max, posted_at FROM postings",
     "sections": "SELECT p.key, s.key, s.position, s.text FROM sections s JOIN postings p ON p.id = s.posting_id",
     "skills": "SELECT p.key, s.skill, s.section, s.count FROM posting_skills s JOIN postings p ON p.id = s.posting_id",
-    "signals": "SELECT p.key, s.scorer, s.dimension, s.position, s.key, s.value FROM signals s "
-               "JOIN postings p ON p.id = s.posting_id",
-    "evaluations": "SELECT p.key, e.scorer, e.overall, e.pay, e.growth, e.worklife, e.mission FROM evaluations e "
-                   "JOIN postings p ON p.id = e.posting_id",
+    "evaluations": "SELECT p.key, e.scorer, e.overall, e.pay, e.growth, e.worklife, e.mission, e.signals"
+                   " FROM evaluations e JOIN postings p ON p.id = e.posting_id",
     "clusters": "SELECT count(DISTINCT cluster_id), count(*) FROM cluster_members",
     "search": "SELECT count(*) FROM postings_fts WHERE postings_fts MATCH 'CUDA'",
     "raw inputs": "SELECT locator, sha256 FROM raw_inputs",
@@ -48,6 +46,6 @@ def test_the_floors_plain_loop_stores_what_the_ingest_stores(tmp_path):
                     str(ROOT), str(folder), str(tmp_path / "floor.db")], check=True, cwd=ROOT, capture_output=True)
     ingested, floor = _contents(tmp_path / "jobs.db"), _contents(tmp_path / "floor.db")
     assert len(ingested["postings"]) == 300
-    assert len(ingested["signals"]) > 300 and len(ingested["skills"]) > 300 and ingested["search"][0][0] > 0
+    assert len(ingested["evaluations"]) > 300 and len(ingested["skills"]) > 300 and ingested["search"][0][0] > 0
     for name in QUERIES:
         assert floor[name] == ingested[name], name

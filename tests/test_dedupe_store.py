@@ -172,8 +172,7 @@ def test_the_first_dedupe_step_keeps_the_keys_the_workers_made(tmp_path):
 # --------------------------------------------------------------------------- the dedupe planned beside the scoring
 
 RESET = ("DELETE FROM cluster_members", "DELETE FROM clusters", "DELETE FROM dedupe_common_shingles",
-         "DELETE FROM meta WHERE key = 'common_shingles'", "DELETE FROM evaluations WHERE scorer = 'jobcrawl-v1'",
-         "DELETE FROM signals WHERE scorer = 'jobcrawl-v1'")
+         "DELETE FROM meta WHERE key = 'common_shingles'", "DELETE FROM evaluations WHERE scorer = 'jobcrawl-v1'")
 MEMBERS = ("SELECT posting_id, cluster_id, reason, similarity, matched_posting_id, cross_company, different_city"
            " FROM cluster_members ORDER BY posting_id")
 CLUSTERS = "SELECT id, canonical_posting_id, size, companies, cities, reasons, cross_company FROM clusters ORDER BY id"
@@ -308,7 +307,7 @@ def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_
 @pytest.mark.parametrize("trigger,step,clustered", [
     pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON cluster_members BEGIN SELECT RAISE(ABORT, 'refused'); END",
                  "dedupe", 0, id="dedupe-fails-no-score-stored"),
-    pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON signals WHEN NEW.scorer = 'jobcrawl-v1'"
+    pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON evaluations WHEN NEW.scorer = 'jobcrawl-v1'"
                  " BEGIN SELECT RAISE(ABORT, 'refused'); END", "score", 18, id="scoring-fails-dedupe-kept"),
 ])
 @pytest.mark.parametrize("workers_min", SCORING_BESIDE)

@@ -61,14 +61,17 @@ def test_seeds_exact_scores_next_to_the_apps_own(scored_db):
     assert all(abs(a - b) <= 10 for seed in ours for a, b in zip(ours[seed][:5], source[seed][:5]))
 
 
+SIGNAL_KEYS = ("SELECT e.posting_id, d.key, json_extract(s.value, '$[0]') FROM evaluations e, json_each(e.signals) d,"
+               " json_each(d.value) s WHERE e.scorer = ? ORDER BY e.posting_id, d.key, s.key")
+
+
 def test_signals_use_the_apps_keys(scored_db):
-    got = rows(scored_db, "SELECT posting_id, dimension, key FROM signals WHERE scorer = 'jobcrawl-v1' "
-                          "ORDER BY posting_id, dimension, position")
+    got = rows(scored_db, SIGNAL_KEYS, "jobcrawl-v1")
     keys = [(d, k) for pid, d, k in got if pid == 1]
     assert keys == [("growth", "技术前沿"), ("growth", "技术栈"), ("growth", "成长机会"), ("growth", "业务类型"),
                     ("mission", "行业发展"), ("mission", "社会影响"), ("mission", "创新程度"), ("pay", "薪资信号"),
                     ("worklife", "工作模式"), ("worklife", "办公地点"), ("worklife", "加班情况")]
-    source_keys = {k for (k,) in rows(scored_db, "SELECT DISTINCT key FROM signals WHERE scorer = 'source'")}
+    source_keys = {k for _, _, k in rows(scored_db, SIGNAL_KEYS, "source")}
     assert {k for _, _, k in got} == source_keys
 
 
@@ -107,15 +110,14 @@ def test_market_stats_say_how_small_the_sample_is(scored_db):
 
 
 EVAL_SQL = "SELECT * FROM evaluations WHERE scorer = ? ORDER BY posting_id"
-SIGNAL_SQL = "SELECT * FROM signals WHERE scorer = ? ORDER BY posting_id, dimension, position"
 
 
 def test_rescoring_is_deterministic_and_replaces_only_our_rows(copy_db):
-    before = {s: (rows(copy_db, EVAL_SQL, s), rows(copy_db, SIGNAL_SQL, s)) for s in ("source", "jobcrawl-v1")}
+    before = {s: rows(copy_db, EVAL_SQL, s) for s in ("source", "jobcrawl-v1")}
     proc = run_cli("score", "--db", str(copy_db), check=True)
     assert proc.stdout.startswith("scored 0 postings, 2 unchanged (jobcrawl-v1) · market statistics: 10 rows, "
                                   "0 salary groups with at least 20 salaries · ")
-    after = {s: (rows(copy_db, EVAL_SQL, s), rows(copy_db, SIGNAL_SQL, s)) for s in ("source", "jobcrawl-v1")}
+    after = {s: rows(copy_db, EVAL_SQL, s) for s in ("source", "jobcrawl-v1")}
     assert after["source"] == before["source"]
     # nothing changed, so nothing is scored or rewritten: computed_at included (re-running a step is idempotent)
     assert after["jobcrawl-v1"] == before["jobcrawl-v1"]

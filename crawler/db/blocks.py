@@ -11,8 +11,9 @@ def refresh(conn: sqlite3.Connection, profile: str) -> int:
     with conn:
         conn.execute("DELETE FROM posting_blocks WHERE profile = ?", (profile,))
         return conn.execute(
-            "INSERT INTO posting_blocks (posting_id, profile, rule, detail) SELECT posting_id, ?, key, value"
-            " FROM signals WHERE scorer = ? AND dimension = 'blocked' AND position = 0",
+            "INSERT INTO posting_blocks (posting_id, profile, rule, detail) SELECT posting_id, ?,"
+            " json_extract(signals, '$.blocked[0][0]'), json_extract(signals, '$.blocked[0][1]')"
+            " FROM evaluations WHERE scorer = ? AND json_extract(signals, '$.blocked[0]') IS NOT NULL",
             (profile, f"fit:{profile}")).rowcount
 
 

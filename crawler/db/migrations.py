@@ -34,9 +34,11 @@ LEGACY_NAMES: dict[str, str] = {}
 Migration = Callable[[sqlite_utils.Database], None]
 
 
-def migration(name: str, *, was: str) -> Callable[[Migration], Migration]:
-    """Register the next migration as ``name``; ``was``: its name before the linear numbering."""
-    LEGACY_NAMES[name] = was
+def migration(name: str, *, was: str | None = None) -> Callable[[Migration], Migration]:
+    """Register the next migration as ``name``; ``was``: its name before the linear numbering (none for one made
+    after it)."""
+    if was is not None:
+        LEGACY_NAMES[name] = was
     return migrations(name=name)
 
 
@@ -564,3 +566,23 @@ def m0028(db: sqlite_utils.Database) -> None:
     """A raw input's long text is stored compressed (crawler/db/rows.py: ``pack_text``): inputs stored before
     keep their text as it is, and are read either way (``raw_text``)."""
     db.execute("ALTER TABLE raw_inputs ADD COLUMN text_zlib BLOB")
+
+
+@migration("0029_compact_evaluations")
+def m0029(db: sqlite_utils.Database) -> None:
+    """An evaluation keeps its signals in its own ``signals`` column and its evidence compact
+    (normalize/evaluation.py, read back as it was): the ``signals`` table and its rows go. Every stored
+    evaluation is converted here, ``source`` ones included; no posting is scored again for it."""
+    from normalize.evaluation import dumps, pack_evidence
+
+    conn = db.conn
+    conn.execute("ALTER TABLE evaluations ADD COLUMN signals TEXT")
+    pairs: dict[tuple[int, str], dict[str, list[list[str]]]] = {}
+    for pid, scorer, dim, key, value in conn.execute(
+            "SELECT posting_id, scorer, dimension, key, value FROM signals ORDER BY posting_id, scorer, dimension, position"):
+        pairs.setdefault((pid, scorer), {}).setdefault(dim, []).append([key, value])
+    rows = conn.execute("SELECT rowid, posting_id, scorer, evidence FROM evaluations").fetchall()
+    conn.executemany("UPDATE evaluations SET evidence = ?, signals = ? WHERE rowid = ?", (
+        (dumps(pack_evidence(json.loads(evidence))) if evidence else evidence, dumps(pairs.get((pid, scorer), {})), rowid)
+        for rowid, pid, scorer, evidence in rows))
+    conn.execute("DROP TABLE signals")

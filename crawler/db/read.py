@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from normalize.dates import local_time, source_zone
+from normalize.evaluation import unpack_evidence, unpack_signals
 from normalize.models import DIMENSIONS
 
 from .schema import unflatten_posting
@@ -33,7 +34,8 @@ def posting_zone(rec: dict[str, Any]) -> str:
     return source_zone(rec.get("tz"), rec.get("title"), rec.get("company"), rec.get("city"))
 
 
-def _evaluation(row: dict[str, Any], signals: list[dict[str, Any]]) -> dict[str, Any]:
+def _evaluation(row: dict[str, Any]) -> dict[str, Any]:
+    """An ``evaluations`` row as the export gives it: evidence and signals read back from their compact form."""
     out: dict[str, Any] = {"scorer": row["scorer"], "overall": row["overall"], "overall_level": row["overall_level"]}
     for dim in DIMENSIONS:
         out[dim] = row[dim]
@@ -42,11 +44,8 @@ def _evaluation(row: dict[str, Any], signals: list[dict[str, Any]]) -> dict[str,
     out["summary"] = row["summary"]
     out["notes"] = json.loads(row["notes"] or "[]")
     out["explanations"] = json.loads(row["explanations"] or "{}")
-    grouped: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for s in signals:
-        grouped[s["dimension"]].append({"key": s["key"], "value": s["value"]})
-    out["signals"] = {d: grouped[d] for d in (*DIMENSIONS, *sorted(set(grouped) - set(DIMENSIONS))) if d in grouped}
-    out["evidence"] = json.loads(row["evidence"] or "{}")
+    out["signals"] = unpack_signals(json.loads(row["signals"] or "{}"), DIMENSIONS)
+    out["evidence"] = unpack_evidence(json.loads(row["evidence"] or "{}"))
     out["problems"] = json.loads(row["problems"] or "[]")
     return out
 
@@ -58,9 +57,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
     ids = [r["id"] for r in rows]
     q = ",".join("?" * len(ids))
     children: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    for table, order in (("sections", "seq"), ("signals", "scorer, dimension, position"),
-                         ("posting_skills", "seq"),
-                         ("evaluations", "scorer")):
+    for table, order in (("sections", "seq"), ("posting_skills", "seq"), ("evaluations", "scorer")):
         grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for child in db.query(f"SELECT * FROM {table} WHERE posting_id IN ({q}) ORDER BY posting_id, {order}", ids):
             grouped[child["posting_id"]].append(child)
@@ -84,10 +81,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         rec["sections"] = sections
         rec["section_headings"] = headings
         rec["skill_evidence"] = [{k: r[k] for k in EVIDENCE_KEYS} for r in children["posting_skills"][pid]]
-        signals_by_scorer: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for s in children["signals"][pid]:
-            signals_by_scorer[s["scorer"]].append(s)
-        evaluations = {e["scorer"]: _evaluation(e, signals_by_scorer[e["scorer"]]) for e in children["evaluations"][pid]}
+        evaluations = {e["scorer"]: _evaluation(e) for e in children["evaluations"][pid]}
         rec["source_evaluation"] = evaluations.pop("source", None)
         ours = sorted(k for k in evaluations if k.startswith("jobcrawl-"))
         rec["evaluation"] = evaluations[ours[-1]] if ours else None

@@ -14,7 +14,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
+from normalize.evaluation import dumps, pack_evidence, pack_signals
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
+from normalize.posting import level_for
 
 from . import fts
 from .schema import POSTING_COLUMNS, flatten_posting
@@ -24,7 +26,7 @@ POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 EVAL_COLS = (
     "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
     "overall_level", "pay_level", "growth_level", "worklife_level", "mission_level",
-    "summary", "notes", "explanations", "evidence", "problems", "computed_at",
+    "summary", "notes", "explanations", "evidence", "problems", "computed_at", "signals",
 )
 INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
               "error", "postings", "reader", "text_zlib")
@@ -52,8 +54,6 @@ class PostingRow(NamedTuple):
     """``(skill, section, seq, category, count, first_offset, matched, snippet)`` per skill and section."""
     evaluation: tuple | None
     """The source's own evaluation: the ``evaluations`` columns after ``posting_id``."""
-    signals: list[tuple]
-    """``(scorer, dimension, position, key, value)`` of that evaluation."""
     search: tuple
     """The posting's full-text index columns, prepared (crawler.db.fts.index_values)."""
     dedupe: tuple | None = None
@@ -70,19 +70,15 @@ def search_body(posting: Posting) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def evaluation_values(ev: Evaluation, computed_at: str) -> tuple[tuple, list[tuple]]:
-    """An evaluation as its ``evaluations`` columns after ``posting_id``, and its signals without ``posting_id``."""
-    from normalize.posting import level_for
-
-    row = (
-        ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission,
-        level_for(ev.overall) if ev.overall is not None else None,
+def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
+    """An evaluation as its ``evaluations`` columns of :data:`EVAL_COLS` after ``posting_id``: evidence and signals
+    compact (normalize/evaluation.py)."""
+    return (
+        ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, overall_level,
         *(ev.levels.get(d) for d in DIMENSIONS),
-        ev.summary, json.dumps(ev.notes, ensure_ascii=False), json.dumps(ev.explanations, ensure_ascii=False),
-        json.dumps(ev.evidence, ensure_ascii=False), json.dumps(ev.problems, ensure_ascii=False), computed_at,
+        ev.summary, dumps(ev.notes), dumps(ev.explanations), dumps(pack_evidence(ev.evidence)), dumps(ev.problems),
+        computed_at, dumps(pack_signals(ev.signals)),
     )
-    signals = [(ev.scorer, dim, pos, s.key, s.value) for dim, items in ev.signals.items() for pos, s in enumerate(items)]
-    return row, signals
 
 
 SQLITE_INT_MIN, SQLITE_INT_MAX = -2**63, 2**63 - 1
@@ -102,13 +98,14 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
             seq += 1
     skills = [(e.skill, e.section, seq, e.category, e.count, e.first_offset, e.matched, e.snippet)
               for seq, e in enumerate(p.skill_evidence)]
-    evaluation, signals = (evaluation_values(p.source_evaluation, p.as_of) if p.source_evaluation else (None, []))
+    ev = p.source_evaluation
+    evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
     values = tuple(flat[c] for c in POSTING_COLS)
     for column, value in zip(POSTING_COLS, values):
         if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
             raise ValueError(f"{column} {value} does not fit an SQLite integer")
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
-                      p.complete_listing, values, sections, skills, evaluation, signals,
+                      p.complete_listing, values, sections, skills, evaluation,
                       fts.index_values(p.title, p.company, p.city, p.skills, search_body(p)), dedupe)
 
 

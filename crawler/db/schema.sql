@@ -310,6 +310,7 @@ CREATE TABLE evaluations (
     computed_at TEXT,
     completeness REAL,
     inputs_digest TEXT,
+    signals TEXT,
     PRIMARY KEY (posting_id, scorer)
 );
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
@@ -345,15 +346,6 @@ BEGIN
     WHERE id = OLD.posting_id;
 END;
 
-CREATE TABLE signals (
-    posting_id INTEGER REFERENCES postings (id),
-    scorer TEXT,
-    dimension TEXT,
-    position INTEGER,
-    key TEXT,
-    value TEXT,
-    PRIMARY KEY (posting_id, scorer, dimension, position)
-);
 
 -- Market statistics of the corpus (crawler.steps.stats), replaced on every scoring run.
 CREATE TABLE market_stats (

@@ -1,17 +1,16 @@
-"""SQL of the scoring step: the postings' facts read by id range, our evaluations and their signals written, the
+"""SQL of the scoring step: the postings' facts read by id range, our evaluations written, the
 stored input digests, the agreement report's pairs, best fits and the skills' taxonomy facts."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from normalize.models import DIMENSIONS, Evaluation
+from normalize.models import Evaluation
 
-from .rows import EVAL_COLS
+from .rows import EVAL_COLS, evaluation_values
 
 ACTIVE = "closed_at IS NULL"
 BATCH = 2000
@@ -33,7 +32,6 @@ SCORE_COLS = [*EVAL_COLS, "completeness", "inputs_digest"]
 """Columns of our evaluations' rows (:func:`evaluation_row`)."""
 _SELECT = "SELECT id, " + ", ".join(f"[{c}]" for c in FACT_COLUMNS.values()) + " FROM postings"
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
-_INSERT_SIGNAL = "INSERT INTO signals (posting_id, scorer, dimension, position, key, value) VALUES (?,?,?,?,?,?)"
 
 RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]
 """Postings rows (id, then the FACT_COLUMNS) and their section bullets by posting and key."""
@@ -68,28 +66,17 @@ def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dic
                              " AND posting_id BETWEEN ? AND ?", (scorer, first, last)))
 
 
-def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: str) -> tuple[list[Any], list[tuple]]:
+def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: str) -> list[Any]:
     """Our evaluation as one ``evaluations`` row (:data:`SCORE_COLS`: levels as the scorer gives them, 信息不足
-    included, its completeness and input digest) and its ``signals`` rows."""
-    row = [
-        posting_id, ev.scorer, ev.overall, *(getattr(ev, d) for d in DIMENSIONS),
-        ev.levels.get("overall"), *(ev.levels.get(d) for d in DIMENSIONS),
-        ev.summary, json.dumps(ev.notes, ensure_ascii=False), json.dumps(ev.explanations, ensure_ascii=False),
-        json.dumps(ev.evidence, ensure_ascii=False), json.dumps(ev.problems, ensure_ascii=False), computed_at,
-        ev.completeness, digest,
-    ]
-    signals = [(posting_id, ev.scorer, dim, pos, s.key, s.value) for dim, items in ev.signals.items()
-               for pos, s in enumerate(items)]
-    return row, signals
+    included, evidence and signals compact, its completeness and input digest)."""
+    return [posting_id, *evaluation_values(ev, computed_at, ev.levels.get("overall")), ev.completeness, digest]
 
 
-def write_evaluations(conn: sqlite3.Connection, scorer: str, evals: list[list], signals: Iterable[tuple]) -> None:
-    """Replace ``scorer``'s evaluations and signals of the postings of ``evals`` (rows of :func:`evaluation_row`).
+def write_evaluations(conn: sqlite3.Connection, evals: list[list]) -> None:
+    """Replace the evaluations of ``evals`` (rows of :func:`evaluation_row`).
 
     INSERT OR REPLACE: the per-row triggers of the browse columns fire once, not for a DELETE and an INSERT."""
-    conn.executemany("DELETE FROM signals WHERE scorer = ? AND posting_id = ?", [(scorer, row[0]) for row in evals])
     conn.executemany(_INSERT_EVAL, evals)
-    conn.executemany(_INSERT_SIGNAL, signals)
 
 
 def skill_facts(conn: sqlite3.Connection) -> list[tuple[str, str, str | None, int]]:

@@ -50,8 +50,6 @@ _INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs},
 _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id) VALUES ({qs}, ?, ?, ?)".format(
     cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
-_INSERT_SIGNAL = ("INSERT OR REPLACE INTO signals (posting_id, scorer, dimension, position, key, value)"
-                  " VALUES (?,?,?,?,?,?)")
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
@@ -283,14 +281,13 @@ class Writer:
             c.executemany(_UPDATE_POSTING, updates)
             c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
-            c.executemany("DELETE FROM signals WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
             fts.delete_rows(c, updated_ids)
         self._write_children(children)
         fts.insert_prepared(c, search)
 
     def _write_children(self, children: Iterable[tuple[int, PostingRow]]) -> None:
-        sections, skills, evals, signals, keys = [], [], [], [], []
+        sections, skills, evals, keys = [], [], [], []
         for pid, p in children:
             if p.dedupe is not None:
                 keys.append((pid, p.content_hash, *p.dedupe))
@@ -298,7 +295,6 @@ class Writer:
             skills.extend((pid, *s) for s in p.skills)
             if p.evaluation is not None:
                 evals.append((pid, *p.evaluation))
-                signals.extend((pid, *s) for s in p.signals)
         c = self.conn
         if skills:
             c.executemany(_INSERT_SKILL, skills)
@@ -306,8 +302,6 @@ class Writer:
             c.executemany(_INSERT_SECTION, sections)
         if evals:
             c.executemany(_INSERT_EVAL, evals)
-        if signals:
-            c.executemany(_INSERT_SIGNAL, signals)
         if keys:
             dedupe.store_keys(c, keys)
 

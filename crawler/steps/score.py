@@ -7,7 +7,7 @@ Only what changed is scored: each evaluation is stored with the digest of everyt
 (:func:`normalize.score.score_inputs`: the posting's facts, its skills' taxonomy facts, the market figures it
 reads, the rules' version); a posting whose digest is unchanged is not scored again, unless ``force``
 (``jobcrawl score --all``). Batched: postings and their section bullets are read 2,000 at a time by id range,
-evaluations and signals written with ``executemany``, all in one transaction, so a killed run leaves the
+evaluations written with ``executemany``, all in one transaction, so a killed run leaves the
 previous scores in place. The app's ``source`` rows and other scorers are never touched; a closed posting
 keeps the evaluation it had while it was active. Deterministic: ``now`` is only the ``computed_at`` stamp.
 """
@@ -77,24 +77,21 @@ class Rules(NamedTuple):
 
 class Scored(NamedTuple):
     evals: list[list]
-    signals: list[tuple]
     unchanged: int
 
 
 def _score_batch(rules: Rules, raw: store.RawBatch, now: str, stored: dict[int, str], force: bool) -> Scored:
-    """The evaluations and signals rows of one batch's postings whose inputs changed (all with ``force``)."""
+    """The evaluations rows of one batch's postings whose inputs changed (all with ``force``)."""
     rows, sections = raw
-    evals, signals, unchanged = [], [], 0
+    evals, unchanged = [], 0
     for row in rows:
         facts = _facts(row, sections.get(row[0], {}))
         digest = rules.inputs(facts)
         if not force and stored.get(row[0]) == digest:
             unchanged += 1
             continue
-        ev_row, sigs = store.evaluation_row(row[0], rules.score(facts), now, digest)
-        evals.append(ev_row)
-        signals.extend(sigs)
-    return Scored(evals, signals, unchanged)
+        evals.append(store.evaluation_row(row[0], rules.score(facts), now, digest))
+    return Scored(evals, unchanged)
 
 
 _WORKER: dict[str, Any] = {}
@@ -159,7 +156,7 @@ def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | Non
             scored += len(batch.evals)
             unchanged += batch.unchanged
             if batch.evals:
-                store.write_evaluations(conn, rules.scorer, batch.evals, batch.signals)
+                store.write_evaluations(conn, batch.evals)
         if before_commit is not None:
             before_commit()
     return {"scored": scored, "unchanged": unchanged}

@@ -1,0 +1,131 @@
+"""An evaluation's evidence and signals as stored (compact JSON) and as read back, losslessly.
+
+Evidence ``{dimension: [entry, …]}``: an entry of a rule of :data:`SHAPES` is stored as ``[rule, value, …]`` (its
+values in the shape's key order, without the values equal to the shape's fixed ones), or as the bare rule name
+when nothing else remains (``"insufficient"``); an entry of a word rule (``rule, matched, section, snippet,
+points``) as ``[rule, section, snippet, points]`` when it matched the whole snippet, else ``[rule, section,
+snippet, offset, length, points]`` (the matched span in the snippet). Any other entry stays as it is (a non-dict,
+or a dict whose only key is ``""``, is wrapped as ``{"": entry}``). Signals ``{dimension: [{key, value}, …]}`` are
+stored as ``{dimension: [[key, value], …]}``.
+
+The tables are part of the stored format: a shape is never changed or removed (a new one gets a new rule name),
+so every stored evaluation reads back as it was written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+SHAPES: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    # rule: (keys after "rule", in order; values left out when equal to these)
+    "base": (("points",), {"points": 50.0}),
+    "cap": (("group", "cap", "points"), {}),
+    "insufficient": (("text", "points"), {"text": "信息不足", "points": 0}),
+    "unknown": (("text", "points"), {"text": "未明确", "points": 0}),
+    "seniority": (("text", "points"), {}),
+    "no_comparison": (("text", "points"), {"points": 0}),
+    "salary_unknown": (("text", "points"), {"points": 0}),
+    "salary_implausible": (("text", "points"), {"points": 0}),
+    "no_peers": (("reason", "points"), {"points": 0}),
+    "months": (("text", "months", "points"), {}),
+    "work_mode": (("mode", "text", "points"), {}),
+    "frontier_skill": (("skills", "count", "points"), {}),
+    "frontier_category": (("categories", "points"), {}),
+    "new_tech": (("skills", "points"), {}),
+    "source_salary_signal": (("text", "estimated", "points"), {"points": 0}),
+    "source_compare": (("text", "vs_median", "assumed_percentile", "points"), {}),
+    "peers_too_small": (("scope", "key", "currency", "n", "min", "text", "points"), {"text": "样本不足", "points": 0}),
+    "salary_percentile": (("text", "monthly", "scope", "key", "currency", "n", "p25", "median", "p75", "percentile",
+                           "points"), {}),
+    "salary_compare": (("text", "scope", "n", "median", "source"), {}),
+    "company_open": (("company", "corpus_open", "corpus_open_in_category", "source_open"), {}),
+    "city_category_open": (("key", "corpus_open", "source_open"), {}),
+    "weighted_mean": (("weights", "known", "completeness", "value"),
+                      {"weights": {"pay": 0.35, "growth": 0.25, "worklife": 0.2, "mission": 0.2}}),
+}
+WORD_KEYS = ("rule", "matched", "section", "snippet", "points")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON (0 is not 0.0, 1 is not true)."""
+    return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
+
+
+def _pack_entry(entry: Any) -> Any:
+    if not isinstance(entry, dict) or list(entry) == [""]:
+        return {"": entry}
+    rule = entry.get("rule")
+    if isinstance(rule, str) and rule in SHAPES:
+        keys, fixed = SHAPES[rule]
+        if tuple(entry) == ("rule", *keys):
+            if all(_same(entry[k], v) for k, v in fixed.items()):
+                values = [entry[k] for k in keys if k not in fixed]
+            else:
+                values = [entry[k] for k in keys]
+            return [rule, *values] if values else rule
+    elif isinstance(rule, str) and tuple(entry) == WORD_KEYS and isinstance(entry["snippet"], str) \
+            and isinstance(entry["matched"], str):
+        matched, snippet = entry["matched"], entry["snippet"]
+        if matched == snippet:
+            return [rule, entry["section"], snippet, entry["points"]]
+        at = snippet.find(matched)
+        if at >= 0:
+            return [rule, entry["section"], snippet, at, len(matched), entry["points"]]
+    return entry
+
+
+def _unpack_entry(item: Any) -> Any:
+    if isinstance(item, str):
+        item = [item]
+    if not isinstance(item, list):
+        return item[""] if isinstance(item, dict) and list(item) == [""] else item
+    rule, values = item[0], item[1:]
+    if rule in SHAPES:
+        keys, fixed = SHAPES[rule]
+        if len(values) == len(keys):
+            return {"rule": rule, **dict(zip(keys, values))}
+        given = iter(values)
+        return {"rule": rule, **{k: fixed[k] if k in fixed else next(given) for k in keys}}
+    if len(values) == 3:
+        section, snippet, points = values
+        matched = snippet
+    else:
+        section, snippet, at, length, points = values
+        matched = snippet[at:at + length]
+    return {"rule": rule, "matched": matched, "section": section, "snippet": snippet, "points": points}
+
+
+def pack_evidence(evidence: Mapping[str, Any]) -> dict[str, Any]:
+    """Evidence as stored (see the module docstring)."""
+    return {dim: [_pack_entry(e) for e in items] if isinstance(items, list) else items
+            for dim, items in evidence.items()}
+
+
+def unpack_evidence(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """Stored evidence as the scorer gave it."""
+    return {dim: [_unpack_entry(e) for e in items] if isinstance(items, list) else items
+            for dim, items in stored.items()}
+
+
+def pack_signals(signals: Mapping[str, Any]) -> dict[str, list[list[str]]]:
+    """Signals (``Signal`` models or ``{key, value}`` dicts by dimension) as stored: ``[key, value]`` pairs, dimensions
+    without signals left out."""
+    out = {}
+    for dim, items in signals.items():
+        pairs = [[s["key"], s["value"]] if isinstance(s, Mapping) else [s.key, s.value] for s in items]
+        if pairs:
+            out[dim] = pairs
+    return out
+
+
+def unpack_signals(stored: Mapping[str, list[list[str]]], order: tuple[str, ...] = ()) -> dict[str, list[dict]]:
+    """Stored signals as ``{dimension: [{key, value}, …]}``: the dimensions of ``order`` first, then the others
+    sorted."""
+    dims = [*(d for d in order if d in stored), *sorted(d for d in stored if d not in order)]
+    return {d: [{"key": k, "value": v} for k, v in stored[d]] for d in dims}
+
+
+def dumps(value: Any) -> str:
+    """JSON text as an evaluation's columns store it: no spaces, non-ASCII as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
