@@ -34,9 +34,10 @@ LEGACY_NAMES: dict[str, str] = {}
 Migration = Callable[[sqlite_utils.Database], None]
 
 
-def migration(name: str, *, was: str) -> Callable[[Migration], Migration]:
-    """Register the next migration as ``name``; ``was``: its name before the linear numbering."""
-    LEGACY_NAMES[name] = was
+def migration(name: str, *, was: str | None = None) -> Callable[[Migration], Migration]:
+    """Register the next migration as ``name``; ``was``: its name before the linear numbering, if it had one."""
+    if was is not None:
+        LEGACY_NAMES[name] = was
     return migrations(name=name)
 
 
@@ -564,3 +565,33 @@ def m0028(db: sqlite_utils.Database) -> None:
     """A raw input's long text is stored compressed (crawler/db/rows.py: ``pack_text``): inputs stored before
     keep their text as it is, and are read either way (``raw_text``)."""
     db.execute("ALTER TABLE raw_inputs ADD COLUMN text_zlib BLOB")
+
+
+def _rebuild(db: sqlite_utils.Database, table: str, create: str, select: str, indexes: tuple[str, ...] = ()) -> None:
+    """Make ``table`` again as ``create`` (its schema.sql statement, named ``{table}_new``), filled by ``select``
+    from the old one, and its ``indexes``."""
+    conn = db.conn
+    conn.execute(create)
+    conn.execute(f"INSERT INTO {table}_new {select}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {table}_new RENAME TO {table}")
+    for index in indexes:
+        conn.execute(index)
+
+
+@migration("0030_posting_skills_offsets")
+def m0030(db: sqlite_utils.Database) -> None:
+    """``posting_skills`` keeps where the first occurrence is (first_offset, length) and no copy of what the
+    section's text and ``skills`` hold (category, matched, snippet: read back by crawler.db.skills.evidence_records);
+    WITHOUT ROWID."""
+    _rebuild(db, "posting_skills", """CREATE TABLE posting_skills_new (
+    posting_id INTEGER REFERENCES postings (id),
+    skill TEXT REFERENCES skills (name),
+    section TEXT,
+    seq INTEGER,
+    count INTEGER,
+    first_offset INTEGER,
+    length INTEGER,
+    PRIMARY KEY (posting_id, skill, section)
+) WITHOUT ROWID""", "SELECT posting_id, skill, section, seq, count, first_offset, length(matched) FROM posting_skills",
+             ("CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id)",))

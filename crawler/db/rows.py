@@ -18,6 +18,7 @@ from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawIn
 
 from . import fts
 from .schema import POSTING_COLUMNS, flatten_posting
+from .skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
@@ -49,7 +50,7 @@ class PostingRow(NamedTuple):
     sections: list[tuple]
     """``(seq, key, heading, position, text)`` per bullet."""
     skills: list[tuple]
-    """``(skill, section, seq, category, count, first_offset, matched, snippet)`` per skill and section."""
+    """``(skill, section, seq, count, first_offset, length)`` per skill and section (:func:`crawler.db.skills.skill_values`)."""
     evaluation: tuple | None
     """The source's own evaluation: the ``evaluations`` columns after ``posting_id``."""
     signals: list[tuple]
@@ -100,8 +101,7 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
         for pos, text in enumerate(items):
             sections.append((seq, key, heading, pos, text))
             seq += 1
-    skills = [(e.skill, e.section, seq, e.category, e.count, e.first_offset, e.matched, e.snippet)
-              for seq, e in enumerate(p.skill_evidence)]
+    skills = skill_values(p.skill_evidence)
     evaluation, signals = (evaluation_values(p.source_evaluation, p.as_of) if p.source_evaluation else (None, []))
     values = tuple(flat[c] for c in POSTING_COLS)
     for column, value in zip(POSTING_COLS, values):
