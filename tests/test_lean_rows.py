@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, SEEDS, run_cli
-from crawler.db.schema import open_db
+from crawler.db.rows import raw_text
 from crawler.db.skills import PS_COLS, evidence_records, skill_rows
 from normalize.skills import load_taxonomy
 from test_skills import SHARED, _load_eval, _random_texts
@@ -45,10 +45,15 @@ def test_evidence_read_back_equals_the_taggers_on_the_shared_rows():
     assert assert_evidence_read_back([(case.sections, case.tags) for case in cases]) >= 60
 
 
-def test_posting_skills_store_offsets_not_copies(tmp_path):
-    db = tmp_path / "jobs.db"
+@pytest.fixture(scope="module")
+def seeds_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("lean") / "jobs.db"
     run_cli("ingest", str(SEEDS), "--db", str(db), "--as-of", AS_OF, check=True)
-    conn = sqlite3.connect(db)
+    return db
+
+
+def test_posting_skills_store_offsets_not_copies(seeds_db):
+    conn = sqlite3.connect(seeds_db)
     columns = [row[1] for row in conn.execute("PRAGMA table_info(posting_skills)")]
     assert columns == ["posting_id", "skill", "section", "seq", "count", "first_offset", "length"]
     assert conn.execute("SELECT sql LIKE '%WITHOUT ROWID' FROM sqlite_master WHERE name = 'posting_skills'").fetchone() == (1,)
@@ -59,3 +64,13 @@ def test_posting_skills_store_offsets_not_copies(tmp_path):
                        " WHERE s.skill = 'performance optimization' AND s.section = 'responsibilities'").fetchone()
     assert row[2][row[0]:row[0] + row[1]] == "性能优化"
     conn.close()
+
+
+def test_a_one_posting_input_is_stored_compressed(seeds_db):
+    conn = sqlite3.connect(seeds_db)
+    rows = conn.execute("SELECT locator, text, text_zlib FROM raw_inputs ORDER BY locator").fetchall()
+    conn.close()
+    seeds = sorted(SEEDS.glob("*.txt"))
+    assert [(locator, text) for locator, text, _ in rows] == [(p.name, None) for p in seeds]
+    assert [raw_text(text, packed) for _, text, packed in rows] == [p.read_text(encoding="utf-8") for p in seeds]
+    assert all(len(packed) < len(p.read_bytes()) * 0.6 for (_, _, packed), p in zip(rows, seeds))

@@ -29,8 +29,9 @@ EVAL_COLS = (
 )
 INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
               "error", "postings", "reader", "text_zlib")
-COMPRESS_ABOVE = 16_384
-"""A raw input's text longer than this many characters is stored zlib-compressed (``text_zlib``), not as text."""
+COMPRESS_ABOVE = 512
+"""A raw input's text longer than this many characters is stored zlib-compressed (``text_zlib``), not as text
+(a single posting's text shrinks to about half; a shorter one hardly)."""
 ZLIB_LEVEL = 3  # 9–17 × smaller on app dumps at 190–300 MB/s; level 6 halves the speed for a third less
 QUARANTINE_COLS = ("source", "locator", "position", "input_sha256", "reason", "detail", "text")
 
