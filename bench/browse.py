@@ -139,7 +139,6 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
     taxonomy = load_taxonomy()
     head = list(dict.fromkeys(s for t in templates for s in t["skills"]))
     tail = [s.name for s in taxonomy.skills if s.name not in head]
-    category_of = {s.name: s.category for s in taxonomy.skills}
     bases = [{"title": b["title"], "sections": b} for b in map(json.loads, (ROOT / "fixtures/dedupe/bases.jsonl").open())]
     for t in templates:
         t["sections"] = {}
@@ -219,7 +218,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             evals.append([ev[c] for c in ev_cols])
             evals.append([ev[c] for c in ev_cols])
             evals[-1][1], evals[-1][2], evals[-1][7] = "jobcrawl-v1", ours, level_for(ours)
-            skills.extend((pid, s, "requirements", seq, category_of.get(s, "domain"), 1, 0, s, s) for seq, s in enumerate(chosen))
+            skills.extend((pid, s, "requirements", seq, 1, 0, len(s)) for seq, s in enumerate(chosen))
             body = "\n".join([" ".join(t["tags"]) if base is t else "", *(b[5] for b in keep)])
             fts_rows.append((pid, row["title"], row["company"], row["city"], chosen, body))
 
@@ -227,8 +226,8 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             conn.executemany(insert_ev, evals)  # before the postings rows: the score triggers find nothing to update
             conn.executemany(insert_posting, postings)
             conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", sections)
-            conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, category, count, first_offset, matched, snippet)"
-                             " VALUES (?,?,?,?,?,?,?,?,?)", skills)
+            conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, count, first_offset, length)"
+                             " VALUES (?,?,?,?,?,?,?)", skills)
             fts.insert_rows(conn, fts_rows)
         print(f"\r  generated {min(n, start + batch):,}/{n:,}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)

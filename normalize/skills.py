@@ -742,13 +742,8 @@ class Taxonomy:
                     first[skill] = hit
             low = high
             for skill, (_, start, end) in first.items():  # by first offset: dicts keep insertion order
-                # The snippet: SNIPPET_RADIUS characters around the hit, within its line.
-                snippet = whole[start - SNIPPET_RADIUS if start > SNIPPET_RADIUS else 0:end + SNIPPET_RADIUS]
-                if "\n" in snippet:
-                    snippet = (whole[max(0, start - SNIPPET_RADIUS):start].rpartition("\n")[2] + whole[start:end]
-                               + whole[end:end + SNIPPET_RADIUS].partition("\n")[0])
                 hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], section, counts.get(skill, 1),
-                                                  start - base, whole[start:end], snippet.strip())))
+                                                  start - base, whole[start:end], snippet(whole, start, end))))
         return hits
 
 
@@ -770,6 +765,16 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     or alias, missing parent, parent cycle, unknown or unused guard, bad regex).
     """
     return _load(None if path is None else str(Path(path).resolve()))
+
+
+def snippet(text: str, start: int, end: int) -> str:
+    """The snippet of the hit ``text[start:end]``: :data:`SNIPPET_RADIUS` characters around it, within its line,
+    stripped. The same from a posting's whole text or from its section's text alone (a section is whole lines)."""
+    around = text[start - SNIPPET_RADIUS if start > SNIPPET_RADIUS else 0:end + SNIPPET_RADIUS]
+    if "\n" in around:
+        around = (text[max(0, start - SNIPPET_RADIUS):start].rpartition("\n")[2] + text[start:end]
+                  + text[end:end + SNIPPET_RADIUS].partition("\n")[0])
+    return around.strip()
 
 
 def tag(sections: Mapping[str, Sequence[str]], tags: Sequence[str] = (),

@@ -16,6 +16,7 @@ import sqlite_utils
 
 from conftest import run_cli
 from crawler.db import fts
+from crawler.db.read import export_record
 from crawler.steps.fit import score_fit_and_blocks
 from normalize.blocklist import Blocklist, BlockHit
 from normalize.fit import load_profile
@@ -166,8 +167,8 @@ def test_ingest_stores_what_was_found_and_blocks_searches_and_tags_through_it(tm
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT title, skills FROM postings WHERE company LIKE '甲%' ORDER BY company").fetchall()
         assert stored == [(f"CU{cf}DA工程师", '["operator development", "CUDA"]') for cf in E2E_CF]
-        evidence = conn.execute("SELECT section, first_offset, matched FROM posting_skills WHERE skill = 'CUDA' "
-                                "ORDER BY posting_id").fetchall()
+        evidence = [(e["section"], e["first_offset"], e["matched"]) for pid in range(1, len(E2E_CF) + 1)
+                    for e in export_record(store, pid)["skill_evidence"] if e["skill"] == "CUDA"]
         assert evidence == [("requirements", 2, f"CU{cf}DA") for cf in E2E_CF]
         headings = conn.execute("SELECT DISTINCT heading FROM sections WHERE key = 'requirements'").fetchall()
         assert sorted(headings) == sorted([(f"任职{cf}要求：",) for cf in E2E_CF] + [("任职要求：",)])

@@ -131,9 +131,9 @@ def fresh(tmp_path_factory):
 
 def test_migrations_are_numbered_once_in_one_line():
     names = [m.name for m in migrations._migrations]
-    assert [int(name[:4]) for name in names] == list(range(1, 30))
+    assert [int(name[:4]) for name in names] == list(range(1, 31))
     assert all(re.fullmatch(r"\d{4}_[a-z0-9_]+", name) for name in names)
-    assert list(LEGACY_NAMES) == names[:28]
+    assert list(LEGACY_NAMES) == names[:28]  # named before the linear numbering
     assert len(set(LEGACY_NAMES.values())) == 28
     assert [LEGACY_NAMES[n] for n in ("0013_watches", "0017_spool_batches", "0023_dedupe_keys")] == [
         "m101_alerts_watches", "m101_distributed_spool_batches", "m101_trust_dedupe_keys"]
@@ -188,16 +188,19 @@ def test_a_database_of_every_earlier_version_migrates_to_schema_sql(version, fre
 
 def test_a_database_of_the_last_version_only_records_the_new_names(tmp_path):
     path = made_by("6e4c4bc", tmp_path)
+    sql = "SELECT type, name, sql FROM sqlite_master WHERE tbl_name != '_sqlite_migrations'"
     conn = sqlite3.connect(path)
-    before = conn.execute("SELECT type, name, sql FROM sqlite_master WHERE tbl_name != '_sqlite_migrations'").fetchall()
+    before = conn.execute(sql).fetchall()
     conn.close()
     open_db(path).close()
     conn = sqlite3.connect(path)
-    after = conn.execute("SELECT type, name, sql FROM sqlite_master WHERE tbl_name != '_sqlite_migrations'").fetchall()
+    after = conn.execute(sql).fetchall()
     conn.close()
     # only the migrations numbered after that version change anything
     assert {(kind, name) for kind, name, _ in set(after) ^ set(before)} == {
-        ("table", "evaluations"), ("table", "signals"), ("index", "sqlite_autoindex_signals_1")}  # 0029
+        ("table", "evaluations"), ("table", "signals"), ("index", "sqlite_autoindex_signals_1"),  # 0029
+        ("table", "posting_skills"), ("index", "sqlite_autoindex_posting_skills_1"),
+        ("index", "idx_posting_skills_skill_posting_id")}  # 0030
 
 
 def test_an_up_to_date_database_opens_without_a_write(fresh, tmp_path):

@@ -586,3 +586,33 @@ def m0029(db: sqlite_utils.Database) -> None:
         (dumps(pack_evidence(json.loads(evidence))) if evidence else evidence, dumps(pairs.get((pid, scorer), {})), rowid)
         for rowid, pid, scorer, evidence in rows))
     conn.execute("DROP TABLE signals")
+
+
+def _rebuild(db: sqlite_utils.Database, table: str, create: str, select: str, indexes: tuple[str, ...] = ()) -> None:
+    """Make ``table`` again as ``create`` (its schema.sql statement, named ``{table}_new``), filled by ``select``
+    from the old one, and its ``indexes``."""
+    conn = db.conn
+    conn.execute(create)
+    conn.execute(f"INSERT INTO {table}_new {select}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {table}_new RENAME TO {table}")
+    for index in indexes:
+        conn.execute(index)
+
+
+@migration("0030_posting_skills_offsets")
+def m0030(db: sqlite_utils.Database) -> None:
+    """``posting_skills`` keeps where the first occurrence is (first_offset, length) and no copy of what the
+    section's text and ``skills`` hold (category, matched, snippet: read back by crawler.db.skills.evidence_records);
+    WITHOUT ROWID."""
+    _rebuild(db, "posting_skills", """CREATE TABLE posting_skills_new (
+    posting_id INTEGER REFERENCES postings (id),
+    skill TEXT REFERENCES skills (name),
+    section TEXT,
+    seq INTEGER,
+    count INTEGER,
+    first_offset INTEGER,
+    length INTEGER,
+    PRIMARY KEY (posting_id, skill, section)
+) WITHOUT ROWID""", "SELECT posting_id, skill, section, seq, count, first_offset, length(matched) FROM posting_skills",
+             ("CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id)",))

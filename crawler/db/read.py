@@ -21,9 +21,9 @@ from normalize.evaluation import unpack_evidence, unpack_signals
 from normalize.models import DIMENSIONS
 
 from .schema import unflatten_posting
+from .skills import categories, evidence_records
 
 BATCH = 500
-EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
 LOCAL_TIMES = ("first_seen", "last_seen", "closed_at")
 """UTC times of a posting that the export also gives as ``<name>_local`` in the posting's zone."""
 
@@ -69,6 +69,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
             "SELECT m.posting_id, m.cluster_id, c.canonical_posting_id, m.reason, m.similarity, m.matched_posting_id,"
             " m.cross_company, m.different_city FROM cluster_members m"
             f" JOIN clusters c ON c.id = m.cluster_id WHERE m.posting_id IN ({q})", ids)}
+    skill_categories = categories(db)
     out = []
     for row in rows:
         pid = row["id"]
@@ -80,7 +81,8 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
             headings.setdefault(s["key"], s["heading"] or "")
         rec["sections"] = sections
         rec["section_headings"] = headings
-        rec["skill_evidence"] = [{k: r[k] for k in EVIDENCE_KEYS} for r in children["posting_skills"][pid]]
+        rec["skill_evidence"] = evidence_records(children["posting_skills"][pid], sections, rec.get("tags") or [],
+                                                 skill_categories)
         evaluations = {e["scorer"]: _evaluation(e) for e in children["evaluations"][pid]}
         rec["source_evaluation"] = evaluations.pop("source", None)
         ours = sorted(k for k in evaluations if k.startswith("jobcrawl-"))

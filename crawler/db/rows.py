@@ -20,6 +20,7 @@ from normalize.posting import level_for
 
 from . import fts
 from .schema import POSTING_COLUMNS, flatten_posting
+from .skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
@@ -30,8 +31,9 @@ EVAL_COLS = (
 )
 INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
               "error", "postings", "reader", "text_zlib")
-COMPRESS_ABOVE = 16_384
-"""A raw input's text longer than this many characters is stored zlib-compressed (``text_zlib``), not as text."""
+COMPRESS_ABOVE = 512
+"""A raw input's text longer than this many characters is stored zlib-compressed (``text_zlib``), not as text
+(a single posting's text shrinks to about half; a shorter one hardly)."""
 ZLIB_LEVEL = 3  # 9–17 × smaller on app dumps at 190–300 MB/s; level 6 halves the speed for a third less
 QUARANTINE_COLS = ("source", "locator", "position", "input_sha256", "reason", "detail", "text")
 
@@ -51,7 +53,7 @@ class PostingRow(NamedTuple):
     sections: list[tuple]
     """``(seq, key, heading, position, text)`` per bullet."""
     skills: list[tuple]
-    """``(skill, section, seq, category, count, first_offset, matched, snippet)`` per skill and section."""
+    """``(skill, section, seq, count, first_offset, length)`` per skill and section (:func:`crawler.db.skills.skill_values`)."""
     evaluation: tuple | None
     """The source's own evaluation: the ``evaluations`` columns after ``posting_id``."""
     search: tuple
@@ -96,8 +98,7 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
         for pos, text in enumerate(items):
             sections.append((seq, key, heading, pos, text))
             seq += 1
-    skills = [(e.skill, e.section, seq, e.category, e.count, e.first_offset, e.matched, e.snippet)
-              for seq, e in enumerate(p.skill_evidence)]
+    skills = skill_values(p.skill_evidence)
     ev = p.source_evaluation
     evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
     values = tuple(flat[c] for c in POSTING_COLS)

@@ -268,18 +268,18 @@ CREATE TABLE skills (
 CREATE INDEX idx_skills_category ON skills (category);
 CREATE INDEX idx_skills_kind ON skills (kind);
 
+-- A skill's evidence in a section: its category, the text as written and the snippet are read from ``skills`` and
+-- the section's text (crawler/db/skills.py: evidence_records; the ``skill_evidence`` canned query).
 CREATE TABLE posting_skills (
     posting_id INTEGER REFERENCES postings (id),
     skill TEXT REFERENCES skills (name),
     section TEXT,
     seq INTEGER,
-    category TEXT,
     count INTEGER,
     first_offset INTEGER,
-    matched TEXT,
-    snippet TEXT,
+    length INTEGER,
     PRIMARY KEY (posting_id, skill, section)
-);
+) WITHOUT ROWID;
 CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id);
 
 CREATE TABLE meta (

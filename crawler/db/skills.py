@@ -4,21 +4,52 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 import sqlite_utils
 
 from normalize.models import SkillEvidence
-from normalize.skills import Taxonomy, skills_in_order
+from normalize.skills import TAGS_SECTION, Taxonomy, skills_in_order, snippet
 
 from . import fts
 
-PS_COLS = ("posting_id", "skill", "section", "seq", "category", "count", "first_offset", "matched", "snippet")
+PS_COLS = ("posting_id", "skill", "section", "seq", "count", "first_offset", "length")
+EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
+"""A skill evidence record as read (export, the posting page): the tagger's :class:`SkillEvidence` fields."""
+
+
+def skill_values(items: Iterable[SkillEvidence]) -> list[tuple]:
+    """Evidence as its ``posting_skills`` columns after ``posting_id``: the category, the text as written and the
+    snippet are not stored (:func:`evidence_records` reads them back)."""
+    return [(e.skill, e.section, seq, e.count, e.first_offset, len(e.matched)) for seq, e in enumerate(items)]
 
 
 def skill_rows(posting_id: int, items: Iterable[SkillEvidence]) -> list[tuple]:
-    return [(posting_id, e.skill, e.section, seq, e.category, e.count, e.first_offset, e.matched, e.snippet)
-            for seq, e in enumerate(items)]
+    return [(posting_id, *values) for values in skill_values(items)]
+
+
+def evidence_records(rows: Iterable[Mapping], sections: Mapping[str, Sequence[str]], tags: Sequence[str],
+                     categories: Mapping[str, str]) -> list[dict]:
+    """A posting's ``posting_skills`` rows as the evidence the tagger made (:data:`EVIDENCE_KEYS`): the text as
+    written and the snippet from the section's text (its lines joined by line breaks; section ``tags``: the
+    posting's tags), the category from ``skills``."""
+    texts: dict[str, str] = {}
+    out = []
+    for r in rows:
+        section, start = r["section"], r["first_offset"]
+        text = texts.get(section)
+        if text is None:
+            text = texts[section] = "\n".join(tags if section == TAGS_SECTION else sections.get(section, ()))
+        end = start + r["length"]
+        out.append({"skill": r["skill"], "category": categories.get(r["skill"]), "section": section,
+                    "count": r["count"], "first_offset": start, "matched": text[start:end],
+                    "snippet": snippet(text, start, end)})
+    return out
+
+
+def categories(db: sqlite_utils.Database) -> dict[str, str]:
+    """Skill → its category (the ``skills`` table)."""
+    return dict(db.execute("SELECT name, category FROM skills").fetchall())
 
 
 def insert_skill_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
