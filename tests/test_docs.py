@@ -217,7 +217,7 @@ def test_the_readme_is_a_front_door():
     # after the title, and hold the two set-up commands
     assert lines[0] == "# jobcrawl" and lines[2] == "```sh" and lines[5] == "```"
     assert lines[3].endswith(".venv/bin/jobcrawl ingest seeds/ --db jobs.db")
-    assert lines[4].endswith(".venv/bin/python -m pytest")
+    assert lines[4].endswith(".venv/bin/python -m pytest -n auto --dist loadfile")
     linked = {(ROOT / target.partition("#")[0]).resolve() for target in LINK.findall(text)}
     pages = set((ROOT / "docs").glob("*.md"))
     assert pages - linked == set()
