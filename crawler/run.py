@@ -10,7 +10,7 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
 from crawler.report import CrawlReport, report_of
-from crawler.spiders.textdump import inputs_in
+from crawler.spiders.textdump import input_read
 
 # Per-crawl settings sit above the command-line priority (and the spider's custom_settings), so the
 # process-wide overrides that CrawlerProcess merges into every crawler never replace them.
@@ -64,8 +64,8 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
     """Crawl every run at once in this process, to the end (blocking); return each crawl's report, in order.
 
     Each crawler has the project settings, then ``overrides``, then its own settings. A Twisted
-    reactor cannot be restarted: call this once per process. ``on_response`` is called for each
-    response with the number of inputs it brings (a group of files brings several), ``on_item`` with
+    reactor cannot be restarted: call this once per process. ``on_response`` is called with 1 for each
+    input read: a response, or a file of an ingest (:data:`~crawler.spiders.textdump.input_read`); ``on_item`` with
     each item through the pipelines (progress); ``on_started`` gets the process before the reactor
     starts (a worker uses it to stop the crawl on its parent's word).
     """
@@ -76,8 +76,8 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
         for key, value in run.settings.items():
             crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
         if on_response is not None:
-            crawler.signals.connect(lambda response, **_: on_response(inputs_in(response)),
-                                    signal=signals.response_received, weak=False)
+            for signal in (signals.response_received, input_read):
+                crawler.signals.connect(lambda **_: on_response(1), signal=signal, weak=False)
         if on_item is not None:
             crawler.signals.connect(lambda item, **_: on_item(item), signal=signals.item_scraped, weak=False)
         process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, crawler)

@@ -1,5 +1,5 @@
-"""Small files are read a group at a time: one request for up to GROUP_FILES of them, each file still read
-through ``open_regular`` (only regular files, within the cap), with a byte budget per group."""
+"""Small files are read a group at a time: one trip to a thread for up to GROUP_FILES of them, each file still
+read through ``open_regular`` (only regular files, within the cap), with a byte budget per group."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import os
 import sqlite3
 
 import pytest
-import scrapy
 from scrapy.utils.test import get_crawler
 
 from conftest import AS_OF, SEEDS, run_cli
-from crawler.inputs import InputFile, Problem, read_group
-from crawler.spiders.textdump import GROUP_FILE_BYTES, GROUP_FILES, FilesResponse, TextdumpSpider, inputs_in
+import crawler.spiders.textdump as textdump
+from crawler.inputs import InputFile, read_group
+from crawler.spiders.textdump import GROUP_FILE_BYTES, GROUP_FILES, TextdumpSpider
 from normalize.models import Quarantined, RawInput, RawPosting
 
 SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_bytes()
@@ -54,21 +54,23 @@ def _spider(inputs: list[InputFile]) -> TextdumpSpider:
     return TextdumpSpider.from_crawler(crawler, inputs=inputs, as_of=AS_OF)
 
 
-def _requests(spider: TextdumpSpider) -> list:
+def _reads(spider: TextdumpSpider, monkeypatch, budget: int = textdump.GROUP_BYTES) -> tuple[list, list]:
+    """The items of the spider's ``start``, and the names of the files of each trip to read_group."""
+    trips = []
+
+    def recorded(paths, max_bytes, _budget):
+        trips.append([p.name for p in paths])
+        return read_group(paths, max_bytes, budget)
+
+    monkeypatch.setattr(textdump, "read_group", recorded)
+
     async def collect():
         return [out async for out in spider.start()]
 
-    return asyncio.run(collect())
+    return asyncio.run(collect()), trips
 
 
-def _shape(request: scrapy.Request) -> tuple[str, list[str]]:
-    """("group", names) or ("file", [name]) of a request of the spider."""
-    if "group" in request.meta:
-        return "group", [inp.locator for inp, _ in request.meta["group"]]
-    return "file", [request.meta["input"].locator]
-
-
-def test_small_regular_files_go_in_groups_and_others_alone(tmp_path):
+def test_small_regular_files_go_in_groups_and_others_alone(tmp_path, monkeypatch):
     names = ["a.txt", "b.txt", "big.txt", "c.txt", "fifo.txt", "d.txt", "e.txt"]
     for name in names:
         if name == "fifo.txt":
@@ -77,59 +79,45 @@ def test_small_regular_files_go_in_groups_and_others_alone(tmp_path):
             (tmp_path / name).write_bytes(SEED0 * (8 if name == "big.txt" else 1))
     assert (tmp_path / "big.txt").stat().st_size > GROUP_FILE_BYTES
     spider = _spider([InputFile(tmp_path / n, n) for n in names])
-    assert [_shape(r) for r in _requests(spider)] == [
-        ("group", ["a.txt", "b.txt"]), ("file", ["big.txt"]), ("file", ["c.txt"]), ("file", ["fifo.txt"]),
-        ("group", ["d.txt", "e.txt"])]
+    out, trips = _reads(spider, monkeypatch)
+    assert trips == [["a.txt", "b.txt"], ["big.txt"], ["c.txt"], ["fifo.txt"], ["d.txt", "e.txt"]]
+    assert [(type(o).__name__, o.locator) for o in out if not isinstance(o, RawPosting)] == [
+        ("RawInput", n) if n != "fifo.txt" else ("Quarantined", n) for n in names]
 
 
-def test_a_group_holds_at_most_group_files(tmp_path):
+def test_a_group_holds_at_most_group_files(tmp_path, monkeypatch):
     inputs = []
     for i in range(GROUP_FILES + 1):
         (tmp_path / f"{i:03}.txt").write_bytes(b"x")
         inputs.append(InputFile(tmp_path / f"{i:03}.txt", f"{i:03}.txt"))
-    shapes = [_shape(r) for r in _requests(_spider(inputs))]
-    assert [(kind, len(names)) for kind, names in shapes] == [("group", GROUP_FILES), ("file", 1)]
-    assert [n for _, names in shapes for n in names] == [inp.locator for inp in inputs]
+    _, trips = _reads(_spider(inputs), monkeypatch)
+    assert [len(names) for names in trips] == [GROUP_FILES, 1]
+    assert [n for names in trips for n in names] == [inp.locator for inp in inputs]
 
 
-def test_a_path_that_vanished_is_quarantined_between_groups(tmp_path):
+def test_a_path_that_vanished_is_quarantined_between_groups(tmp_path, monkeypatch):
     for name in ("a.txt", "c.txt"):
         (tmp_path / name).write_bytes(b"x")
-    out = _requests(_spider([InputFile(tmp_path / n, n) for n in ("a.txt", "gone.txt", "c.txt")]))
-    assert [_shape(o) if isinstance(o, scrapy.Request) else (type(o).__name__, o.locator, o.reason) for o in out] == [
-        ("file", ["a.txt"]), ("Quarantined", "gone.txt", "unreadable"), ("file", ["c.txt"])]
+    out, trips = _reads(_spider([InputFile(tmp_path / n, n) for n in ("a.txt", "gone.txt", "c.txt")]), monkeypatch)
+    assert trips == [["a.txt"], ["c.txt"]]
+    assert [(type(o).__name__, o.locator) for o in out] == [
+        ("RawInput", "a.txt"), ("Quarantined", "a.txt"), ("Quarantined", "gone.txt"), ("RawInput", "c.txt"),
+        ("Quarantined", "c.txt")]
+    assert [o.reason for o in out if o.locator == "gone.txt"] == ["unreadable"]
 
 
-def test_parse_of_a_group_yields_each_files_items_and_asks_again_for_what_the_budget_left(tmp_path):
-    names = ["a.txt", "fifo.txt", "b.txt", "c.txt", "d.txt"]
-    group = [(InputFile(tmp_path / n, n), AS_OF) for n in names]
-    spider = _spider([inp for inp, _ in group])
-    request = spider.request(group)
-    # The budget stopped the reading after the third file: c.txt and d.txt come in the next request.
-    response = FilesResponse(url=request.url, body=b"", request=request,
-                             files=[SEED0, Problem("not_regular", "a FIFO (named pipe), not a regular file: not read"),
-                                    SEED0])
-    assert inputs_in(response) == 3
-    out = list(spider.parse(response))
-    assert [(type(o).__name__, getattr(o, "locator", None)) for o in out if not isinstance(o, scrapy.Request)] == [
-        ("RawInput", "a.txt"), ("RawPosting", "a.txt"), ("Quarantined", "fifo.txt"),
-        ("RawInput", "b.txt"), ("RawPosting", "b.txt")]
-    assert _shape(out[-1]) == ("group", ["c.txt", "d.txt"])
-    assert (spider.report.files, spider.report.found) == (3, 2)
-    assert [o.reason for o in out if isinstance(o, Quarantined)] == ["not_regular"]
-    assert all(o.as_of == AS_OF for o in out if isinstance(o, (RawInput, RawPosting)))
-
-
-def test_a_failed_group_request_quarantines_each_of_its_files(tmp_path):
-    from twisted.python.failure import Failure
-
-    group = [(InputFile(tmp_path / n, n), AS_OF) for n in ("a.txt", "b.txt")]
-    spider = _spider([inp for inp, _ in group])
-    failure = Failure(OSError("disk on fire"))
-    failure.request = spider.request(group)
-    out = list(spider.failed(failure))
-    assert [(o.locator, o.reason, o.detail) for o in out] == [
-        ("a.txt", "unreadable", "unreadable: disk on fire"), ("b.txt", "unreadable", "unreadable: disk on fire")]
+def test_a_group_yields_each_files_items_and_reads_again_what_the_budget_left(tmp_path, monkeypatch):
+    names = ["a.txt", "b.txt", "c.txt", "d.txt"]
+    for name in names:
+        (tmp_path / name).write_bytes(SEED0)
+    spider = _spider([InputFile(tmp_path / n, n) for n in names])
+    # A budget of two files' bytes: each trip stops after the second file read.
+    out, trips = _reads(spider, monkeypatch, budget=2 * len(SEED0))
+    assert trips == [names, ["c.txt", "d.txt"]]
+    assert [(type(o).__name__, o.locator) for o in out] == [
+        (kind, name) for name in names for kind in ("RawInput", "RawPosting")]
+    assert (spider.report.files, spider.report.found) == (4, 4)
+    assert {o.as_of for o in out} == {"2026-11-29T04:00:00+00:00"}  # AS_OF in UTC
 
 
 @pytest.mark.slow
@@ -148,10 +136,9 @@ def test_an_ingest_of_many_small_files_reads_them_in_groups_in_order(tmp_path):
     conn = sqlite3.connect(db)
     locators = [row[0] for row in conn.execute("SELECT locator FROM postings ORDER BY id")]
     assert locators == [f"{i:03}.txt" for i in range(70)]
-    # File reads are not HTTP requests: the run counts none.
+    # File reads are not HTTP requests: the run counts none, and the engine sees none.
     requests, responses = conn.execute("SELECT requests, responses FROM runs").fetchone()
     assert (requests, json.loads(responses)) == (0, {})
-    # 000–039 (40 files), the FIFO alone ("040-" sorts before "040."), 040–069 (30 files): three requests.
     stats = json.loads(conn.execute("SELECT stats FROM runs").fetchone()[0])
-    assert stats["downloader/request_count"] == 3
+    assert "downloader/request_count" not in stats
     assert conn.execute("SELECT locator, reason FROM quarantine").fetchall() == [("040-fifo.txt", "not_regular")]

@@ -1,5 +1,5 @@
-"""``tabular``: ingest CSV / JSON-lines / one-JD-per-line exports of other tools (file:// requests
-through the engine; the format and the column mapping are in :mod:`crawler.pages.tabular`).
+"""``tabular``: ingest CSV / JSON-lines / one-JD-per-line exports of other tools (read as the text dump
+spider reads its files; the format and the column mapping are in :mod:`crawler.pages.tabular`).
 
 Arguments (keywords from Python; ``-a NAME=VALUE`` strings on the command line):
 
@@ -13,9 +13,8 @@ Arguments (keywords from Python; ``-a NAME=VALUE`` strings on the command line):
   (``--value``): field → value for every row. Dicts, or strings of ``field=value`` pairs separated by ``;``.
 
 A table file larger than ``JOBCRAWL_TABLE_STREAM_MB`` (default 16, :data:`~crawler.pages.tabular.SINGLE_INPUT_BYTES`)
-is still requested through the engine, but :class:`TableFileHandler` only opens it (a regular file
-within the size cap, checked on the descriptor: :func:`crawler.inputs.open_stream`) and the callback
-reads it as a stream, stored as raw inputs of blocks of rows, so memory stays flat however long the
+is only opened (a regular file within the size cap, checked on the descriptor:
+:func:`crawler.inputs.open_stream`) and read as a stream, stored as raw inputs of blocks of rows, so memory stays flat however long the
 file is. ``JOBCRAWL_MAX_FILE_SIZE`` (``--max-file-size``) caps every file, as for text dumps.
 
 A re-run reads every table file, but the rows of a raw input (the file, or a block of a streamed
@@ -35,9 +34,8 @@ from typing import Literal
 
 import scrapy
 from pydantic import Field, field_validator
-from scrapy.http import Response
 
-from crawler.inputs import InputFile, Problem, open_stream
+from crawler.inputs import InputFile
 from crawler.ledger import options_digest
 from crawler.pages.tabular import (
     PRESETS,
@@ -48,7 +46,7 @@ from crawler.pages.tabular import (
     parse_assignments,
     parse_table,
 )
-from crawler.spiders.textdump import InputProblem, RegularFileHandler, TextdumpArgs, TextdumpCommandArgs, TextdumpSpider
+from crawler.spiders.textdump import TextdumpArgs, TextdumpCommandArgs, TextdumpSpider
 from normalize.clock import now_iso
 from normalize.models import Quarantined, RawInput
 
@@ -95,30 +93,9 @@ class TabularCommandArgs(TextdumpCommandArgs):
         None, description="field=value pairs separated by ';' (--value).")
 
 
-class TableFileHandler(RegularFileHandler):
-    """As :class:`~crawler.spiders.textdump.RegularFileHandler`, except that a request with
-    ``meta["stream"]`` gets an empty body and the opened file in ``meta["file"]``: its callback
-    reads the file itself, in blocks."""
-
-    async def download_request(self, request, *args):
-        if request.meta.get("stream"):
-            opened = open_stream(request.meta["input"].path, request.meta["max_bytes"])
-            if isinstance(opened, Problem):
-                raise InputProblem(opened)
-            request.meta["file"] = opened
-            return Response(url=request.url, body=b"", flags=["stream"])
-        return await super().download_request(request, *args)
-
-
 class TabularSpider(TextdumpSpider):
     name = "tabular"
-    custom_settings = {
-        **TextdumpSpider.custom_settings,
-        "DOWNLOAD_HANDLERS": {"file": "crawler.spiders.tabular.TableFileHandler"},
-    }
-
     CommandArgs = TabularCommandArgs
-    group_small_files = False  # each request is told its file's format (start)
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
                  inputs: list[InputFile] | None = None, format: str = "auto", preset: str | None = None,
@@ -145,36 +122,25 @@ class TabularSpider(TextdumpSpider):
     def file_format(self, inp: InputFile) -> str:
         return format_for(inp.path, self.args.format)
 
-    async def start(self):
-        """The text dump spider's requests, each told its format; large tables are streamed."""
-        async for out in super().start():
-            if isinstance(out, scrapy.Request):
-                inp = out.meta["input"]
-                fmt = self.file_format(inp)
-                try:
-                    large = inp.path.stat().st_size > self.stream_above
-                except OSError:  # gone: the handler reports it
-                    large = False
-                out.meta.update(format=fmt, stream=fmt != "text" and large)
-            yield out
+    def streamed(self, inp: InputFile, st) -> bool:
+        """Tables larger than ``JOBCRAWL_TABLE_STREAM_MB`` are read as streams."""
+        return self.file_format(inp) != "text" and st.st_size > self.stream_above
 
-    def parse(self, response):
-        fmt = response.meta["format"]
+    def parse_input(self, inp: InputFile, data, as_of: str):
+        fmt = self.file_format(inp)
         if fmt == "text":
-            yield from super().parse(response)
+            yield from super().parse_input(inp, data, as_of)
             return
-        inp: InputFile = response.meta["input"]
         fetched = now_iso()
         report = TableReport(locator=inp.locator, format=fmt)
         found = unparsed = 0
-        data = response.meta["file"] if response.meta["stream"] else response.body
         ledger = self.unchanged.get("tabular")
         skip = False  # the items of an unchanged raw input (crawler/ledger.py) are counted, not passed on
-        for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=response.meta["as_of"],
+        for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=as_of,
                                 fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above):
             if isinstance(item, RawInput):
                 item.reader = {"format": fmt, **self.args.model_dump(include={"preset", "mapping", "constants"}),
-                               "streamed": bool(response.meta["stream"])}
+                               "streamed": not isinstance(data, bytes)}
                 stored = ledger.get((item.locator, item.sha256)) if ledger and item.status == "parsed" else None
                 skip = stored is not None and stored[0] == item.as_of
                 report.unchanged += skip

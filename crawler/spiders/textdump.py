@@ -1,14 +1,15 @@
-"""``textdump``: ingest text dumps exported from the job app (file:// requests through the engine).
+"""``textdump``: ingest text dumps exported from the job app.
 
 Arguments (``-a`` on the command line, keywords from Python):
 - ``paths``: files, folders (recursive) or globs, separated by ``os.pathsep`` on the command line;
 - ``as_of``: ISO date-time anchoring relative times (default: each file's modification time).
 
-Files are read by :class:`RegularFileHandler` (``file://``): only regular files, of at most
-``JOBCRAWL_MAX_FILE_SIZE`` bytes (``jobcrawl ingest --max-file-size``), checked on the opened
-descriptor (:func:`crawler.inputs.open_regular`). Anything else (a FIFO, socket or device, a symlink to
-one, a dangling symlink, a symlink loop, a folder that cannot be listed) is one quarantine record with
-its reason, and the run goes on; a file over the cap keeps its first 64 KB as its raw input.
+The spider makes no request: its ``start`` reads the files, in order, and yields their items to the item
+pipelines. Only regular files are read, of at most ``JOBCRAWL_MAX_FILE_SIZE`` bytes (``jobcrawl ingest
+--max-file-size``), checked on the opened descriptor (:func:`crawler.inputs.open_regular`). Anything else
+(a FIFO, socket or device, a symlink to one, a dangling symlink, a symlink loop, a folder that cannot be
+listed) is one quarantine record with its reason, and the run goes on; a file over the cap keeps its
+first 64 KB as its raw input.
 
 The run takes files unchanged since their last complete parse out of the inputs before the spider
 starts (crawler/runner.py, crawler/ledger.py); the spider never reads the database. Its ``parsers``
@@ -23,14 +24,12 @@ import stat
 from datetime import datetime, timezone
 
 import scrapy
-from scrapy.core.downloader.handlers.file import FileDownloadHandler
-from scrapy.http import Response
 from scrapy.utils.asyncio import run_in_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crawler.db.rows import NOTHING_READ
-from crawler.inputs import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, open_regular, read_group,
-                            quote_name, resolve_inputs, saved_at, stat_of)
+from crawler.inputs import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLarge, open_stream, quote_name,
+                            read_group, resolve_inputs, saved_at, stat_of)
 from crawler.ledger import parser_of
 from crawler.pages.appexport import parse_dump
 from crawler.report import report_of
@@ -58,55 +57,16 @@ class TextdumpArgs(BaseModel):
 
 
 GROUP_FILES = 64
-"""Small files read by one request at most: a request through the engine costs about as much as parsing a small
-file, so a folder of one-posting files is read a group at a time."""
+"""Small files read by one trip to a thread at most: the trip costs about as much as parsing a small file, so a
+folder of one-posting files is read a group at a time."""
 GROUP_FILE_BYTES = 64 * 2**10
-"""Regular files of at most this size when the spider starts are read in groups; others by a request each."""
+"""Regular files of at most this size when the spider starts are read in groups; others one at a time."""
 GROUP_BYTES = 4 * 2**20
 """A group's reading stops once this many bytes are read (files that grew since they were listed); its other
-files are asked for again, in a request of their own."""
+files are read by the next trip."""
 
-
-class FilesResponse(Response):
-    """The response to a request for a group of files (``meta["group"]``): ``files`` holds each file's bytes or
-    its :class:`~crawler.inputs.Problem`, in the group's order, shorter than the group when the byte budget
-    stopped the reading."""
-
-    def __init__(self, *args, files: list[bytes | Problem], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.files = files
-
-
-def inputs_in(response: Response) -> int:
-    """How many inputs a response brings: the files read of a group, else 1."""
-    return len(response.files) if isinstance(response, FilesResponse) else 1
-
-
-class InputProblem(Exception):
-    """Raised by the file handler for an input it does not read; the spider's errback quarantines it."""
-
-    def __init__(self, problem: Problem):
-        super().__init__(problem.detail)
-        self.problem = problem
-
-
-class RegularFileHandler(FileDownloadHandler):
-    """``file://`` for the inputs of an ingest: only a regular file of at most ``meta["max_bytes"]``
-    is read (:func:`crawler.inputs.open_regular`); anything else raises :class:`InputProblem`."""
-
-    async def download_request(self, request, *args):
-        group = request.meta.get("group")
-        if group is not None:
-            files = await run_in_thread(read_group, [inp.path for inp, _ in group], request.meta["max_bytes"],
-                                        GROUP_BYTES)
-            return FilesResponse(url=request.url, body=b"", files=files)
-        inp: InputFile | None = request.meta.get("input")
-        if inp is None:
-            return await super().download_request(request, *args)
-        body = await run_in_thread(open_regular, inp.path, request.meta["max_bytes"])
-        if isinstance(body, Problem):
-            raise InputProblem(body)
-        return Response(url=request.url, body=body)
+input_read = object()
+"""Signal sent by a file spider for each input it reads (or refuses): the run's progress counts them."""
 
 
 class TextdumpCommandArgs(BaseModel):
@@ -120,23 +80,10 @@ class TextdumpCommandArgs(BaseModel):
 
 
 class TextdumpSpider(scrapy.Spider):
+    """Reads its input files in :meth:`start` and yields their items there, in file order: no request is made."""
+
     name = "textdump"
     CommandArgs: type[TextdumpCommandArgs] = TextdumpCommandArgs
-    # Local files are not someone else's server: no throttling, no robots.txt. One request (a file,
-    # or a group of small files) at a time, in the order given (start requests of one priority leave
-    # the scheduler first in, first out), so row ids follow file order. One priority: each distinct
-    # one is a queue of its own, and the scheduler scans them all at every request.
-    custom_settings = {
-        "AUTOTHROTTLE_ENABLED": False,
-        "DOWNLOAD_DELAY": 0,
-        "CONCURRENT_REQUESTS": 1,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-        "ROBOTSTXT_OBEY": False,
-        "RETRY_ENABLED": False,
-        "DOWNLOAD_WARNSIZE": 0,
-        "DOWNLOAD_MAXSIZE": 0,
-        "DOWNLOAD_HANDLERS": {"file": "crawler.spiders.textdump.RegularFileHandler"},
-    }
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
                  inputs: list[InputFile] | None = None, unchanged: dict | None = None, **kwargs):
@@ -183,34 +130,55 @@ class TextdumpSpider(scrapy.Spider):
         """Source of the inputs this spider stores → digest of the options their parse depends on."""
         return {"textdump": ""}
 
-    group_small_files = True
-    """Read small regular files in groups (:data:`GROUP_FILES`); a subclass whose requests need one file each
-    turns it off."""
-
     async def start(self):
+        """Each input's items, in order. Small regular files are read :data:`GROUP_FILES` at a time in a thread
+        (:func:`~crawler.inputs.read_group`), others one at a time; a file :meth:`streamed` is only opened."""
         group: list[tuple[InputFile, str]] = []
         for inp in self.args.inputs:
             st = stat_of(inp.path) if inp.problem is None else inp.problem
-            if isinstance(st, Problem):
-                if group:
-                    yield self.request(group)
-                    group = []
-                for item in self._problem(inp, st, iso_utc(self.args.as_of or datetime.now(timezone.utc))):
+            problem = isinstance(st, Problem)
+            as_of = iso_utc(self.args.as_of or (datetime.now(timezone.utc) if problem else self._saved_at(inp, st)))
+            small = not problem and stat.S_ISREG(st.st_mode) and st.st_size <= GROUP_FILE_BYTES
+            if group and not small:
+                async for item in self._read(group):
                     yield item
-                continue
-            as_of = iso_utc(self.args.as_of or self._saved_at(inp, st))
-            if self.group_small_files and stat.S_ISREG(st.st_mode) and st.st_size <= GROUP_FILE_BYTES:
-                group.append((inp, as_of))
-                if len(group) == GROUP_FILES:
-                    yield self.request(group)
-                    group = []
-                continue
-            if group:
-                yield self.request(group)
                 group = []
-            yield self.request([(inp, as_of)])
-        if group:
-            yield self.request(group)
+            if problem:
+                for item in self._input(inp, st, as_of):
+                    yield item
+            elif self.streamed(inp, st):
+                opened = await run_in_thread(open_stream, inp.path, self.args.max_bytes)
+                for item in self._input(inp, opened, as_of):
+                    yield item
+            else:
+                group.append((inp, as_of))
+                if not small or len(group) == GROUP_FILES:
+                    async for item in self._read(group):
+                        yield item
+                    group = []
+        async for item in self._read(group):
+            yield item
+
+    def streamed(self, inp: InputFile, st) -> bool:
+        """Whether ``inp`` (of status ``st``) is read as a stream by its parser instead of into memory."""
+        return False
+
+    async def _read(self, group: list[tuple[InputFile, str]]):
+        """The items of a group of files, read in a thread until :data:`GROUP_BYTES` are read, then the rest."""
+        while group:
+            got = await run_in_thread(read_group, [inp.path for inp, _ in group], self.args.max_bytes, GROUP_BYTES)
+            for (inp, as_of), data in zip(group, got):
+                for item in self._input(inp, data, as_of):
+                    yield item
+            group = group[len(got):]
+
+    def _input(self, inp: InputFile, data, as_of: str):
+        """The items of one input (its bytes, its open file, or its :class:`~crawler.inputs.Problem`); the run's
+        progress hears of it (:data:`input_read`)."""
+        self.crawler.signals.send_catch_log(input_read)
+        if isinstance(data, Problem):
+            return self._problem(inp, data, as_of)
+        return self.parse_input(inp, data, as_of)
 
     def _saved_at(self, inp: InputFile, st) -> datetime:
         when, note = saved_at(st)
@@ -218,47 +186,17 @@ class TextdumpSpider(scrapy.Spider):
             self.report.repaired.append(f"{quote_name(inp.locator)}: {note}")
         return when
 
-    def request(self, files: list[tuple[InputFile, str]]) -> scrapy.Request:
-        """The request for one file, or for a group of them (``meta["group"]``: (input, as_of) in order)."""
-        first, as_of = files[0]
-        meta = {"max_bytes": self.args.max_bytes}
-        meta.update({"input": first, "as_of": as_of} if len(files) == 1 else {"group": files})
-        return scrapy.Request(first.path.as_uri(), callback=self.parse, errback=self.failed, meta=meta,
-                              dont_filter=True)
-
-    def parse(self, response):
-        group = response.meta.get("group")
-        if group is None:
-            yield from self.parse_file(response.meta["input"], response.body, response.meta["as_of"])
-            return
-        for (inp, as_of), got in zip(group, response.files):
-            if isinstance(got, Problem):
-                yield from self._problem(inp, got, as_of)
-            else:
-                yield from self.parse_file(inp, got, as_of)
-        if len(response.files) < len(group):  # the byte budget stopped the reading: the rest comes next
-            yield self.request(group[len(response.files):])
-
-    def parse_file(self, inp: InputFile, body: bytes, as_of: str):
-        """The items of one file's bytes."""
+    def parse_input(self, inp: InputFile, data, as_of: str):
+        """The items of one file read: its bytes (or, for a file :meth:`streamed`, its open binary file)."""
         found = 0
-        for item in parse_dump(body, locator=inp.locator, fetched_at=now_iso(), as_of=as_of):
+        for item in parse_dump(data, locator=inp.locator, fetched_at=now_iso(), as_of=as_of):
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
             yield item
         self.report.found += found
         self.report.files += 1
-        if tail := zero_filled_tail(body):
+        if tail := zero_filled_tail(data):
             self.report.repaired.append(f"{quote_name(inp.locator)}: {ZERO_TAIL.format(tail)}")
-
-    def failed(self, failure):
-        meta = failure.request.meta
-        if failure.check(InputProblem):
-            problem = failure.value.problem
-        else:
-            problem = Problem("unreadable", f"unreadable: {failure.getErrorMessage()}")
-        for inp, as_of in meta.get("group") or [(meta["input"], meta["as_of"])]:
-            yield from self._problem(inp, problem, as_of)
 
     def _problem(self, inp: InputFile, problem: Problem, as_of: str):
         """The items of an input not read: a quarantine record (and, for a file over the size cap, its
