@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, FIXTURES, SEEDS, export_records, run_cli
+from crawler.db.rows import raw_text
 
 pytestmark = pytest.mark.slow
 
@@ -93,7 +94,7 @@ def test_database_is_wal_and_migrated(seeded_db):
     assert names[0] == "0001_initial"
     raw = conn.execute("SELECT locator, status, postings, encoding FROM raw_inputs ORDER BY locator").fetchall()
     assert raw == [("000_7c4373297891d5ca.txt", "parsed", 1, "utf-8"), ("003_5eabc84b6ca487f0.txt", "parsed", 1, "utf-8")]
-    assert conn.execute("SELECT text FROM raw_inputs WHERE locator LIKE '000%'").fetchone()[0] == (
+    assert raw_text(*conn.execute("SELECT text, text_zlib FROM raw_inputs WHERE locator LIKE '000%'").fetchone()) == (
         SEEDS / "000_7c4373297891d5ca.txt").read_text(encoding="utf-8")
     conn.close()
 
@@ -102,7 +103,7 @@ def _dump(db) -> list[str]:
     """Every row of the data tables (not the runs log), for comparing whole databases."""
     conn = sqlite3.connect(db)
     out = []
-    for table in ("raw_inputs", "postings", "sections", "evaluations", "signals", "posting_versions", "quarantine"):
+    for table in ("raw_inputs", "postings", "sections", "evaluations", "posting_skills", "posting_versions", "quarantine"):
         cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] not in ("run_id", "fetched_at")]
         out += [f"{table} {row}" for row in conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY 1, 2")]
     out += [f"fts {row}" for row in conn.execute("SELECT rowid, title, company, body FROM postings_fts ORDER BY rowid")]
