@@ -104,8 +104,11 @@ def test_quarantine_rows_keep_reason_and_raw_text(bad_run):
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 14
     partial = conn.execute("SELECT status, postings, error FROM raw_inputs WHERE locator = 'bad/partial.txt'").fetchone()
     assert partial == ("partial", 1, "truncated")
-    truncated_text = conn.execute("SELECT text FROM quarantine WHERE locator = 'bad/truncated.txt'").fetchone()[0]
-    assert truncated_text == files["bad/truncated.txt"].decode("utf-8")  # the whole page as written
+    # the whole page as written, stored once: in its raw input, which the quarantine row points at
+    text, in_input, r_text, r_zlib = conn.execute(
+        "SELECT q.text, q.text_in_input, r.text, r.text_zlib FROM quarantine q JOIN raw_inputs r ON r.id = q.raw_input_id"
+        " WHERE q.locator = 'bad/truncated.txt'").fetchone()
+    assert (text, in_input, raw_text(r_text, r_zlib)) == (None, 1, files["bad/truncated.txt"].decode("utf-8"))
 
 
 def test_good_files_in_every_encoding_are_ingested(bad_run):

@@ -616,3 +616,17 @@ def m0030(db: sqlite_utils.Database) -> None:
     PRIMARY KEY (posting_id, skill, section)
 ) WITHOUT ROWID""", "SELECT posting_id, skill, section, seq, count, first_offset, length(matched) FROM posting_skills",
              ("CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id)",))
+
+
+@migration("0031_quarantine_points_at_input")
+def m0031(db: sqlite_utils.Database) -> None:
+    """A quarantine row keeps no copy of its input's whole stored text (crawler/db/rows.py: ``copies_input``):
+    ``text_in_input`` says so, and the copies stored before are cleared."""
+    from .rows import copies_input, raw_text
+
+    conn = db.conn
+    conn.execute("ALTER TABLE quarantine ADD COLUMN text_in_input INTEGER NOT NULL DEFAULT 0")
+    rows = conn.execute("SELECT q.id, q.text, r.text, r.text_zlib FROM quarantine q"
+                        " JOIN raw_inputs r ON r.id = q.raw_input_id WHERE q.text IS NOT NULL")
+    conn.executemany("UPDATE quarantine SET text = NULL, text_in_input = 1 WHERE id = ?", [
+        (qid,) for qid, text, r_text, r_zlib in rows if copies_input(text, raw_text(r_text, r_zlib))])

@@ -151,6 +151,15 @@ def sql_raw_text(text: str | None, text_zlib: bytes | None) -> str | None:
     return raw_text(text, text_zlib, SQL_RAW_TEXT_LIMIT)
 
 
+def copies_input(text: str | None, input_text: str | None) -> bool:
+    """Whether a quarantine row's ``text`` is its input's whole stored text (a file that is no posting, the one
+    truncated posting of a page), stored there once: the row keeps NULL and ``text_in_input`` 1, read back as
+    ``raw_text(r.text, r.text_zlib)`` of its raw input. A text the SQL function cannot expand (over
+    :data:`SQL_RAW_TEXT_LIMIT` bytes) keeps its copy."""
+    return (text is not None and text == input_text
+            and (len(text) <= SQL_RAW_TEXT_LIMIT // 4 or len(text.encode("utf-8", "surrogatepass")) <= SQL_RAW_TEXT_LIMIT))
+
+
 def quarantine_row(item: Quarantined) -> tuple:
     """A quarantined input or posting as :data:`QUARANTINE_COLS` (position -1: the whole input)."""
     return (item.source, item.locator, -1 if item.position is None else item.position, item.input_sha256,

@@ -70,7 +70,8 @@ CREATE TABLE quarantine (
     detail TEXT,
     text TEXT,
     at TEXT,
-    run_id INTEGER REFERENCES runs (id)
+    run_id INTEGER REFERENCES runs (id),
+    text_in_input INTEGER NOT NULL DEFAULT 0
 );
 -- A quarantined input without a hash is stored once too (a unique index treats nulls as distinct).
 CREATE UNIQUE INDEX idx_quarantine_once ON quarantine (source, locator, coalesce(input_sha256, ''), position);

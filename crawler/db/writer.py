@@ -34,7 +34,8 @@ import sqlite_utils
 from normalize.clock import now_iso
 
 from . import dedupe, fts, spool
-from .rows import EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, kept_whole, raw_text
+from .rows import (EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, copies_input,
+                   kept_whole, raw_text)
 from .skills import PS_COLS
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version")
@@ -47,8 +48,9 @@ _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
 _INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs}, ?)".format(
     cols=", ".join(INPUT_COLS), qs=", ".join("?" * len(INPUT_COLS)))
-_INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id) VALUES ({qs}, ?, ?, ?)".format(
+_INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id, text_in_input) VALUES ({qs}, ?, ?, ?, ?)".format(
     cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
+_Q_TEXT = QUARANTINE_COLS.index("text")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
@@ -199,6 +201,10 @@ class Writer:
         self.conn.execute(f"UPDATE raw_inputs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
                           (*(new[c] for c in columns), raw_id))
 
+    def _input_text(self, raw_id: int) -> str | None:
+        text, text_zlib = self.conn.execute("SELECT text, text_zlib FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone()
+        return raw_text(text, text_zlib)
+
     def _kept_whole(self, raw_id: int) -> bool:
         sha, text, text_zlib, body, encoding = self.conn.execute(
             "SELECT sha256, text, text_zlib, body, encoding FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone()
@@ -316,9 +322,17 @@ class Writer:
             (pid, version, record.get("content_hash"), superseded_at, json.dumps(record, ensure_ascii=False)))
 
     def _write_quarantine(self, batch: Batch, input_ids: dict[tuple[str, str], int], counts: Counter) -> None:
+        """The quarantine rows, none with a copy of its input's stored text (:func:`copies_input`)."""
         now = now_iso()
+        texts: dict[int, str | None] = {}
         for q in batch.quarantine:
-            cur = self.conn.execute(_INSERT_QUARANTINE, (*q, input_ids.get((q[1], q[3])), now, batch.run_id))
+            raw_id = input_ids.get((q[1], q[3]))
+            if q[_Q_TEXT] is not None and raw_id is not None and raw_id not in texts:
+                texts[raw_id] = self._input_text(raw_id)
+            in_input = copies_input(q[_Q_TEXT], texts.get(raw_id))
+            if in_input:
+                q = (*q[:_Q_TEXT], None, *q[_Q_TEXT + 1:])
+            cur = self.conn.execute(_INSERT_QUARANTINE, (*q, raw_id, now, batch.run_id, int(in_input)))
             counts["quarantined"] += 1
             if cur.rowcount:
                 counts["quarantined_new"] += 1
