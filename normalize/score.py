@@ -762,6 +762,10 @@ def _market(f: PostingFacts, market: Market, group: SalaryGroup | None, value: f
 # --------------------------------------------------------------------------- dimensions: sentences
 
 
+FACT_RULES = frozenset({"stack", "scope_clauses", "business"})
+"""Evidence entries of 0 points that keep a fact only the sentences name (the growth signals show them)."""
+
+
 class Prose(NamedTuple):
     """An evaluation's sentences: what :func:`render_evaluation` gives."""
 
@@ -909,12 +913,12 @@ def _weak(dim: str, evidence: Sequence[dict]) -> str:
 def _summary(f: PostingFacts, scores: Mapping[str, int | None], evidence: Mapping[str, Sequence[dict]]) -> str:
     """``AI算子开发工程师（吉利汽车）：智能驾驶方向技术岗，成长空间大，但工作生活信号有限。``"""
     subject = (f.title or "职位") + (f"（{f.company}）" if f.company else HIDDEN_COMPANY)
-    sectors = _words(evidence["mission"], "mission", "sector")
-    tech = any(e["rule"] == "stack" for e in evidence["growth"])
+    sectors = _words(evidence.get("mission") or [], "mission", "sector")
+    tech = any(e["rule"] == "stack" for e in evidence.get("growth") or [])
     head = (f"{sectors[0]['matched']}方向" if sectors else (f"{f.category}" if f.category else "")) + ("技术岗" if tech else "岗位")
     known = {d: scores[d] for d in DIMENSIONS if scores[d] is not None}
     strong = [STRONG[d] for d, v in known.items() if v >= 80]
-    weak = [_weak(d, evidence[d]) for d, v in known.items() if v < 60]
+    weak = [_weak(d, evidence.get(d) or []) for d, v in known.items() if v < 60]
     unknown = [DIMENSION_LABELS[d] for d in DIMENSIONS if d not in known]
     if known and not strong and not weak:
         strong = ["各项中等"]
