@@ -43,6 +43,9 @@ SHAPES: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "city_category_open": (("key", "corpus_open", "source_open"), {}),
     "weighted_mean": (("weights", "known", "completeness", "value"),
                       {"weights": {"pay": 0.35, "growth": 0.25, "worklife": 0.2, "mission": 0.2}}),
+    "stack": (("skills", "points"), {"points": 0}),
+    "scope_clauses": (("clauses", "points"), {"points": 0}),
+    "business": (("kinds", "points"), {"points": 0}),
 }
 WORD_KEYS = ("rule", "matched", "section", "snippet", "points")
 

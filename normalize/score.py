@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 SCORER = "jobcrawl-v1"
-SCORER_VERSION = "2"
+SCORER_VERSION = "3"
 """Version of these rules: part of every score's inputs, so a new version scores every posting again."""
 INSUFFICIENT = "信息不足"
 """The level of a dimension (or overall) whose evidence does not meet its minimum."""
@@ -546,31 +546,27 @@ def _capped(hits: Mapping[str, Hit], dim: str, group: str, evidence: list[dict])
     return fired
 
 
-def _labels(hits: Iterable[Hit]) -> str:
-    return "、".join(dict.fromkeys(h.rule.label for h in hits))
+def _labels(names: Iterable[str]) -> str:
+    return "、".join(dict.fromkeys(RULE_BY_NAME[n].label for n in names))
 
 
 class _Dim(NamedTuple):
     score: int | None  # None: the evidence does not meet the dimension's minimum (信息不足)
     evidence: list[dict]
-    signals: list[tuple[str, str]]  # (key, value): Signal models are built once per evaluation
-    explanation: str
 
 
-def _finish(evidence: list[dict], signals: list[tuple[str, str]], explanation: Sequence[str],
-            known: bool = True) -> _Dim:
-    text = "，".join(p for p in explanation if p) + "。"
+def _finish(evidence: list[dict], known: bool = True) -> _Dim:
     if not known:
         evidence.append({"rule": "insufficient", "text": INSUFFICIENT, "points": 0})
-        return _Dim(None, evidence, signals, f"{INSUFFICIENT}：{text}")
-    return _Dim(_clamp(sum(e.get("points", 0) for e in evidence)), evidence, signals, text)
+        return _Dim(None, evidence)
+    return _Dim(_clamp(sum(e.get("points", 0) for e in evidence)), evidence)
 
 
 _SIGNALS = TypeAdapter(dict[str, list[Signal]])
 """Validates every dimension's signals in one call (cheaper than a ``Signal(...)`` call per signal)."""
 
 
-# --------------------------------------------------------------------------- dimensions
+# --------------------------------------------------------------------------- dimensions: evidence and score
 
 
 class PayRange(NamedTuple):
@@ -613,47 +609,28 @@ def _pay(f: PostingFacts, market: Market, hits: Mapping[str, Hit]) -> tuple[_Dim
     if value is not None:
         group, tried = market.peers(f.city, f.category, currency)
         evidence.extend(tried)
-    parts: list[str] = []
     if value is not None and group is not None:
-        p = group.percentile(value)
         p25, median, p75 = group.quartiles
         evidence.append({"rule": "base", "points": PAY_BASE})
+        p = group.percentile(value)
         evidence.append({"rule": "salary_percentile", "text": text, "monthly": _pts(value), "scope": group.scope,
                          "key": group.key, "currency": group.currency, "n": group.n, "p25": p25, "median": median,
                          "p75": p75, "percentile": round(p, 1), "points": _pts(PAY_SLOPE * p)})
-        label = "高于市场" if p >= 75 else "低于市场" if p < 25 else "市场水准"
-        signal = (f"{label} ({format_money(value, currency)}/月，{group.label}第{p:.0f}百分位，"
-                  f"中位数{format_money(median, currency)}，{group.n}个样本)")
-        parts.append(f"月薪{format_money(value, currency)}，{compare_text(value, median, group.label)}"
-                     f"（{group.label}同类{group.n}个岗位的第{p:.0f}百分位）")
     elif f.vs_median in COMPARE_PERCENTILE:
         p = COMPARE_PERCENTILE[f.vs_median]
         evidence.append({"rule": "base", "points": PAY_BASE})
         evidence.append({"rule": "source_compare", "text": f.compare_raw, "vs_median": f.vs_median,
                          "assumed_percentile": p, "points": _pts(PAY_SLOPE * p)})
-        signal = f"{f.compare_raw}（来源说明；库内同类样本不足）"
-        money = f"月薪{format_money(value, currency)}，" if value is not None else ""
-        parts.append(f"{money}{f.compare_raw}（来源说明，库内同类样本不足）")
     else:
         evidence.append({"rule": "salary_unknown" if value is None else "no_comparison", "text": text or "未明确",
                          "points": 0})
-        if value is None:
-            signal = "未明确"
-            parts.append("薪资未明确")
-        else:
-            groups = "、".join(f"{e['key'].replace(' · ', '')}{e['n']}个" for e in evidence if e["rule"] == "peers_too_small")
-            why = f"{SAMPLE_TOO_SMALL}（{groups}，少于{market.min_sample}个）" if groups else "类别未知，无同类可比"
-            signal = f"{format_money(value, currency)}/月（{why}）"
-            parts.append(f"月薪{format_money(value, currency)}，{why}，无法判断高低")
     for months, points in MONTHS_POINTS:
         if f.months >= months:
             evidence.append({"rule": "months", "text": f"{f.months}薪", "months": f.months, "points": points})
-            parts.append(f"{f.months}薪")
             break
-    benefits = _capped(hits, "pay", "benefit", evidence)
-    parts.append(f"提及{_labels(benefits)}等福利" if benefits else "JD未明确提及具体福利项目")
+    _capped(hits, "pay", "benefit", evidence)
     known = group is not None and value is not None or f.vs_median in COMPARE_PERCENTILE
-    return _finish(evidence, [("薪资信号", signal)], parts, known), group, value
+    return _finish(evidence, known), group, value
 
 
 def compare_text(value: float, median: float, key: str) -> str:
@@ -698,6 +675,8 @@ def _skill_facts(f: PostingFacts, info: Mapping[str, SkillInfo]) -> _SkillFacts:
 
 
 def _growth(f: PostingFacts, sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
+    """Growth's evidence, with three facts its sentences name at 0 points: the technical stack (``stack``), the
+    clauses its scope words stand in (``scope_clauses``) and the business type (``business``)."""
     evidence: list[dict] = [{"rule": "base", "points": NEUTRAL}]
     frontier, cats = sk.frontier, sk.categories
     if frontier:
@@ -712,31 +691,15 @@ def _growth(f: PostingFacts, sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
     level = _seniority(f)
     if level:
         evidence.append({"rule": "seniority", "text": level[1], "points": level[0]})
-
-    stack = sk.stack[:STACK_SIZE]
-    tech = "前沿/新兴技术" if len(frontier) >= 2 else "涉及新兴技术" if frontier else "成熟/主流技术" if stack else "未明确"
-    signals = [("技术前沿", tech), ("技术栈", "、".join(stack) if stack else "未明确")]
+    if sk.stack:
+        evidence.append({"rule": "stack", "skills": sk.stack[:STACK_SIZE], "points": 0})
     if scope:
-        signals.append(("成长机会", "、".join(dict.fromkeys(h.clause for h in scope[:3]))))
+        evidence.append({"rule": "scope_clauses", "clauses": list(dict.fromkeys(h.clause for h in scope[:3])),
+                         "points": 0})
     business = [n for n in ("to_b", "to_c") if n in hits]
-    signals.append(("业务类型", "ToB/ToC" if len(business) == 2 else RULE_BY_NAME[business[0]].label if business else "ambiguous"))
-
-    parts = []
-    if frontier:
-        parts.append(f"涉及{'、'.join(frontier[:3])}等{len(frontier)}项前沿技术")
-    if cats:
-        parts.append(f"覆盖{'、'.join(FRONTIER_CATEGORIES[c] for c in cats)}方向")
-    if scope:
-        parts.append(f"职责含{_labels(scope)}等范围信号")
-    if level:
-        parts.append(f"岗位级别：{level[1]}")
-    if "routine" in hits:
-        parts.append("工作内容重复性较高")
-    if not parts:
-        parts.append("JD未体现前沿技术或职责范围信号，成长空间无法判断")
-    dim = _finish(evidence, signals, parts, _has_jd(f) or bool(frontier))
-    tail = "" if dim.score is None else "技能成长空间大" if dim.score >= 80 else "有一定成长空间" if dim.score >= 60 else ""
-    return dim._replace(explanation=dim.explanation[:-1] + (f"，{tail}。" if tail else "。"))
+    if business:
+        evidence.append({"rule": "business", "kinds": business, "points": 0})
+    return _finish(evidence, _has_jd(f) or bool(frontier))
 
 
 NOT_JD = frozenset({"benefits", "compensation"})
@@ -757,21 +720,7 @@ def _worklife(f: PostingFacts, hits: Mapping[str, Hit]) -> _Dim:
     good = _capped(hits, "worklife", "overtime+", evidence)
     if not mode and not bad and not good:
         evidence.append({"rule": "unknown", "text": "未明确", "points": 0})
-    place = " · ".join(p for p in (f.city, f.district) if p) or "未明确"
-    overtime = "；".join(p for p in (f"有加班迹象（{_labels(bad)}）" if bad else "",
-                                     f"作息友好（{_labels(good)}）" if good else "") if p) or "未提及（无法判断）"
-    signals = [("工作模式", f.work_mode or (MODE_LABELS[mode] if mode else "未明确")), ("办公地点", place),
-               ("加班情况", overtime)]
-    parts = []
-    if mode:
-        parts.append(f"工作模式为{f.work_mode or MODE_LABELS[mode]}")
-    if bad:
-        parts.append(f"JD提及{_labels(bad)}，工作强度可能较高")
-    if good:
-        parts.append(f"提及{_labels(good)}")
-    if not bad and not good:
-        parts.append("JD未提及工作时间、加班或弹性工时等WLB信息，无法判断工作节奏")
-    return _finish(evidence, signals, parts, bool(mode or bad or good))
+    return _finish(evidence, bool(mode or bad or good))
 
 
 def _mission(sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
@@ -787,19 +736,156 @@ def _mission(sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
         evidence.append({"rule": "cap", "group": "sector", "cap": CAPS["sector"], "points": _pts(CAPS["sector"] - total)})
     harm = _capped(hits, "mission", "harm", evidence)
     innovation = _capped(hits, "mission", "innovation", evidence)
-    frontier = sk.frontier
-    if frontier:
-        evidence.append({"rule": "new_tech", "skills": frontier[:5], "points": 3.0})
+    if sk.frontier:
+        evidence.append({"rule": "new_tech", "skills": sk.frontier[:5], "points": 3.0})
+    return _finish(evidence, bool(sectors or harm or innovation or sk.frontier))
 
-    names = {h.rule.name for h in sectors}
+
+def _market(f: PostingFacts, market: Market, group: SalaryGroup | None, value: float | None) -> list[dict]:
+    """Evidence of the derived texts the app shows (比X中位数低, 约 N 个在招), from the corpus."""
+    evidence = []
+    if group is not None and value is not None:
+        median = group.quartiles[1]
+        evidence.append({"rule": "salary_compare", "text": compare_text(value, median, group.label),
+                         "scope": group.scope, "n": group.n, "median": median, "source": f.compare_raw})
+    if f.company:
+        evidence.append({"rule": "company_open", "company": f.company, "corpus_open": market.company_open.get(f.company, 0),
+                         "corpus_open_in_category": market.company_category_open.get((f.company, f.category), 0)
+                         if f.category else None, "source_open": f.company_open_jobs})
+    if f.city and f.category:
+        evidence.append({"rule": "city_category_open", "key": peer_key(f.city, f.category),
+                         "corpus_open": market.city_category_open.get((f.city, f.category), 0),
+                         "source_open": f.market_open_jobs})
+    return evidence
+
+
+# --------------------------------------------------------------------------- dimensions: sentences
+
+
+FACT_RULES = frozenset({"stack", "scope_clauses", "business"})
+"""Evidence entries of 0 points that keep a fact only the sentences name (the growth signals show them)."""
+
+
+class Prose(NamedTuple):
+    """An evaluation's sentences: what :func:`render_evaluation` gives."""
+
+    summary: str
+    notes: list[str]
+    explanations: dict[str, str]
+    signals: dict[str, list[tuple[str, str]]]  # (key, value) by dimension
+
+
+def _words(evidence: Sequence[dict], dim: str, group: str) -> list[dict]:
+    """The word-rule entries of one rule group, in evidence order."""
+    return [e for e in evidence if e["rule"] in RULE_BY_NAME and RULE_BY_NAME[e["rule"]].dim == dim
+            and RULE_BY_NAME[e["rule"]].group == group]
+
+
+def _sentence(parts: Sequence[str], score: int | None) -> str:
+    text = "，".join(p for p in parts if p) + "。"
+    return f"{INSUFFICIENT}：{text}" if score is None else text
+
+
+def _pay_prose(evidence: Sequence[dict], f: PostingFacts) -> tuple[list[tuple[str, str]], list[str]]:
+    by = {e["rule"]: e for e in evidence}
+    value, currency, _, _ = _monthly(f)
+    parts: list[str] = []
+    if e := by.get("salary_percentile"):
+        value, currency, p, median = e["monthly"], e["currency"], e["percentile"], e["median"]
+        label = e["key"].replace(" · ", "")
+        level = "高于市场" if p >= 75 else "低于市场" if p < 25 else "市场水准"
+        signal = (f"{level} ({format_money(value, currency)}/月，{label}第{p:.0f}百分位，"
+                  f"中位数{format_money(median, currency)}，{e['n']}个样本)")
+        parts.append(f"月薪{format_money(value, currency)}，{compare_text(value, median, label)}"
+                     f"（{label}同类{e['n']}个岗位的第{p:.0f}百分位）")
+    elif e := by.get("source_compare"):
+        signal = f"{e['text']}（来源说明；库内同类样本不足）"
+        money = f"月薪{format_money(value, currency)}，" if value is not None else ""
+        parts.append(f"{money}{e['text']}（来源说明，库内同类样本不足）")
+    elif "salary_unknown" in by or value is None:
+        signal = "未明确"
+        parts.append("薪资未明确")
+    else:
+        small = [e for e in evidence if e["rule"] == "peers_too_small"]
+        groups = "、".join(f"{e['key'].replace(' · ', '')}{e['n']}个" for e in small)
+        why = f"{SAMPLE_TOO_SMALL}（{groups}，少于{small[0]['min']}个）" if groups else "类别未知，无同类可比"
+        signal = f"{format_money(value, currency)}/月（{why}）"
+        parts.append(f"月薪{format_money(value, currency)}，{why}，无法判断高低")
+    if e := by.get("months"):
+        parts.append(e["text"])
+    benefits = [e["rule"] for e in _words(evidence, "pay", "benefit")]
+    parts.append(f"提及{_labels(benefits)}等福利" if benefits else "JD未明确提及具体福利项目")
+    return [("薪资信号", signal)], parts
+
+
+def _growth_prose(evidence: Sequence[dict], score: int | None) -> tuple[list[tuple[str, str]], list[str]]:
+    by = {e["rule"]: e for e in evidence}
+    frontier = by.get("frontier_skill")
+    stack = by["stack"]["skills"] if "stack" in by else []
+    count = frontier["count"] if frontier else 0
+    tech = "前沿/新兴技术" if count >= 2 else "涉及新兴技术" if count else "成熟/主流技术" if stack else "未明确"
+    signals = [("技术前沿", tech), ("技术栈", "、".join(stack) if stack else "未明确")]
+    if "scope_clauses" in by:
+        signals.append(("成长机会", "、".join(by["scope_clauses"]["clauses"])))
+    business = by["business"]["kinds"] if "business" in by else []
+    signals.append(("业务类型", "ToB/ToC" if len(business) == 2 else RULE_BY_NAME[business[0]].label if business else "ambiguous"))
+
+    scope = [e["rule"] for e in _words(evidence, "growth", "scope")]
+    parts = []
+    if frontier:
+        parts.append(f"涉及{'、'.join(frontier['skills'][:3])}等{count}项前沿技术")
+    if e := by.get("frontier_category"):
+        parts.append(f"覆盖{'、'.join(FRONTIER_CATEGORIES[c] for c in e['categories'])}方向")
+    if scope:
+        parts.append(f"职责含{_labels(scope)}等范围信号")
+    if e := by.get("seniority"):
+        parts.append(f"岗位级别：{e['text']}")
+    if "routine" in by:
+        parts.append("工作内容重复性较高")
+    if not parts:
+        parts.append("JD未体现前沿技术或职责范围信号，成长空间无法判断")
+    tail = "" if score is None else "技能成长空间大" if score >= 80 else "有一定成长空间" if score >= 60 else ""
+    if tail:
+        parts.append(tail)
+    return signals, parts
+
+
+def _worklife_prose(evidence: Sequence[dict], f: PostingFacts) -> tuple[list[tuple[str, str]], list[str]]:
+    by = {e["rule"]: e for e in evidence}
+    mode = by["work_mode"]["mode"] if "work_mode" in by else None
+    bad = [e["rule"] for e in _words(evidence, "worklife", "overtime-")]
+    good = [e["rule"] for e in _words(evidence, "worklife", "overtime+")]
+    place = " · ".join(p for p in (f.city, f.district) if p) or "未明确"
+    overtime = "；".join(p for p in (f"有加班迹象（{_labels(bad)}）" if bad else "",
+                                     f"作息友好（{_labels(good)}）" if good else "") if p) or "未提及（无法判断）"
+    signals = [("工作模式", f.work_mode or (MODE_LABELS[mode] if mode else "未明确")), ("办公地点", place),
+               ("加班情况", overtime)]
+    parts = []
+    if mode:
+        parts.append(f"工作模式为{f.work_mode or MODE_LABELS[mode]}")
+    if bad:
+        parts.append(f"JD提及{_labels(bad)}，工作强度可能较高")
+    if good:
+        parts.append(f"提及{_labels(good)}")
+    if not bad and not good:
+        parts.append("JD未提及工作时间、加班或弹性工时等WLB信息，无法判断工作节奏")
+    return signals, parts
+
+
+def _mission_prose(evidence: Sequence[dict]) -> tuple[list[tuple[str, str]], list[str]]:
+    sectors = _words(evidence, "mission", "sector")
+    harm = [e["rule"] for e in _words(evidence, "mission", "harm")]
+    innovation = [e["rule"] for e in _words(evidence, "mission", "innovation")]
+    frontier = any(e["rule"] == "new_tech" for e in evidence)
+    names = {e["rule"] for e in sectors}
     industry = "高速增长赛道" if names & GROWTH_SECTORS else "稳定发展行业" if sectors else "未明确"
     impact = "存在争议" if harm else "正向社会影响力较高" if names & POSITIVE_SECTORS else "中性/一般"
-    novelty = ("开拓性创新（行业首创）" if "first_of_kind" in hits else
+    novelty = ("开拓性创新（行业首创）" if "first_of_kind" in innovation else
                "积极采用新技术" if innovation or frontier else "未明确")
     signals = [("行业发展", industry), ("社会影响", impact), ("创新程度", novelty)]
     parts = []
     if sectors:
-        parts.append(f"岗位属于{'、'.join(dict.fromkeys(h.matched for h in sectors))}方向" + ("，处于高速增长赛道" if names & GROWTH_SECTORS else ""))
+        parts.append(f"岗位属于{'、'.join(dict.fromkeys(e['matched'] for e in sectors))}方向" + ("，处于高速增长赛道" if names & GROWTH_SECTORS else ""))
     if harm:
         parts.append(f"涉及{_labels(harm)}，社会评价存在争议")
     if innovation:
@@ -808,7 +894,7 @@ def _mission(sk: _SkillFacts, hits: Mapping[str, Hit]) -> _Dim:
         parts.append("积极采用新技术")
     if not parts:
         parts.append("JD未体现行业方向或创新信号，使命价值无法判断")
-    return _finish(evidence, signals, parts, bool(sectors or harm or innovation or frontier))
+    return signals, parts
 
 
 STRONG = {"pay": "薪资有竞争力", "growth": "成长空间大", "worklife": "工作生活较平衡", "mission": "使命价值高"}
@@ -816,21 +902,23 @@ WEAK = {"pay": "薪资偏低", "growth": "成长信号有限", "worklife": "工�
 NEGATIVE = {"worklife": ("overtime-", "WLB可能受限"), "mission": ("harm", "使命存在争议"), "growth": ("", "成长空间有限")}
 
 
-def _weak(dim: str, d: _Dim) -> str:
+def _weak(dim: str, evidence: Sequence[dict]) -> str:
     """The weak word of a known dimension below 60: stronger when a negative rule fired."""
     group, text = NEGATIVE.get(dim, ("", ""))
     fired = any(e.get("points", 0) < 0 and e["rule"] in RULE_BY_NAME and RULE_BY_NAME[e["rule"]].group == group
-                for e in d.evidence) if text else False
+                for e in evidence) if text else False
     return text if fired else WEAK[dim]
 
 
-def _summary(f: PostingFacts, dims: Mapping[str, _Dim], sector: str | None, tech: bool) -> str:
+def _summary(f: PostingFacts, scores: Mapping[str, int | None], evidence: Mapping[str, Sequence[dict]]) -> str:
     """``AI算子开发工程师（吉利汽车）：智能驾驶方向技术岗，成长空间大，但工作生活信号有限。``"""
     subject = (f.title or "职位") + (f"（{f.company}）" if f.company else HIDDEN_COMPANY)
-    head = (f"{sector}方向" if sector else (f"{f.category}" if f.category else "")) + ("技术岗" if tech else "岗位")
-    known = {d: dims[d].score for d in DIMENSIONS if dims[d].score is not None}
+    sectors = _words(evidence.get("mission") or [], "mission", "sector")
+    tech = any(e["rule"] == "stack" for e in evidence.get("growth") or [])
+    head = (f"{sectors[0]['matched']}方向" if sectors else (f"{f.category}" if f.category else "")) + ("技术岗" if tech else "岗位")
+    known = {d: scores[d] for d in DIMENSIONS if scores[d] is not None}
     strong = [STRONG[d] for d, v in known.items() if v >= 80]
-    weak = [_weak(d, dims[d]) for d, v in known.items() if v < 60]
+    weak = [_weak(d, evidence.get(d) or []) for d, v in known.items() if v < 60]
     unknown = [DIMENSION_LABELS[d] for d in DIMENSIONS if d not in known]
     if known and not strong and not weak:
         strong = ["各项中等"]
@@ -842,30 +930,39 @@ def _summary(f: PostingFacts, dims: Mapping[str, _Dim], sector: str | None, tech
     return f"{subject}：{text}。"
 
 
-def _market_notes(f: PostingFacts, market: Market, group: SalaryGroup | None, value: float | None) -> tuple[list[str], list[dict]]:
-    """Derived texts the app shows (比X中位数低, 约 N 个在招) from the corpus, for postings that lack them."""
-    notes, evidence = [], []
-    if group is not None and value is not None:
-        median = group.quartiles[1]
-        derived = compare_text(value, median, group.label)
-        evidence.append({"rule": "salary_compare", "text": derived, "scope": group.scope, "n": group.n,
-                         "median": median, "source": f.compare_raw})
-        if not f.compare_raw:
-            notes.append(f"薪资：{derived}（库内{group.n}个样本）")
-    if f.company:
-        n = market.company_open.get(f.company, 0)
-        m = market.company_category_open.get((f.company, f.category), 0) if f.category else None
-        evidence.append({"rule": "company_open", "company": f.company, "corpus_open": n, "corpus_open_in_category": m,
-                         "source_open": f.company_open_jobs})
-        if f.company_open_jobs is None and n:
-            notes.append(f"公司情况：库内 {n} 个在招" + (f" · 其中{f.category} {m} 个" if m else ""))
-    if f.city and f.category:
-        n = market.city_category_open.get((f.city, f.category), 0)
-        evidence.append({"rule": "city_category_open", "key": peer_key(f.city, f.category), "corpus_open": n,
-                         "source_open": f.market_open_jobs})
-        if f.market_open_jobs is None and n:
-            notes.append(f"市场机会：{f.city} · {f.category} · 库内 {n} 个在招")
-    return notes, evidence
+def _notes(f: PostingFacts, evidence: Sequence[dict]) -> list[str]:
+    """The derived texts of the market evidence that the posting itself lacks."""
+    notes = []
+    for e in evidence:
+        if e["rule"] == "salary_compare" and not e["source"]:
+            notes.append(f"薪资：{e['text']}（库内{e['n']}个样本）")
+        elif e["rule"] == "company_open" and e["source_open"] is None and e["corpus_open"]:
+            m = e["corpus_open_in_category"]
+            notes.append(f"公司情况：库内 {e['corpus_open']} 个在招" + (f" · 其中{f.category} {m} 个" if m else ""))
+        elif e["rule"] == "city_category_open" and e["source_open"] is None and e["corpus_open"]:
+            notes.append(f"市场机会：{e['key']} · 库内 {e['corpus_open']} 个在招")
+    return notes
+
+
+def render_evaluation(scores: Mapping[str, int | None], evidence: Mapping[str, Sequence[dict]],
+                      facts: PostingFacts) -> Prose:
+    """The sentences of a ``jobcrawl-v1`` evaluation from its dimension scores, its evidence (as
+    :func:`normalize.evaluation.unpack_evidence` reads it back) and the posting's facts (title, company, city,
+    district, category, work mode, salary): what :func:`score_posting` gives and what a stored row, which keeps
+    only scores and evidence, reads back as."""
+    signals, explanations = {}, {}
+    for dim in DIMENSIONS:
+        ev = evidence.get(dim) or []
+        if dim == "pay":
+            signals[dim], parts = _pay_prose(ev, facts)
+        elif dim == "growth":
+            signals[dim], parts = _growth_prose(ev, scores[dim])
+        elif dim == "worklife":
+            signals[dim], parts = _worklife_prose(ev, facts)
+        else:
+            signals[dim], parts = _mission_prose(ev)
+        explanations[dim] = _sentence(parts, scores[dim])
+    return Prose(_summary(facts, scores, evidence), _notes(facts, evidence.get("market") or []), explanations, signals)
 
 
 def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[str, SkillInfo]) -> Evaluation:
@@ -876,9 +973,6 @@ def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[st
     dims = {"pay": pay, "growth": _growth(facts, sk, hits), "worklife": _worklife(facts, hits),
             "mission": _mission(sk, hits)}
     scores = {d: dims[d].score for d in DIMENSIONS}
-    notes, market_evidence = _market_notes(facts, market, group, value)
-    sectors = [e["matched"] for e in dims["mission"].evidence if e["rule"] in RULE_BY_NAME
-               and RULE_BY_NAME[e["rule"]].group == "sector"]
     evidence = {d: dims[d].evidence for d in DIMENSIONS}
     overall, share = overall_score(scores), completeness(scores)
     known = {d: w for d, w in WEIGHTS.items() if scores[d] is not None}
@@ -886,9 +980,10 @@ def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[st
                             "completeness": share,
                             "value": _pts(sum(w * scores[d] for d, w in known.items()) / sum(known.values()))
                             if len(known) >= 2 else None}]
-    evidence["market"] = market_evidence
+    evidence["market"] = _market(facts, market, group, value)
     levels = {d: level_for(scores[d]) or INSUFFICIENT for d in DIMENSIONS}
     levels["overall"] = level_for(overall) or INSUFFICIENT
+    prose = render_evaluation(scores, evidence, facts)
     # model_construct: every field is given and built here, already valid
     return Evaluation.model_construct(
         scorer=SCORER,
@@ -896,10 +991,11 @@ def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[st
         **scores,
         levels=levels,
         completeness=share,
-        summary=_summary(facts, dims, sectors[0] if sectors else None, bool(sk.stack)),
-        notes=notes,
-        explanations={d: dims[d].explanation for d in DIMENSIONS},
-        signals=_SIGNALS.validate_python({d: [{"key": k, "value": v} for k, v in dims[d].signals] for d in DIMENSIONS}),
+        summary=prose.summary,
+        notes=prose.notes,
+        explanations=prose.explanations,
+        signals=_SIGNALS.validate_python({d: [{"key": k, "value": v} for k, v in pairs]
+                                          for d, pairs in prose.signals.items()}),
         evidence=evidence,
         problems=[],
     )

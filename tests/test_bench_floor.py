@@ -23,7 +23,7 @@ QUERIES = {
     "postings": "SELECT key, content_hash, salary_monthly_min, salary_monthly_max, posted_at FROM postings",
     "sections": "SELECT p.key, s.key, s.position, s.text FROM sections s JOIN postings p ON p.id = s.posting_id",
     "skills": "SELECT p.key, s.skill, s.section, s.count FROM posting_skills s JOIN postings p ON p.id = s.posting_id",
-    "evaluations": "SELECT p.key, e.scorer, e.overall, e.pay, e.growth, e.worklife, e.mission, e.signals"
+    "evaluations": "SELECT p.key, e.scorer, e.overall, e.pay, e.growth, e.worklife, e.mission, e.evidence, e.signals"
                    " FROM evaluations e JOIN postings p ON p.id = e.posting_id",
     "clusters": "SELECT count(DISTINCT cluster_id), count(*) FROM cluster_members",
     "search": "SELECT count(*) FROM postings_fts WHERE postings_fts MATCH 'CUDA'",

@@ -61,18 +61,20 @@ def test_seeds_exact_scores_next_to_the_apps_own(scored_db):
     assert all(abs(a - b) <= 10 for seed in ours for a, b in zip(ours[seed][:5], source[seed][:5]))
 
 
-SIGNAL_KEYS = ("SELECT e.posting_id, d.key, json_extract(s.value, '$[0]') FROM evaluations e, json_each(e.signals) d,"
-               " json_each(d.value) s WHERE e.scorer = ? ORDER BY e.posting_id, d.key, s.key")
-
-
 def test_signals_use_the_apps_keys(scored_db):
-    got = rows(scored_db, SIGNAL_KEYS, "jobcrawl-v1")
-    keys = [(d, k) for pid, d, k in got if pid == 1]
-    assert keys == [("growth", "技术前沿"), ("growth", "技术栈"), ("growth", "成长机会"), ("growth", "业务类型"),
-                    ("mission", "行业发展"), ("mission", "社会影响"), ("mission", "创新程度"), ("pay", "薪资信号"),
-                    ("worklife", "工作模式"), ("worklife", "办公地点"), ("worklife", "加班情况")]
-    source_keys = {k for _, _, k in rows(scored_db, SIGNAL_KEYS, "source")}
-    assert {k for _, _, k in got} == source_keys
+    import sqlite_utils
+
+    from crawler.db.read import export_record
+
+    db = sqlite_utils.Database(scored_db)
+    cards = [export_record(db, pid) for pid in (1, 2)]
+    keys = [(d, s["key"]) for d, signals in cards[0]["evaluation"]["signals"].items() for s in signals]
+    assert keys == [("pay", "薪资信号"), ("growth", "技术前沿"), ("growth", "技术栈"), ("growth", "成长机会"),
+                    ("growth", "业务类型"), ("worklife", "工作模式"), ("worklife", "办公地点"), ("worklife", "加班情况"),
+                    ("mission", "行业发展"), ("mission", "社会影响"), ("mission", "创新程度")]
+    ours = {s["key"] for c in cards for signals in c["evaluation"]["signals"].values() for s in signals}
+    source = {s["key"] for c in cards for signals in c["source_evaluation"]["signals"].values() for s in signals}
+    assert ours == source
 
 
 def test_export_carries_our_evaluation_with_levels_and_evidence(scored_db):
@@ -183,13 +185,13 @@ def test_worker_processes_write_the_same_rows(copy_db, niceness):
     from crawler.db.schema import open_db
     from crawler.steps.score import score_corpus
 
-    before = (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1"))
+    before = rows(copy_db, EVAL_SQL, "jobcrawl-v1")
     db = open_db(copy_db)
-    stamp = before[0][0][-3]  # computed_at, before completeness and inputs_digest
+    stamp = before[0][-4]  # computed_at, before completeness, inputs_digest and signals
     assert score_corpus(db, now=stamp, workers=2, force=True, niceness=niceness) == {
         "scorer": "jobcrawl-v1", "scored": 2, "unchanged": 0, "market_stats": 10, "salary_groups": 0}
     db.close()
-    assert (rows(copy_db, EVAL_SQL, "jobcrawl-v1"), rows(copy_db, SIGNAL_SQL, "jobcrawl-v1")) == before
+    assert rows(copy_db, EVAL_SQL, "jobcrawl-v1") == before
 
 
 def _niceness_of_a_scoring_worker(path: str, niceness: int) -> int:
@@ -297,14 +299,14 @@ def test_an_old_database_is_scored_again_with_the_current_rules(tmp_path):
     assert proc.stdout.startswith("scored 18 postings, 0 unchanged (jobcrawl-v1)")
     new = rows(db, "SELECT overall, overall_level, pay_level, completeness, summary FROM evaluations e JOIN postings p"
                    " ON p.id = e.posting_id WHERE e.scorer = 'jobcrawl-v1' AND p.source = 'tabular' ORDER BY p.id LIMIT 1")
-    assert new == [(None, "信息不足", "信息不足", 0.2,
-                    "Python开发工程师（示例星光）：岗位，工作生活信号有限；薪资福利、成长发展、使命价值信息不足。")]
+    assert new == [(None, "信息不足", "信息不足", 0.2, None)]  # the summary is rendered when read
     assert rows(db, "SELECT score, score_level, score_by FROM postings WHERE id = 8") == [(None, "信息不足", "jobcrawl-v1")]
     card = next(r for r in export_records(db) if r["id"] == 8)["evaluation"]  # the export carries the levels (#27.6)
     assert {k: card[k] for k in ("overall", "overall_level", "completeness", "pay", "growth", "worklife", "mission",
                                  "levels")} == {
         "overall": None, "overall_level": "信息不足", "completeness": 0.2, "pay": None, "growth": None, "worklife": 54,
         "mission": None, "levels": {"pay": "信息不足", "growth": "信息不足", "worklife": "较低", "mission": "信息不足"}}
+    assert card["summary"] == "Python开发工程师（示例星光）：岗位，工作生活信号有限；薪资福利、成长发展、使命价值信息不足。"
     seeds = rows(db, "SELECT overall, overall_level FROM evaluations e JOIN postings p ON p.id = e.posting_id "
                      "WHERE e.scorer = 'jobcrawl-v1' AND p.locator LIKE '00%' ORDER BY p.id")
     assert seeds == [(72, "中等"), (75, "中等")]

@@ -12,6 +12,7 @@ import pytest
 
 from bench.gen import write_dumps
 from conftest import AS_OF, SEEDS, SHARED_DATA, run_cli
+from normalize.evaluation import unpack_evidence
 from test_score import rows as query
 
 pytestmark = pytest.mark.slow
@@ -73,7 +74,7 @@ def test_the_seeds_placed_among_their_peers(report_run):
     """With peers the seeds' pay comes from their percentile, not the app's 比…中位数 statement: their city's
     groups are below 20 salaries, so their categories' are used."""
     db, _ = report_run
-    got = {loc[:3]: (scores, json.loads(ev)["pay"][2]) for loc, scores, ev in query(
+    got = {loc[:3]: (scores, unpack_evidence(json.loads(ev))["pay"][2]) for loc, scores, ev in query(
         db, "SELECT p.locator, json_array(overall, pay, growth, worklife, mission), evidence FROM evaluations e "
             "JOIN postings p ON p.id = e.posting_id WHERE scorer = 'jobcrawl-v1' AND p.locator LIKE '00%'")}
     assert json.loads(got["000"][0]) == [76, 76, 97, 50, 78]

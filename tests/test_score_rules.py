@@ -96,7 +96,9 @@ def test_seed000_evidence_says_which_rule_fired_on_which_text():
     assert ev.evidence["pay"][3]["text"] == "比人工智能中位数低" and ev.evidence["pay"][3]["assumed_percentile"] == 25.0
     assert rules_fired(ev, "growth")[2:] == [
         ("frontier_category", None, 12.0), ("lead", "主导", 3), ("foresight", "前瞻", 3), ("architecture", "架构", 3),
-        ("core", "核心", 3), ("hard_problems", "极致", 3), ("ownership", "全链路", 3), ("cap", None, -3.0)]
+        ("core", "核心", 3), ("hard_problems", "极致", 3), ("ownership", "全链路", 3), ("cap", None, -3.0),
+        ("stack", None, 0), ("scope_clauses", None, 0)]
+    assert ev.evidence["growth"][-1]["clauses"] == ["主导跨团队大模型训练/推理性能瓶颈", "并参与AI计算架构的前瞻性调研与设计迭代"]
     lead = ev.evidence["growth"][3]
     assert (lead["section"], lead["snippet"]) == ("responsibilities", "主导跨团队大模型训练")
     assert ev.evidence["growth"][1]["count"] == 17 and ev.evidence["growth"][1]["points"] == 20.0
@@ -221,7 +223,8 @@ def growth_of(**kw):
 
 @pytest.mark.parametrize("kw, score, fired", [
     pytest.param(dict(skills=("vLLM", "CUDA", "TVM", "teamwork")), 66,
-                 [("base", None, 50.0), ("frontier_skill", None, 10.0), ("frontier_category", None, 6.0)],
+                 [("base", None, 50.0), ("frontier_skill", None, 10.0), ("frontier_category", None, 6.0),
+                  ("stack", None, 0)],
                  id="two-frontier-skills-two-categories"),
     # without JD text or a frontier skill growth is unknown: the title alone is no evidence of it
     pytest.param(dict(title="资深算法工程师"), None, [("base", None, 50.0), ("seniority", None, 5.0), ("insufficient", None, 0)],
@@ -235,7 +238,8 @@ def growth_of(**kw):
     pytest.param(dict(sections={"benefits": ["五险一金"], "compensation": ["15-25K"]}), None,
                  [("base", None, 50.0), ("insufficient", None, 0)], id="benefits-and-pay-are-no-jd"),
     pytest.param(dict(sections={"responsibilities": ["主导推理引擎从0到1的架构设计"]}), 59,
-                 [("base", None, 50.0), ("lead", "主导", 3), ("architecture", "架构设计", 3), ("zero_to_one", "从0到1", 3)],
+                 [("base", None, 50.0), ("lead", "主导", 3), ("architecture", "架构设计", 3), ("zero_to_one", "从0到1", 3),
+                  ("scope_clauses", None, 0)],
                  id="scope-words-in-duties"),
     pytest.param(dict(sections={"requirements": ["主导过大型项目，有架构经验"]}), 50, [("base", None, 50.0)],
                  id="scope-words-in-requirements-are-the-candidates-past"),
@@ -492,7 +496,7 @@ POSTING = PostingFacts(title="算法工程师", company="某公司", city="杭�
                  False, id="its-facts"),
     pytest.param(lambda: (POSTING, Market.build(PEERS), {**INFO, "CUDA": SkillInfo("gpu", None, False)}, SCORER), False,
                  id="its-skills-taxonomy"),
-    pytest.param(lambda: (POSTING, Market.build(PEERS), INFO, "jobcrawl-v1/3"), False, id="rules-version"),
+    pytest.param(lambda: (POSTING, Market.build(PEERS), INFO, "jobcrawl-v1/2"), False, id="rules-version"),
 ])
 def test_score_inputs_change_exactly_with_what_the_score_reads(change, same):
     base = score_inputs(POSTING, Market.build(PEERS), INFO)

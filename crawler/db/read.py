@@ -19,6 +19,7 @@ import sqlite_utils
 from normalize.dates import local_time, source_zone
 from normalize.evaluation import unpack_evidence, unpack_signals
 from normalize.models import DIMENSIONS
+from normalize.score import SCORER, PostingFacts, render_evaluation
 
 from .schema import unflatten_posting
 from .skills import categories, evidence_records
@@ -34,18 +35,26 @@ def posting_zone(rec: dict[str, Any]) -> str:
     return source_zone(rec.get("tz"), rec.get("title"), rec.get("company"), rec.get("city"))
 
 
-def _evaluation(row: dict[str, Any]) -> dict[str, Any]:
-    """An ``evaluations`` row as the export gives it: evidence and signals read back from their compact form."""
+def _evaluation(row: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+    """An ``evaluations`` row of the posting ``rec`` as the export gives it: evidence and signals read back from their
+    compact form; a ``jobcrawl-v1`` row's sentences, which it does not store, rendered from its scores, evidence and
+    the posting (:func:`normalize.score.render_evaluation`)."""
     out: dict[str, Any] = {"scorer": row["scorer"], "overall": row["overall"], "overall_level": row["overall_level"]}
     for dim in DIMENSIONS:
         out[dim] = row[dim]
     out["levels"] = {d: row[f"{d}_level"] for d in DIMENSIONS if row[f"{d}_level"]}
     out["completeness"] = row.get("completeness")
-    out["summary"] = row["summary"]
-    out["notes"] = json.loads(row["notes"] or "[]")
-    out["explanations"] = json.loads(row["explanations"] or "{}")
-    out["signals"] = unpack_signals(json.loads(row["signals"] or "{}"), DIMENSIONS)
-    out["evidence"] = unpack_evidence(json.loads(row["evidence"] or "{}"))
+    evidence = unpack_evidence(json.loads(row["evidence"] or "{}"))
+    if row["scorer"] == SCORER and row["summary"] is None and evidence:
+        prose = render_evaluation({d: row[d] for d in DIMENSIONS}, evidence, PostingFacts.from_record(rec))
+        out["summary"], out["notes"], out["explanations"] = prose.summary, prose.notes, prose.explanations
+        out["signals"] = {d: [{"key": k, "value": v} for k, v in pairs] for d, pairs in prose.signals.items()}
+    else:
+        out["summary"] = row["summary"]
+        out["notes"] = json.loads(row["notes"] or "[]")
+        out["explanations"] = json.loads(row["explanations"] or "{}")
+        out["signals"] = unpack_signals(json.loads(row["signals"] or "{}"), DIMENSIONS)
+    out["evidence"] = evidence
     out["problems"] = json.loads(row["problems"] or "[]")
     return out
 
@@ -83,7 +92,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         rec["section_headings"] = headings
         rec["skill_evidence"] = evidence_records(children["posting_skills"][pid], sections, rec.get("tags") or [],
                                                  skill_categories)
-        evaluations = {e["scorer"]: _evaluation(e) for e in children["evaluations"][pid]}
+        evaluations = {e["scorer"]: _evaluation(e, rec) for e in children["evaluations"][pid]}
         rec["source_evaluation"] = evaluations.pop("source", None)
         ours = sorted(k for k in evaluations if k.startswith("jobcrawl-"))
         rec["evaluation"] = evaluations[ours[-1]] if ours else None

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from normalize.models import Evaluation
+from normalize.score import SCORER
 
 from .rows import EVAL_COLS, evaluation_values
 
@@ -30,6 +31,10 @@ FACT_COLUMNS = {
 }
 SCORE_COLS = [*EVAL_COLS, "completeness", "inputs_digest"]
 """Columns of our evaluations' rows (:func:`evaluation_row`)."""
+RENDERED = ("summary", "notes", "explanations", "signals")
+"""Columns a ``jobcrawl-v1`` row leaves empty: read back, :func:`normalize.score.render_evaluation` makes them from
+its scores, evidence and posting (crawler/db/read.py)."""
+_RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
 _SELECT = "SELECT id, " + ", ".join(f"[{c}]" for c in FACT_COLUMNS.values()) + " FROM postings"
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
 
@@ -68,8 +73,13 @@ def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dic
 
 def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: str) -> list[Any]:
     """Our evaluation as one ``evaluations`` row (:data:`SCORE_COLS`: levels as the scorer gives them, 信息不足
-    included, evidence and signals compact, its completeness and input digest)."""
-    return [posting_id, *evaluation_values(ev, computed_at, ev.levels.get("overall")), ev.completeness, digest]
+    included, evidence and signals compact, its completeness and input digest); ``jobcrawl-v1``'s without the
+    :data:`RENDERED` sentences."""
+    row = [posting_id, *evaluation_values(ev, computed_at, ev.levels.get("overall")), ev.completeness, digest]
+    if ev.scorer == SCORER:
+        for i in _RENDERED_AT:
+            row[i] = None
+    return row
 
 
 def write_evaluations(conn: sqlite3.Connection, evals: list[list]) -> None:
