@@ -20,8 +20,8 @@ pytestmark = pytest.mark.slow  # each test ingests through the real CLI first
 
 REFUSE_CLUSTERS = ("CREATE TRIGGER refuse_clusters BEFORE INSERT ON cluster_members "
                    "BEGIN SELECT RAISE(ABORT, 'cluster_members refused by the test'); END")
-REFUSE_SCORES = ("CREATE TRIGGER refuse_scores BEFORE INSERT ON signals WHEN NEW.scorer = 'jobcrawl-v1' "
-                 "BEGIN SELECT RAISE(ABORT, 'signals refused by the test'); END")
+REFUSE_SCORES = ("CREATE TRIGGER refuse_scores BEFORE INSERT ON evaluations WHEN NEW.scorer = 'jobcrawl-v1' "
+                 "BEGIN SELECT RAISE(ABORT, 'evaluations refused by the test'); END")
 
 
 def _with_trigger(path: Path, trigger: str) -> None:
@@ -70,7 +70,7 @@ def test_a_failing_score_keeps_the_dedupe_it_follows(db_path):
 
     assert proc.returncode == 3
     assert problem_lines(proc.stderr) == [
-        "failed: the score step failed: sqlite3.IntegrityError: signals refused by the test; the postings are stored: "
+        "failed: the score step failed: sqlite3.IntegrityError: evaluations refused by the test; the postings are stored: "
         f"run `jobcrawl score --db {db_path}` to retry"]
     assert "dedupe: 2 clustered" in proc.stdout
     assert _count(db_path, "SELECT count(*) FROM cluster_members") == 2
