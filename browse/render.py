@@ -19,7 +19,6 @@ from browse import queries
 from crawler.db.fts import HIGHLIGHT, plain
 from crawler.db.read import export_record
 from normalize.models import DIMENSION_LABELS, DIMENSIONS, HIDDEN_COMPANY, INSIGHT_KEYS, SECTION_KEYS
-from normalize.score import FACT_RULES
 
 SYMBOLS = {"CNY": "", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "HKD": "HK$", "SGD": "S$"}
 SALARY_STATUS_LABELS = {"negotiable": "面议", "undisclosed": "未披露"}
@@ -93,8 +92,7 @@ def _evaluation(ev: dict[str, Any] | None, title: str) -> dict[str, Any] | None:
             "key": dim, "label": DIMENSION_LABELS[dim], "score": ev.get(dim), "level": ev.get("levels", {}).get(dim),
             "explanation": ev.get("explanations", {}).get(dim),
             "signals": ev.get("signals", {}).get(dim, []),
-            "evidence": [_evidence_line(e) for e in ev.get("evidence", {}).get(dim, [])
-                         if not (isinstance(e, dict) and e.get("rule") in FACT_RULES)],
+            "evidence": [_evidence_line(e) for e in ev.get("evidence", {}).get(dim, [])],
         })
     return {"title": title, "scorer": ev["scorer"], "overall": ev.get("overall"), "summary": ev.get("summary"),
             "notes": ev.get("notes", []), "dimensions": dims, "problems": ev.get("problems", [])}

@@ -19,7 +19,7 @@ import sqlite_utils
 from normalize.dates import local_time, source_zone
 from normalize.evaluation import unpack_evidence, unpack_signals
 from normalize.models import DIMENSIONS
-from normalize.score import SCORER, PostingFacts, render_evaluation
+from normalize.score import FACT_RULES, SCORER, PostingFacts, render_evaluation
 
 from .schema import unflatten_posting
 from .skills import categories, evidence_records
@@ -38,7 +38,8 @@ def posting_zone(rec: dict[str, Any]) -> str:
 def _evaluation(row: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
     """An ``evaluations`` row of the posting ``rec`` as the export gives it: evidence and signals read back from their
     compact form; a ``jobcrawl-v1`` row's sentences, which it does not store, rendered from its scores, evidence and
-    the posting (:func:`normalize.score.render_evaluation`)."""
+    the posting (:func:`normalize.score.render_evaluation`); the facts stored for that (:data:`FACT_RULES`) are not
+    shown as evidence."""
     out: dict[str, Any] = {"scorer": row["scorer"], "overall": row["overall"], "overall_level": row["overall_level"]}
     for dim in DIMENSIONS:
         out[dim] = row[dim]
@@ -54,7 +55,8 @@ def _evaluation(row: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
         out["notes"] = json.loads(row["notes"] or "[]")
         out["explanations"] = json.loads(row["explanations"] or "{}")
         out["signals"] = unpack_signals(json.loads(row["signals"] or "{}"), DIMENSIONS)
-    out["evidence"] = evidence
+    out["evidence"] = {d: [e for e in items if not (isinstance(e, dict) and e.get("rule") in FACT_RULES)]
+                       for d, items in evidence.items()}  # the facts the sentences are rendered from, not evidence
     out["problems"] = json.loads(row["problems"] or "[]")
     return out
 
