@@ -201,9 +201,19 @@ class Writer:
         self.conn.execute(f"UPDATE raw_inputs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
                           (*(new[c] for c in columns), raw_id))
 
-    def _input_text(self, raw_id: int) -> str | None:
-        text, text_zlib = self.conn.execute("SELECT text, text_zlib FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone()
-        return raw_text(text, text_zlib)
+    def _input_text(self, raw_id: int, length: int, seen: dict[int, list]) -> str | None:
+        """The stored text of input ``raw_id`` when a text of ``length`` characters can be all of it (its size in
+        bytes allows it: a row of a large table never is, and the input is not expanded for it); read once a batch."""
+        row = seen.get(raw_id)
+        if row is None:
+            row = seen[raw_id] = list(self.conn.execute(
+                "SELECT size, text, text_zlib FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone())
+        size = row[0]
+        if size is not None and not length <= size <= 4 * length + 4:  # 1–4 bytes a character, a BOM
+            return None
+        if len(row) == 3:
+            row.append(raw_text(row[1], row[2]))
+        return row[3]
 
     def _kept_whole(self, raw_id: int) -> bool:
         sha, text, text_zlib, body, encoding = self.conn.execute(
@@ -324,12 +334,11 @@ class Writer:
     def _write_quarantine(self, batch: Batch, input_ids: dict[tuple[str, str], int], counts: Counter) -> None:
         """The quarantine rows, none with a copy of its input's stored text (:func:`copies_input`)."""
         now = now_iso()
-        texts: dict[int, str | None] = {}
+        inputs: dict[int, list] = {}
         for q in batch.quarantine:
-            raw_id = input_ids.get((q[1], q[3]))
-            if q[_Q_TEXT] is not None and raw_id is not None and raw_id not in texts:
-                texts[raw_id] = self._input_text(raw_id)
-            in_input = copies_input(q[_Q_TEXT], texts.get(raw_id))
+            raw_id, text = input_ids.get((q[1], q[3])), q[_Q_TEXT]
+            in_input = (text is not None and raw_id is not None
+                        and copies_input(text, self._input_text(raw_id, len(text), inputs)))
             if in_input:
                 q = (*q[:_Q_TEXT], None, *q[_Q_TEXT + 1:])
             cur = self.conn.execute(_INSERT_QUARANTINE, (*q, raw_id, now, batch.run_id, int(in_input)))
