@@ -132,8 +132,10 @@ def test_the_bound_holds_in_a_distributed_run(big_site, redis_server, tmp_path):
         run, paths = crawl_index(big_site, tmp_path, "max_requests = 10\nmax_queued = 4", "--redis", redis_server.url)
     finally:
         stop(workers)
-    assert paths[:3] == ["/robots.txt", "/index.xml", "/sitemap-0.xml"]
+    # which of the index's sitemaps a worker takes first is the Redis queue's choice; it is read alone
+    assert paths[:2] == ["/robots.txt", "/index.xml"]
+    first = re.fullmatch(r"/sitemap-(\d)\.xml", paths[2]).group(1)
     assert len(paths) - 3 == 7
-    assert all(re.fullmatch(r"/jobs/page\.html\?id=0-\d+", p) for p in paths[3:])
+    assert all(re.fullmatch(rf"/jobs/page\.html\?id={first}-\d+", p) for p in paths[3:])
     assert (run["status"], run["stats"]["finish_reason"]) == ("partial", "request_cap")
-    assert run["stats"]["jobcrawl/sitemap/urls_read"] <= 1 + 7 + 1
+    assert run["stats"]["jobcrawl/sitemap/urls_read"] <= 1 + 7 + 4
