@@ -32,8 +32,8 @@ def timed(label: str, fn) -> None:
 
 
 def main() -> None:
-    from crawler.alerts import add_watch, deliver_new_matches, load_config
-    from crawler.db.schema import open_db
+    from crawler.alerts.delivery import add_watch, deliver_new_matches, load_config
+    from crawler.store.schema import open_db
     from normalize.watch import WatchSpec
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000

@@ -4,9 +4,9 @@ Generates a database of N postings (default 500,000) by varying the rows the two
 (company, title, city, category, work mode, salary, skills, dates, both evaluations) and drawing
 the JD bullets from the seeds (one posting in five), the 296 real Chinese JDs of
 ``fixtures/dedupe/bases.jsonl`` or a few English bullets (one in eight),
-written directly with ``executemany`` into a database made by ``crawler.db.schema.open_db``, with
+written directly with ``executemany`` into a database made by ``crawler.store.schema.open_db``, with
 the skills table synced from the taxonomy, sections, evaluations, posting_skills and the
-full-text index filled (its rows go through ``crawler.db.fts.insert_rows``, as the writer's do).
+full-text index filled (its rows go through ``crawler.store.fts.insert_rows``, as the writer's do).
 Then starts ``jobcrawl serve`` on 127.0.0.1 (the normal read-only mode, or ``--immutable``), waits
 until it has warmed its cache, and measures over HTTP:
 
@@ -65,9 +65,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawler.db import fts  # noqa: E402
-from crawler.db.schema import open_db  # noqa: E402
-from crawler.db.skills import sync_taxonomy  # noqa: E402
+from crawler.store import fts  # noqa: E402
+from crawler.store.schema import open_db  # noqa: E402
+from crawler.store.skills import sync_taxonomy  # noqa: E402
 from normalize.posting import level_for  # noqa: E402
 from normalize.skills import load_taxonomy  # noqa: E402
 

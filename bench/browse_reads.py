@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from browse.filters import CHOSEN_FUNCTION, SEARCH_FUNCTION, chosen_function, search_function  # noqa: E402
-from crawler.db import fts  # noqa: E402
-from crawler.serve import make_datasette  # noqa: E402
+from crawler.store import fts  # noqa: E402
+from crawler.serve.app import make_datasette  # noqa: E402
 
 PAGES = ["/jobs/jobs?city=北京", "/jobs/jobs?city=合肥", "/jobs/jobs?city=深圳&work_mode=远程办公",
          "/jobs/jobs?_search=算子", "/jobs/jobs?_search=自动驾驶", "/jobs/jobs?_search=PyTorch",

@@ -124,7 +124,7 @@ class CpuMeter:
 SETTINGS = {
     "AUTOTHROTTLE_ENABLED": False, "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
     "HTTPCACHE_ENABLED": False, "LOG_LEVEL": "ERROR", "EXTENSIONS": {"bench.crawl.CpuMeter": 0},
-    "JOBCRAWL_ALLOW_PRIVATE": True,  # the local site is on 127.0.0.1 (crawler/safety.py refuses it otherwise)
+    "JOBCRAWL_ALLOW_PRIVATE": True,  # the local site is on 127.0.0.1 (crawler/web/safety.py refuses it otherwise)
 }
 
 
@@ -139,8 +139,8 @@ PARTIAL = {
 
 def crawl(mode: str, base: str, db: Path) -> dict:
     """One crawl in this process (``--one MODE``): the figures as a dict."""
-    from crawler.run import SpiderRun, run_spiders
-    from crawler.runner import Job, run_jobs
+    from crawler.run.project import SpiderRun, run_spiders
+    from crawler.run.runner import Job, run_jobs
 
     kwargs = {"sitemap_urls": [f"{base}/sitemap.xml"], "allow": ["/jobs/"], "follow": False}
     start, own_before = time.perf_counter(), cpu_seconds()

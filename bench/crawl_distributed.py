@@ -137,9 +137,9 @@ settings = {{ AUTOTHROTTLE_ENABLED = false }}
 
 def sample_rows(n: int) -> list:
     """``n`` distinct posting rows made from the bench pages through the real page object and stages."""
-    from crawler.db.rows import posting_row
+    from crawler.store.rows import posting_row
     from normalize.skills import tag_posting
-    from crawler.pages.jsonld import JsonLdPage
+    from crawler.web.pages.jsonld import JsonLdPage
     from normalize.models import RawPosting
     from normalize.posting import normalize_posting
     from normalize.skills import load_taxonomy
@@ -154,7 +154,7 @@ def sample_rows(n: int) -> list:
                 posting = normalize_posting(item)
                 tag_posting(posting, taxonomy)
                 base.append(posting_row(posting))
-    from crawler.db.rows import POSTING_COLS
+    from crawler.store.rows import POSTING_COLS
 
     at = POSTING_COLS.index("key")
     rows = []
@@ -167,7 +167,7 @@ def sample_rows(n: int) -> list:
 
 
 def writer_figures(redis: RedisServer, work: Path, rows: int) -> dict:
-    from crawler.db.rows import Batch
+    from crawler.store.rows import Batch
     from crawler.distributed.cluster import Keys
     from crawler.distributed.spool import decode, drain, encode
 
@@ -178,7 +178,7 @@ def writer_figures(redis: RedisServer, work: Path, rows: int) -> dict:
     for i in range(0, rows, 500):
         client.lpush(keys.spool, encode(Batch(run_id=None, postings=made[i:i + 500], id=f"bench-{i}")))
     db = work / "writer.db"
-    from crawler.db.schema import open_db
+    from crawler.store.schema import open_db
 
     open_db(db).close()
     stats = drain(client, keys, str(db), stop=threading.Event(), until_empty=lambda: True)
@@ -201,7 +201,7 @@ def memory_per_request(redis: RedisServer, n: int = 10_000) -> float:
     from crawler.distributed.cluster import Keys
     from crawler.distributed.coordinator import _start_requests
     from crawler.distributed.scheduler import seed_source
-    from crawler.runner import Job
+    from crawler.run.runner import Job
 
     client = redis.client()
     client.flushall()

@@ -7,9 +7,9 @@ with the CPU clock each stage jobcrawl runs on them, called directly:
 2. the four pipeline stages, built by ``scrapy.utils.test.get_crawler`` from the project's settings and fed the
    items by a ``for`` loop: validate, normalize, skills, store (rows and dedupe keys; its batches are kept in a
    list instead of going to a writer);
-3. the writer (``crawler.db.writer.Writer``) writing those batches into a fresh database: postings, raw inputs
+3. the writer (``crawler.store.writer.Writer``) writing those batches into a fresh database: postings, raw inputs
    and the full-text index, then (timed apart) their child rows: sections, skill evidence, evaluations;
-4. the corpus steps: dedupe, then scoring (``crawler.steps``), in this process.
+4. the corpus steps: dedupe, then scoring (``crawler.dedupe.step``, ``crawler.score.step``), in this process.
 
 Then, in fresh processes, the reference (bench/reference_ingest.py) and ``jobcrawl ingest`` of the same
 folder. It prints each stage's CPU ms per posting and its ratio to the reference's; the sum is the floor: the
@@ -42,7 +42,7 @@ STAGES = ("validate", "normalize", "skills", "store")
 
 
 class KeptBatches:
-    """A sink that keeps the store stage's batches (crawler/sinks.py's protocol)."""
+    """A sink that keeps the store stage's batches (crawler/run/sinks.py's protocol)."""
 
     def __init__(self):
         self.batches = []
@@ -59,13 +59,13 @@ def floor(folder: Path, db_path: Path) -> tuple[int, dict[str, float]]:
     from scrapy.utils.reactor import install_reactor
     from scrapy.utils.test import get_crawler
 
-    import crawler.db.writer as writer_module
-    from crawler.db.schema import open_db
-    from crawler.pages.appexport import parse_dump
-    from crawler.sinks import SINKS
-    from crawler.steps.dedupe import dedupe
-    from crawler.steps.score import score_corpus
-    from crawler.run import project_settings
+    import crawler.store.writer as writer_module
+    from crawler.store.schema import open_db
+    from crawler.ingest.appdump import parse_dump
+    from crawler.run.sinks import SINKS
+    from crawler.dedupe.step import dedupe
+    from crawler.score.step import score_corpus
+    from crawler.settings import project_settings
     from normalize.clock import now_iso
 
     sink = SINKS["floor"] = KeptBatches()

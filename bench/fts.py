@@ -7,7 +7,7 @@ in transactions of 500 postings, and this prints its CPU milliseconds per postin
 preparation in Python included), the index's bytes per posting, and which of the search cases
 (``CASES``) it answers right:
 
-- ``one index (jobcrawl)``: crawler/db/fts.py — unicode61 over text whose CJK characters are
+- ``one index (jobcrawl)``: crawler/store/fts.py — unicode61 over text whose CJK characters are
   tokens, with a break token after each run; one contentful table (snippet() works).
 - ``trigram + bigram (before)``: the two indexes this replaces: a trigram table over the text
   and a contentless unicode61 table over the text with every CJK run split into overlapping
@@ -41,7 +41,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawler.db import fts  # noqa: E402
+from crawler.store import fts  # noqa: E402
 
 AS_OF = "2026-11-29T12:00:00+08:00"
 _RUN = re.compile(f"[{fts._CJK}]+")

@@ -10,7 +10,7 @@ SQLite, the dedupe step), rows per CPU-second of the ingest process (user + syst
 to other work on a shared machine, as is the load average printed beside it) and its peak RSS: of
 its largest process and of all its processes together (bench/sizes.run_measured). Then runs the
 same command again and prints its time: nothing changed, so no row is normalized or stored again
-(crawler/ledger.py); the file is still read, and every posting scored again.
+(crawler/ingest/ledger.py); the file is still read, and every posting scored again.
 
     python bench/import.py                  # N = 100,000
     python bench/import.py --n 5000         # a quick run
@@ -64,7 +64,7 @@ def real_rows() -> tuple[list[list[str]], str]:
 
 
 def seed_rows() -> list[list[str]]:
-    from crawler.pages.appexport import parse_dump
+    from crawler.ingest.appdump import parse_dump
     from normalize.models import RawPosting
 
     rows = []

@@ -17,10 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawler.db import fts  # noqa: E402
-from crawler.db.rows import POSTING_COLS  # noqa: E402
-from crawler.db.schema import open_db  # noqa: E402
-from crawler.pages.appexport import parse_dump  # noqa: E402
+from crawler.store import fts  # noqa: E402
+from crawler.store.rows import POSTING_COLS  # noqa: E402
+from crawler.store.schema import open_db  # noqa: E402
+from crawler.ingest.appdump import parse_dump  # noqa: E402
 from normalize.models import RawPosting  # noqa: E402
 
 AS_OF = "2026-11-29T04:00:00+00:00"

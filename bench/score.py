@@ -71,9 +71,9 @@ def build(n: int, workdir: Path) -> Path:
 def one(n: int, workdir: Path) -> dict:
     """Build, then score in this process (peak RSS = RUSAGE_SELF after the corpus is built)."""
     db_path = build(n, workdir)
-    from crawler.db.schema import open_db
-    from crawler.steps.score import score_corpus
-    from crawler.steps.stats import compute_market
+    from crawler.store.schema import open_db
+    from crawler.score.step import score_corpus
+    from crawler.score.market import compute_market
 
     db = open_db(db_path)
     start = time.perf_counter()

@@ -55,7 +55,7 @@ def cluster_report(db: Path, top: int = 5) -> dict:
 
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from crawler.db import dedupe as store
+    from crawler.store import dedupe as store
     from normalize.dedupe import jaccard, signature_from_bytes
 
     conn = sqlite3.connect(db)

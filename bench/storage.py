@@ -147,10 +147,10 @@ def one(name: str, paths: list[Path], options: list[str], empty: dict, work: Pat
 
 def empty_database(work: Path) -> dict:
     """The database before any input: the schema (``open_db``) and the skills taxonomy, as a run prepares it
-    (``crawler.db.skills.prepare``). Its rows are what no input wrote."""
-    from crawler.db import skills
-    from crawler.db.schema import open_db
-    from crawler.inputs import read_taxonomy
+    (``crawler.store.skills.prepare``). Its rows are what no input wrote."""
+    from crawler.store import skills
+    from crawler.store.schema import open_db
+    from crawler.files import read_taxonomy
 
     db = open_db(work / "empty.db")
     skills.prepare(db, read_taxonomy(None))

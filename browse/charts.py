@@ -1,5 +1,5 @@
 """The market charts' data from memory: what their canned queries' SQL gives, counted from the
-facet index while it is current (browse/facets.py, crawler/serve.py).
+facet index while it is current (browse/facets.py, crawler/serve/app.py).
 
 The charts of ``/-/dashboards/market`` ask ``/jobs.json?sql=<the chart's query>&city=…`` for their
 rows. At 500,000 postings that SQL takes seconds for one city (the skills of 90,000 postings

@@ -6,7 +6,7 @@ and a ``distinct`` over all its columns): six queries that each evaluate the pag
 again and read every matching posting. At 500,000 postings a search that matches 120,000 of them
 took seconds, and the skills facet ran out of time.
 
-For the served file, while it is unchanged (crawler/serve.py), :class:`FacetIndex` holds the facet
+For the served file, while it is unchanged (crawler/serve/app.py), :class:`FacetIndex` holds the facet
 columns of every posting once, as integer codes (one per posting and column; for ``skills``, the
 codes of each posting's skills, and a bitset per frequent skill). A page's ids come from :func:`browse.filters.own_ids` when only
 ``_search``, ``_skill``, the hiding and equalities on these columns select its rows, else from one query (``select group_concat(id) from
@@ -174,7 +174,7 @@ class FacetIndex:
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> FacetIndex:
         """Read the ``postings`` columns of :data:`COLUMNS` and the skills of every posting, each as
-        one query grouped by value in SQLite (through the postings indexes of crawler/db/schema.sql). A posting's
+        one query grouped by value in SQLite (through the postings indexes of crawler/store/schema.sql). A posting's
         skills are read from ``posting_skills``, which holds the skills of its ``skills`` column
         (one tagging writes both), as the ``_skill`` filter does."""
         start = time.perf_counter()

@@ -1,4 +1,4 @@
-"""The listings' own filters: ``?_search=`` (the full-text index, crawler/db/fts.py) and ``?_skill=``.
+"""The listings' own filters: ``?_search=`` (the full-text index, crawler/store/fts.py) and ``?_skill=``.
 
 Both select postings through a subquery of ids (``postings_fts`` rowids, ``posting_skills``), and
 how SQLite runs it decides the page's cost. Written ``id in (subquery)``, SQLite seeks every match
@@ -19,7 +19,7 @@ is then checked against its matches held in memory (:func:`search_function`), no
 Datasette's own search (``fts_table`` in the metadata) always writes the first, so the metadata of
 ``jobs`` and ``postings`` names no ``fts_table``; this module's filter shows the search box and
 reads ``_search`` as Datasette does (``escape_fts``, which the plugin replaces by
-:func:`crawler.db.fts.fts_query`).
+:func:`crawler.store.fts.fts_query`).
 
 When a page is filtered by nothing but these two, the listing's hiding and equalities on the
 index's columns (``?city=上海``), :func:`own_ids` gives its ids from the search index and the

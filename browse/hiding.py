@@ -5,7 +5,7 @@
 :func:`hidden` decides it once per request (the alerts plugin's note and the listing's filter read the same);
 :func:`clauses` are the conditions a page adds; :func:`hidden_mask` the same rows as a mask of the in-memory
 facet index (browse/facets.py), so a listing that hides rows keeps its ids, count and facets in memory.
-The SQL is in ``crawler.db.blocks`` and ``crawler.db.history``."""
+The SQL is in ``crawler.fit.store`` and ``crawler.store.history``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ import numpy as np
 
 from browse.metadata import DATABASE
 from browse.queries import id_array
-from crawler.db import blocks
-from crawler.db import history as store
-
+from crawler.fit import store as blocks
+from crawler.store import history as store
 HIDING = ("jobs", "fit")
 STALE_DAYS = 30
 MAX_STALE_DAYS = 3650

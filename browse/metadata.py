@@ -2,7 +2,7 @@
 
 ``metadata.yaml`` holds what is written by hand (titles, descriptions, facets, sort, canned queries,
 charts). :func:`build_metadata` adds each column's description from the pydantic field
-descriptions and crawler/db/columns.yaml (``crawler.db.schema.column_descriptions``, so they are written
+descriptions and crawler/store/columns.yaml (``crawler.store.schema.column_descriptions``, so they are written
 once), keeps the
 ``default_columns`` and ``listing_columns`` of a table page (:mod:`browse.columns`) the table has,
 writes the SQL of the salary percentile queries (``percentiles: {group, within}``) and of the search
@@ -20,7 +20,7 @@ from typing import Any, Iterable
 import yaml
 
 from browse.queries import PERCENTILES_SQL, SEARCH_SQL, limited
-from crawler.db.schema import column_descriptions
+from crawler.store.schema import column_descriptions
 
 DATABASE = "jobs"
 STATIC_MOUNT = "jobcrawl-static"  # browse/static is served at /jobcrawl-static/

@@ -1,6 +1,6 @@
 """Every read-only query of ``browse/`` (the plugin, its filters, facets and pages), run through
 Datasette's own API (``Database.execute`` / ``execute_fn``) on the served file. The full-text index
-is known only to :mod:`crawler.db.fts`, whose SQL these queries embed."""
+is known only to :mod:`crawler.store.fts`, whose SQL these queries embed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from crawler.db import fts
+from crawler.store import fts
 from normalize.models import HIDDEN_COMPANY
 
 
@@ -21,7 +21,7 @@ def id_array(text: str | None) -> np.ndarray:
 
 SHOWN_NULLS = {("jobs", "company"): HIDDEN_COMPANY}
 """What a view shows for a null of a ``postings`` column: the jobs view's ``coalesce(company, '（企业未公开）')``
-(crawler/db/schema.py), which no index of ``postings`` answers."""
+(crawler/store/schema.py), which no index of ``postings`` answers."""
 
 
 def shown_subquery(column: str, shown_null: bool, param: str) -> str:
@@ -120,7 +120,7 @@ def listing_score(conn: sqlite3.Connection, posting_id: int) -> tuple | None:
 
 
 def snippets_sql(count: int) -> str:
-    """``(id, snippet)`` (:func:`crawler.db.fts.snippet_sql`) of the postings of ``count`` ids that an
+    """``(id, snippet)`` (:func:`crawler.store.fts.snippet_sql`) of the postings of ``count`` ids that an
     FTS5 expression matches: parameters the expression, then the ids."""
     return (f"SELECT rowid, {fts.snippet_sql()} FROM {fts.TABLE} WHERE {fts.TABLE} MATCH ?"
             f" AND rowid IN ({', '.join('?' * count)})")

@@ -16,8 +16,8 @@ from datasette.utils import tilde_encode
 from markupsafe import Markup, escape
 
 from browse import queries
-from crawler.db.fts import HIGHLIGHT, plain
-from crawler.db.read import export_record
+from crawler.store.fts import HIGHLIGHT, plain
+from crawler.store.read import export_record
 from normalize.models import DIMENSION_LABELS, DIMENSIONS, HIDDEN_COMPANY, INSIGHT_KEYS, SECTION_KEYS
 
 SYMBOLS = {"CNY": "", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "HKD": "HK$", "SGD": "S$"}
@@ -60,7 +60,7 @@ def salary_label(row: dict[str, Any]) -> str | None:
 
 
 def highlighted(snippet: str) -> Markup:
-    """A snippet of the search index (:func:`crawler.db.fts.snippet_sql`) as HTML: the text
+    """A snippet of the search index (:func:`crawler.store.fts.snippet_sql`) as HTML: the text
     escaped, each match in ``<mark>``."""
     start, end = HIGHLIGHT
     text = str(escape(plain(snippet))).replace(start, "<mark>").replace(end, "</mark>").replace("\n", " · ")

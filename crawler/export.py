@@ -1,14 +1,14 @@
 """``jobcrawl export``: postings as CSV or TSV (flat columns a spreadsheet opens), JSON lines or one JSON array.
 
 The format comes from the output's suffix (:data:`SUFFIXES`) unless ``--format`` names it; the two must
-agree. JSON formats carry the nested export record (crawler/db/read.py); CSV and TSV carry
+agree. JSON formats carry the nested export record (crawler/store/read.py); CSV and TSV carry
 :func:`flat_row`: one column per salary part, each JD section as text (one bullet per line), skills
 and tags joined by ``; ``, our score with its level, completeness and four dimensions (``信息不足``: an empty
 number, never a default or the app's, which has its own column), the duplicate cluster with the reason,
 similarity and member it matched, times in UTC and in the posting's zone. CSV and TSV start with a
 UTF-8 byte order mark by default: Excel reads a file without one in the machine's ANSI code page, which
 turns Chinese into mojibake. ``jobcrawl ingest`` reads such a file back (the ``jobcrawl`` preset of
-crawler/pages/tabular.py).
+crawler/ingest/table.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-from crawler.db.read import LOCAL_TIMES
+from crawler.store.read import LOCAL_TIMES
 from normalize.models import DIMENSIONS
 from normalize.shown import json_line
 
@@ -150,7 +150,7 @@ def _joined(values: Iterable[str] | None) -> str:
 
 
 def flat_row(record: dict[str, Any]) -> dict[str, Any]:
-    """An export record (crawler/db/read.py) as the flat columns of :data:`FLAT_COLUMNS`."""
+    """An export record (crawler/store/read.py) as the flat columns of :data:`FLAT_COLUMNS`."""
     salary = record.get("salary") or {}
     ours = record.get("evaluation") or {}
     theirs = record.get("source_evaluation") or {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from itemadapter import ItemAdapter, is_item
 from scrapy import signals
 
-from .pipelines import item_where
-from .report import report_of
+from crawler.pipelines import item_where
+from crawler.report import report_of
 
 
 class ItemErrors:

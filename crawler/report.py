@@ -1,7 +1,7 @@
 """What a run did, typed: :class:`CrawlReport` per spider run (built by the spider and the pipelines,
 in whichever process runs them), :class:`RunReport` per ``runs`` row (the crawl reports of its
 shards merged, plus the writer's counts and the corpus steps). The CLI prints a RunReport and
-``crawler.db.runs`` stores it; nothing else is passed between the parts of a run.
+``crawler.store.runs`` stores it; nothing else is passed between the parts of a run.
 
 Both are plain data (picklable): a worker process sends its CrawlReports to the parent at the end.
 """
@@ -28,7 +28,7 @@ class CrawlReport:
     found: int = 0
     """Postings found in them (quarantined ones included)."""
     files_unchanged: int = 0
-    """Inputs not parsed again: unchanged since their last complete parse (crawler/ledger.py)."""
+    """Inputs not parsed again: unchanged since their last complete parse (crawler/ingest/ledger.py)."""
     unchanged_unparsed: int = 0
     """Postings of those inputs: unchanged without being parsed."""
     requests: int = 0
@@ -50,7 +50,7 @@ class CrawlReport:
     listings: dict[str, list[str]] = field(default_factory=dict)
     """Complete listings read: listing name → keys of its postings (the closing step's input)."""
     tables: list[dict[str, Any]] = field(default_factory=list)
-    """One summary per table file (crawler.pages.tabular.TableReport.as_dict() with its line)."""
+    """One summary per table file (crawler.ingest.table.TableReport.as_dict() with its line)."""
     finish_reason: str | None = None
     """Why the spider closed: ``finished``, ``shutdown``, ``request_cap`` …"""
     stage_failed: str | None = None
@@ -100,7 +100,7 @@ class RunReport:
     step_failed: dict[str, str] | None = None
     retagged: int | None = None
     alerts: Any = None
-    """The watches' deliveries after the run (crawler.alerts.DeliveryReport), on the last report of a run."""
+    """The watches' deliveries after the run (crawler.alerts.delivery.DeliveryReport), on the last report of a run."""
     workers: int = 1
     """Processes that ran the spiders: 1 = this process; more = worker processes, this one writing."""
     messages: list[str] = field(default_factory=list)
@@ -199,8 +199,6 @@ class RunReport:
     def crawl_summary(self) -> str:
         """One line for a crawl: network, postings, closing, problems, status."""
         c = self.counts
-        from crawler.safety import summary_note
-
         statuses = " ".join(f"{code}×{n}" for code, n in sorted(self.responses.items())) or "none"
         return (f"{self.source}: requests {c['requests']} · responses {statuses} · postings found {c['found']} · "
                 f"new {c['new']} · updated {c['updated']} · unchanged {c['unchanged']} · closed {c['closed']} · "
@@ -274,3 +272,20 @@ def table_lines(tables: list[dict[str, Any]]) -> list[str]:
                                               "stored again" if unchanged else ""))
     return out + capped("not imported", [f"{shown(t['locator'], quoted=True)}: {t['error']}" for t in tables
                                          if t["error"]])
+
+
+# The safety counters (crawler/web/safety.py, killsafe.py) a run's summary line names when they are not zero.
+SUMMARY_STATS = {
+    "refused (host)": "jobcrawl/refused/host",
+    "refused (private address)": "jobcrawl/refused/private",
+    "refused (robots.txt unreadable)": "jobcrawl/refused/robots",
+    "too large": "jobcrawl/oversize",
+    "redirect loops": "jobcrawl/redirect_loops",
+    "too many redirects": "jobcrawl/redirects_exceeded",
+    "state of a killed run discarded": "jobcrawl/jobdir_discarded",  # crawler/web/killsafe.py
+}
+
+
+def summary_note(stats: dict[str, Any]) -> str:
+    """`` · refused (host) 1 · too large 2`` for the counters of this module that are not zero."""
+    return "".join(f" · {label} {int(stats[key])}" for label, key in SUMMARY_STATS.items() if stats.get(key))

@@ -5,11 +5,11 @@ Every ``JOBCRAWL_*`` setting can be overridden on the command line (``-s``) or b
 
 import os
 
-from crawler.inputs import MAX_FILE_BYTES as _max_file_bytes  # lower case: not a setting of its own
+from crawler.files import MAX_FILE_BYTES as _max_file_bytes  # lower case: not a setting of its own
 
 BOT_NAME = "jobcrawl"
-SPIDER_MODULES = ["crawler.spiders"]
-NEWSPIDER_MODULE = "crawler.spiders"
+SPIDER_MODULES = ["crawler.web.spiders", "crawler.ingest.textdump", "crawler.ingest.tabular", "crawler.reparse.spider"]
+NEWSPIDER_MODULE = "crawler.web.spiders"
 COMMANDS_MODULE = "crawler.commands"   # `scrapy crawl` checks spider arguments first (crawler/commands/crawl.py)
 # Scrapy caches this check by weak reference to the callback: a bound method (callback=self.parse) dies
 # with its request, so every response re-read the spider's source and parsed it (a tenth of an ingest of
@@ -18,13 +18,13 @@ WARN_ON_GENERATOR_RETURN_VALUE = False
 
 # A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
 EXTENSIONS = {"crawler.extensions.ItemErrors": 0, "crawler.extensions.QuietLog": 0,
-              "crawler.killsafe.JobdirGuard": 0}  # a JOBDIR left by a killed crawl is discarded, not resumed
+              "crawler.web.killsafe.JobdirGuard": 0}  # a JOBDIR left by a killed crawl is discarded, not resumed
 # False: an error is one log line without its traceback, a failed request only the run's line per
 # source (crawler.extensions.QuietLog); the CLI sets it false unless -v.
 JOBCRAWL_LOG_TRACEBACKS = True
 
 # The one pipeline chain, one concern each (see crawler/pipelines/__init__.py). Both cores are used
-# by running the whole chain in worker processes over shards of the inputs (crawler/runner.py).
+# by running the whole chain in worker processes over shards of the inputs (crawler/run/runner.py).
 ITEM_PIPELINES = {
     "crawler.pipelines.validate.ValidatePipeline": 100,
     "crawler.pipelines.normalize.NormalizePipeline": 200,
@@ -36,7 +36,7 @@ ITEM_PIPELINES = {
 JOBCRAWL_DB = "jobs.db"
 JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
 JOBCRAWL_RUN_ID = None             # set by the run: the runs row this crawl reports to
-JOBCRAWL_SINK = None               # set by the run: where the store stage sends its rows (crawler/sinks.py);
+JOBCRAWL_SINK = None               # set by the run: where the store stage sends its rows (crawler/run/sinks.py);
                                    # None = a writer of the crawl's own on JOBCRAWL_DB
 JOBCRAWL_MAX_FILE_SIZE = _max_file_bytes  # bytes (256 MB); a larger input file is quarantined, its first 64 KB kept
                                          # (jobcrawl ingest --max-file-size)
@@ -63,10 +63,10 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 2           # at most 2 requests in flight per 
 DOWNLOAD_TIMEOUT = 30
 REDIRECT_MAX_TIMES = 5                       # a redirect loop fails fast
 
-# Safety (crawler/safety.py; docs/safety.md): requests go to the source's own hosts only, never to
+# Safety (crawler/web/safety.py; docs/safety.md): requests go to the source's own hosts only, never to
 # loopback, private, link-local or other non-public addresses (checked on the DNS answers the
 # connection uses) unless the source sets allow_private; responses are capped, decompressed too.
-TWISTED_DNS_RESOLVER = "crawler.safety.SafeResolver"
+TWISTED_DNS_RESOLVER = "crawler.web.safety.SafeResolver"
 JOBCRAWL_ALLOW_PRIVATE = False               # a source's `allow_private`: its hosts may resolve to private addresses
 JOBCRAWL_ALLOW_HOSTS = []                    # a source's `allow_hosts`: more host[:port] it may fetch from
 DOWNLOAD_MAXSIZE = 10 * 2**20                # a source's `max_size_mb`: larger bodies (or decompressed bodies) are refused
@@ -74,7 +74,7 @@ DOWNLOAD_WARNSIZE = 2 * 2**20                # a source's `warn_size_mb`: larger
 DEPTH_LIMIT = 5                              # links followed from a start URL, at most this deep
 # Retries: 429 and 5xx, each retry after Retry-After (if the server sends one, up to
 # JOBCRAWL_RETRY_AFTER_MAX seconds) or after 1, 2, 4 … s (JOBCRAWL_RETRY_BACKOFF doubling,
-# at most JOBCRAWL_RETRY_BACKOFF_MAX). See crawler/middlewares.py.
+# at most JOBCRAWL_RETRY_BACKOFF_MAX). See crawler/web/middlewares.py.
 RETRY_ENABLED = True
 RETRY_TIMES = 3
 RETRY_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
@@ -91,31 +91,31 @@ JOBCRAWL_MAX_QUEUED = 5000
 DOWNLOADER_MIDDLEWARES = {
     # Web spiders only; the source's hosts are checked first, before robots.txt and the cache.
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,  # OriginMiddleware checks ports too, and redirects
-    "crawler.safety.OriginMiddleware": 40,
+    "crawler.web.safety.OriginMiddleware": 40,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "crawler.safety.RobotsRfcMiddleware": 100,
+    "crawler.web.safety.RobotsRfcMiddleware": 100,
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
-    "crawler.safety.LoopCheckingMetaRefreshMiddleware": 580,
+    "crawler.web.safety.LoopCheckingMetaRefreshMiddleware": 580,
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
-    "crawler.safety.CappedCompressionMiddleware": 590,
+    "crawler.web.safety.CappedCompressionMiddleware": 590,
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
-    "crawler.safety.LoopCheckingRedirectMiddleware": 600,
-    "crawler.safety.DownloadLimitsMiddleware": 960,   # closest to the network: names refused and cut-off downloads
+    "crawler.web.safety.LoopCheckingRedirectMiddleware": 600,
+    "crawler.web.safety.DownloadLimitsMiddleware": 960,   # closest to the network: names refused and cut-off downloads
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-    "crawler.middlewares.BackoffRetryMiddleware": 550,
+    "crawler.web.middlewares.BackoffRetryMiddleware": 550,
     "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
-    "crawler.middlewares.ContactUserAgentMiddleware": 500,
-    "crawler.middlewares.RequestCapMiddleware": 940,  # below the HTTP cache: cache hits are free
-    "crawler.middlewares.WireStatsMiddleware": 950,   # below the HTTP cache: what crossed the network
+    "crawler.web.middlewares.ContactUserAgentMiddleware": 500,
+    "crawler.web.middlewares.RequestCapMiddleware": 940,  # below the HTTP cache: cache hits are free
+    "crawler.web.middlewares.WireStatsMiddleware": 950,   # below the HTTP cache: what crossed the network
 }
 
 # Incremental crawls: an HTTP cache with RFC 2616 semantics. A stored page is revalidated with
 # If-None-Match / If-Modified-Since, so an unchanged page costs a 304 and no body, and its
 # postings flow through the pipelines again (only last_seen moves). Web spiders turn it on
-# (crawler/spiders/webbase.py); `jobcrawl crawl` keeps it next to the database (<db>.httpcache/).
+# (crawler/web/spiders/webbase.py); `jobcrawl crawl` keeps it next to the database (<db>.httpcache/).
 HTTPCACHE_ENABLED = False
 HTTPCACHE_POLICY = "scrapy.extensions.httpcache.RFC2616Policy"
-HTTPCACHE_STORAGE = "crawler.killsafe.WholeEntryCacheStorage"  # Scrapy's files, a hit only when whole
+HTTPCACHE_STORAGE = "crawler.web.killsafe.WholeEntryCacheStorage"  # Scrapy's files, a hit only when whole
 HTTPCACHE_DIR = "httpcache"                  # relative: under the project's .scrapy/ folder
 HTTPCACHE_GZIP = True
 JOBCRAWL_HTTPCACHE_MAX_AGE_DAYS = 30        # entries not requested for this long are removed after a crawl (0: never)
@@ -125,3 +125,14 @@ LOG_LEVEL = "INFO"
 LOG_FORMATTER = "crawler.logformatter.QuietLogFormatter"  # no per-item DEBUG records above DEBUG
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False     # Scrapy 2.19's localhost code-execution server and its job files: not for scheduled runs
+
+
+def project_settings(overrides: dict | None = None):
+    """crawler.settings with ``overrides`` applied at command-line priority."""
+    from scrapy.settings import Settings
+
+    settings = Settings()
+    settings.setmodule("crawler.settings", priority="project")
+    for key, value in (overrides or {}).items():
+        settings.set(key, value, priority="cmdline")
+    return settings

@@ -1,7 +1,7 @@
 """The one documented schema: raw items every spider emits and the normalized posting.
 
 Every field carries a ``description``; the same text feeds the SQLite column documentation and
-Datasette's column descriptions (see ``crawler.db.schema.column_descriptions``).
+Datasette's column descriptions (see ``crawler.store.schema.column_descriptions``).
 
 Conventions
 - Raw items hold strings as written by the source, never interpreted.

@@ -390,6 +390,12 @@ _SEPARATOR = re.compile(r"[；;]")
 
 
 def _tidy(piece: str) -> str | None:
+    visible = drop_format(piece)  # format characters at a cut (`熟悉CUDA \u200b- 熟悉Triton`) go with it
+    if visible is not piece:
+        where = FormatMap(piece)
+        body = visible.strip()
+        begin = visible.index(body[0]) if body else 0
+        piece = piece[where.start(begin):where.end(begin + len(body))]
     piece = piece.strip().lstrip(":：；;，,、 ").rstrip("；;，,、 ")
     return piece if any(c.isalnum() for c in piece) else None
 
@@ -407,11 +413,15 @@ def split_bullets(text: str) -> list[str]:
         line = clean_line(raw)
         if not line:
             continue
-        folded = _fold1(line)
+        # Markers are found in the line without its format characters (`\u00ad·`), then cut from the line.
+        where = FormatMap(line)
+        folded = _fold1(where.visible)
         cuts = [(0, 0, False)]
+        last_end = 0
         for match in _MARK.finditer(folded):
-            if match.start() >= cuts[-1][1] and _accept_marker(match, folded, state):
-                cuts.append((match.start(), match.end(), True))
+            if match.start() >= last_end and _accept_marker(match, folded, state):
+                cuts.append((where.start(match.start()), where.end(match.end()), True))
+                last_end = match.end()
         cuts.append((len(line), len(line), False))
         for (_, begin, marked), (end, _, _) in zip(cuts, cuts[1:]):
             piece = line[begin:end]

@@ -37,7 +37,7 @@ PROGRESS_LINE = re.compile(r"(reading|storing|dedupe|scoring): ")
 
 
 def problem_lines(stderr: str) -> list[str]:
-    """A run's stderr without its progress lines (one per phase, and one every 10 s: crawler/progress.py)."""
+    """A run's stderr without its progress lines (one per phase, and one every 10 s: crawler/run/progress.py)."""
     return [line for line in stderr.splitlines() if not PROGRESS_LINE.match(line)]
 
 

@@ -99,8 +99,7 @@ def test_a_destination_that_fails_is_not_tried_again_in_the_same_delivery(db, tm
     per message (an hour for 2,000 new matches), and each printed the same line."""
     import io
 
-    from crawler import alerts
-
+    from crawler.alerts import delivery as alerts
     monkeypatch.setattr(alerts, "MAX_PER_MESSAGE", 1)  # the two seeds: two messages per watch
     with Receiver(plan=[500] * 10) as hook:
         config = write_config(tmp_path / "alerts.toml", webhook(hook.url("/jobs"), retries=1))
@@ -327,7 +326,7 @@ def test_watch_list(db, tmp_path):
 
 
 def test_after_a_run_fit_is_scored_only_for_new_and_changed_postings(tmp_path, monkeypatch):
-    from crawler.alerts import deliver_new_matches
+    from crawler.alerts.delivery import deliver_new_matches
 
     inputs, db = tmp_path / "in", tmp_path / "jobs.db"
     inputs.mkdir()

@@ -1,4 +1,4 @@
-"""crawler/alerts.py in-process: the retry schedule, what is not retried, the config's paths and secrets."""
+"""crawler/alerts/delivery.py in-process: the retry schedule, what is not retried, the config's paths and secrets."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from crawler import alerts
-from crawler.alerts import (Alert, ConfigError, EmailDest, FileDest, NtfyDest, SendError, WebhookDest, load_config,
+from crawler.alerts import delivery as alerts
+from crawler.alerts.delivery import (Alert, ConfigError, EmailDest, FileDest, NtfyDest, SendError, WebhookDest, load_config,
                             send_alert)
 from receivers import Dripper, Receiver
 

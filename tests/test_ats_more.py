@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.pages.base import PageError
-from crawler.pages.parts import describe_parts, pay_line, pay_object, pay_period
-from crawler.pages.recruitee import RecruiteePage
-from crawler.pages.smartrecruiters import SmartRecruitersPage
-from crawler.pages.workable import WorkablePage
-from crawler.pages.workday import WorkdayPage
-from crawler.sources import SourcesError, load_sources
-from crawler.spiders.paged import merge_listed
+from crawler.web.pages.base import PageError
+from crawler.web.pages.parts import describe_parts, pay_line, pay_object, pay_period
+from crawler.web.pages.recruitee import RecruiteePage
+from crawler.web.pages.smartrecruiters import SmartRecruitersPage
+from crawler.web.pages.workable import WorkablePage
+from crawler.web.pages.workday import WorkdayPage
+from crawler.web.sources import SourcesError, load_sources
+from crawler.web.spiders.paged import merge_listed
 from normalize.models import RawPosting, RawSection
 from normalize.posting import content_hash, normalize_posting
 from test_crawl import crawl, crawl_twice, runs, server, table, write_sources  # noqa: F401 (server: the fixture)
@@ -303,7 +303,7 @@ WORKDAY_NEXT = [
 
 @pytest.mark.parametrize(("cursor", "data", "expected"), WORKDAY_NEXT)
 def test_workday_next_page(cursor, data, expected):
-    from crawler.spiders.workday import WorkdaySpider
+    from crawler.web.spiders.workday import WorkdaySpider
 
     spider = WorkdaySpider(tenant="exampleai", site="External", wd=5, page_size=2)
     page = WorkdayPage(f"{WD_SITE}/jobs", json.dumps(data), fetched_at=FETCHED)
@@ -737,7 +737,7 @@ def test_sources_file_checks_the_new_spiders_arguments(tmp_path, table_body, mes
 def test_workday_base_url_defaults_from_tenant_and_wd(tmp_path):
     path = tmp_path / "sources.toml"
     path.write_text('[sources.x]\nspider = "workday"\ntenant = "acme"\nsite = "External,Interns"\nwd = 5\n', encoding="utf-8")
-    from crawler.spiders.workday import WorkdayArgs
+    from crawler.web.spiders.workday import WorkdayArgs
     args = WorkdayArgs(**load_sources(path).sources["x"].args)
     assert (args.base_url, args.site, args.page_size) == ("https://acme.wd5.myworkdayjobs.com", ["External", "Interns"], 20)
 

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from crawler.db.rows import raw_text
+from crawler.store.rows import raw_text
 from conftest import AS_OF, SEEDS, export_records, run_cli
 
 pytestmark = pytest.mark.slow
@@ -96,7 +96,7 @@ def test_quarantine_rows_keep_reason_and_raw_text(bad_run):
     codec = {"utf-8": "utf-8", "utf-8-sig": "utf-8-sig", "utf-16-le": "utf-16", "gb18030": "gb18030"}
     for locator, text, text_zlib, body, encoding in conn.execute(
             "SELECT locator, text, text_zlib, body, encoding FROM raw_inputs"):
-        text = raw_text(text, text_zlib)  # a long text is stored compressed (crawler/db/rows.py: pack_text)
+        text = raw_text(text, text_zlib)  # a long text is stored compressed (crawler/store/rows.py: pack_text)
         if encoding is None:
             assert bytes(body) == files[locator], locator
         else:

@@ -5,7 +5,7 @@ inputs made from them: a staffing agency's copy of seed 000 (another company and
 range: a duplicate cluster), a backend posting (other skills, another city and category), a
 posting whose title, company and a bullet carry ``<script>`` payloads, and an empty file
 (quarantined). Pages are read with Datasette's own test client on the instance ``jobcrawl serve``
-builds (``crawler.serve.make_datasette``).
+builds (``crawler.serve.app.make_datasette``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import pytest
 from browse.metadata import build_metadata
 from browse.render import listing_url, safe_url, salary_label
 from conftest import AS_OF, SEEDS, run_cli
-from crawler.db.fts import fts_query
-from crawler.db.serve import schema
-from crawler.serve import make_datasette, prepare
+from crawler.store.fts import fts_query
+from crawler.serve.store import schema
+from crawler.serve.app import make_datasette, prepare
 
 SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_text(encoding="utf-8")
 SEED3 = (SEEDS / "003_5eabc84b6ca487f0.txt").read_text(encoding="utf-8")
@@ -856,7 +856,7 @@ def test_salary_percentiles_interpolate_linearly(tmp_path, monthly, quartiles):
     """The canned percentiles equal statistics.quantiles(method='inclusive') (numpy's default)."""
     import statistics
 
-    from crawler.db.schema import open_db
+    from crawler.store.schema import open_db
 
     db = open_db(tmp_path / "pay.db")
     db["postings"].insert_all(

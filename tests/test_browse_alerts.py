@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, FIXTURES, SEEDS, run_cli
-from crawler.db.closing import close_missing
-from crawler.db.schema import open_db
-from crawler.serve import make_datasette, prepare
+from crawler.store.closing import close_missing
+from crawler.store.schema import open_db
+from crawler.serve.app import make_datasette, prepare
 from test_browse import build_browse_db, get
 
 pytestmark = pytest.mark.slow
@@ -255,7 +255,7 @@ def test_the_page_reads_the_rows_it_shows_alone(ds, alerts_db, path, read, read_
     Run elsewhere (the SQL editor, another process) the token is unknown: the term is true and the other
     clauses decide alone: the same rows."""
     from browse.filters import CHOSEN_FUNCTION, chosen_function
-    from crawler.db.fts import fts_query
+    from crawler.store.fts import fts_query
 
     page = data(ds, path)
     sql, params = page["query"]["sql"], page["query"]["params"]

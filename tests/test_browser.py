@@ -20,7 +20,7 @@ import shutil
 import pytest
 
 from conftest import ROOT, start_serve
-from crawler.db.schema import open_db
+from crawler.store.schema import open_db
 from test_browse import HOSTILE_TITLE, build_browse_db
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

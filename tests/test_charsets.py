@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, export_records, problem_lines
-from crawler.pages.base import PageError
-from crawler.pages.greenhouse import GreenhousePage
-from crawler.pages.jsonld import JsonLdPage
-from crawler.pages.lever import LeverPage
-from crawler.pages.reparse import reparse_items
-from crawler.spiders.webbase import page_reader
+from crawler.web.pages.base import PageError
+from crawler.web.pages.greenhouse import GreenhousePage
+from crawler.web.pages.jsonld import JsonLdPage
+from crawler.web.pages.lever import LeverPage
+from crawler.reparse.pages import reparse_items
+from crawler.web.spiders.webbase import page_reader
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.text import DecodeError, decode_bytes, sha256_hex
 from test_crawl import crawl, server, table, write_sources  # noqa: F401 (server: the fixture)

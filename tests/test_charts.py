@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from browse.charts import chart_rows
-from crawler.serve import make_datasette
+from crawler.serve.app import make_datasette
 from test_browse import build_browse_db, get
 
 FILTERS = [

@@ -62,7 +62,7 @@ def test_sigkill_mid_ingest_then_rerun_completes(tmp_path):
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT status FROM runs ORDER BY id").fetchall() == [("interrupted",), ("ok",)]
     stats = json.loads(conn.execute("SELECT stats FROM runs WHERE id = 2").fetchone()[0])
-    assert stats["jobcrawl/workers"] == 2  # large enough an ingest for worker processes (crawler/runner.py)
+    assert stats["jobcrawl/workers"] == 2  # large enough an ingest for worker processes (crawler/run/runner.py)
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == N // 100
 
     clean = tmp_path / "clean.db"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, export_records, problem_lines, run_cli
-from crawler.lock import db_lock
+from crawler.run.lock import db_lock
 from mockserver import MockServer, build_docroot
 
 pytestmark = pytest.mark.slow

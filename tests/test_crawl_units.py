@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from crawler.db.closing import close_missing
-from crawler.db.schema import open_db
-from crawler.lock import LockHeld, db_lock
-from crawler.middlewares import retry_after_seconds
-from crawler.run import project_settings
-from crawler.sources import SourcesError, load_sources, locate_sources
+from crawler.store.closing import close_missing
+from crawler.store.schema import open_db
+from crawler.run.lock import LockHeld, db_lock
+from crawler.web.middlewares import retry_after_seconds
+from crawler.settings import project_settings
+from crawler.web.sources import SourcesError, load_sources, locate_sources
 
 # --------------------------------------------------------------------------- sources files
 
@@ -115,7 +115,7 @@ def test_project_settings_are_safe_by_default():
     settings = project_settings()
     assert (settings.getint("DOWNLOAD_MAXSIZE"), settings.getint("DOWNLOAD_WARNSIZE"), settings["TWISTED_DNS_RESOLVER"],
             settings.getbool("JOBCRAWL_ALLOW_PRIVATE"), settings.getlist("JOBCRAWL_ALLOW_HOSTS")) == (
-        10 * 2**20, 2 * 2**20, "crawler.safety.SafeResolver", False, [])
+        10 * 2**20, 2 * 2**20, "crawler.web.safety.SafeResolver", False, [])
 
 
 def test_select_keeps_the_order_named_and_runs_disabled_sources_by_name(tmp_path):
@@ -200,7 +200,7 @@ def test_failure_reason_names_what_a_user_can_act_on(error, reason):
     import scrapy.exceptions
     import twisted.internet.error
 
-    from crawler.spiders.webbase import failure_reason
+    from crawler.web.spiders.webbase import failure_reason
 
     if error == "http-503":
         exc = _http_error(503)
@@ -217,7 +217,7 @@ def test_failure_reason_names_what_a_user_can_act_on(error, reason):
 def test_a_refused_port_is_named_with_its_host():
     from scrapy.exceptions import DownloadConnectionRefusedError
 
-    from crawler.spiders.webbase import failure_reason
+    from crawler.web.spiders.webbase import failure_reason
 
     failure = _failure(DownloadConnectionRefusedError("x"), "http://127.0.0.1:9/v0/postings/acme")
     assert failure_reason(failure) == "connection refused by 127.0.0.1:9"
@@ -320,14 +320,14 @@ BOARD_URLS = [
 
 @pytest.mark.parametrize(("spider", "args", "expected"), BOARD_URLS)
 def test_board_spiders_request_the_listing_urls(spider, args, expected):
-    from crawler.sources import project_spiders
+    from crawler.web.sources import project_spiders
 
     instance = project_spiders()[spider](**args)
     assert [instance.board_url(board) for board in instance.args.boards] == expected
 
 
 def test_jsonld_spider_reads_robots_sitemaps_and_filters_links():
-    from crawler.spiders.jsonld import JsonLdSpider
+    from crawler.web.spiders.jsonld import JsonLdSpider
 
     spider = JsonLdSpider(start_urls="https://careers.example.com/jobs,https://jobs.example.org:8443/",
                           sitemap_urls=["https://careers.example.com/sitemap.xml"], robots_sitemaps="yes",
@@ -345,10 +345,10 @@ def test_jsonld_spider_reads_robots_sitemaps_and_filters_links():
 
 
 def test_every_web_spider_knows_where_it_may_go():
-    """Each web spider names its own origins (crawler/safety.py): the example source of every spider in
+    """Each web spider names its own origins (crawler/web/safety.py): the example source of every spider in
     seeds/sources.toml builds a spider whose origins admit the URLs it starts from."""
-    from crawler.sources import load_sources, project_spiders
-    from crawler.spiders.webbase import WebSpider
+    from crawler.web.sources import load_sources, project_spiders
+    from crawler.web.spiders.webbase import WebSpider
 
     spiders = project_spiders()
     sources = load_sources(ROOT / "seeds" / "sources.toml")

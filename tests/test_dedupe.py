@@ -685,7 +685,7 @@ def test_ingest_processes_do_not_import_scipy():
     import subprocess
     import sys
 
-    code = ("import sys, crawler.cli, crawler.run, crawler.runner, crawler.pipelines.store, crawler.steps.dedupe, crawler.steps.score\n"
+    code = ("import sys, crawler.cli, crawler.run.project, crawler.run.runner, crawler.pipelines.store, crawler.dedupe.step, crawler.score.step\n"
             "from normalize.dedupe import Clusterer, signature, signature_to_bytes\n"
             "c = Clusterer(); c.add_many([{'key': 'a', 'title': 't', 'text': '熟悉C++与CUDA编程，负责推理引擎算子开发'}])\n"
             "signature_to_bytes(signature('熟悉C++与CUDA编程'))\n"
@@ -695,15 +695,15 @@ def test_ingest_processes_do_not_import_scipy():
 
 
 def test_the_dedupe_process_does_not_import_the_schema_models(tmp_path):
-    """The dedupe step's own process (crawler.runner.after_run, from DEDUPE_PROCESS_MIN postings) opens the database
-    with crawler.db.connect: the schema module and its pydantic models (about 11 MB) stay out of it."""
+    """The dedupe step's own process (crawler.run.runner.after_run, from DEDUPE_PROCESS_MIN postings) opens the database
+    with crawler.store.connect: the schema module and its pydantic models (about 11 MB) stay out of it."""
     import subprocess
     import sys
 
-    code = ("import sys\nfrom crawler.steps.dedupe import dedupe_at\n"
+    code = ("import sys\nfrom crawler.dedupe.step import dedupe_at\n"
             "print(dedupe_at(sys.argv[1]))\n"
-            "print(sorted(m for m in ('crawler.db.schema', 'normalize.models', 'pydantic') if m in sys.modules))")
-    from crawler.db.schema import open_db
+            "print(sorted(m for m in ('crawler.store.schema', 'normalize.models', 'pydantic') if m in sys.modules))")
+    from crawler.store.schema import open_db
 
     db = tmp_path / "jobs.db"
     open_db(db).close()  # a run has opened (migrated) it

@@ -203,8 +203,8 @@ def rows(db, sql: str) -> list[tuple]:
 
 
 def test_a_planned_dedupe_writes_what_the_dedupe_step_writes(steps_db, tmp_path):
-    from crawler.db.schema import open_db
-    from crawler.steps.dedupe import apply, plan
+    from crawler.store.schema import open_db
+    from crawler.dedupe.step import apply, plan
 
     expected = (rows(steps_db, MEMBERS), rows(steps_db, CLUSTERS))
     assert len(expected[0]) == 18 and len(expected[1]) == 13
@@ -234,8 +234,8 @@ AI算子开发工程师,杭州·余杭区,45K,3-5年本科,吉利汽车,汽车�
 def test_a_planned_dedupe_moves_list_cards_into_the_cluster_of_their_posting(tmp_path):
     """The seeds, two list cards, then a repost of seed 000 with the cards' salary: the repost joins seed 000's
     cluster and takes in the cards' cluster. Planned from reads, then applied, it writes what the step wrote."""
-    from crawler.db.schema import open_db
-    from crawler.steps.dedupe import apply, plan
+    from crawler.store.schema import open_db
+    from crawler.dedupe.step import apply, plan
 
     cards = tmp_path / "cards.csv"
     cards.write_text(CARDS, encoding="utf-8")
@@ -266,8 +266,8 @@ def test_a_planned_dedupe_moves_list_cards_into_the_cluster_of_their_posting(tmp
     ("a posting no run saw first", "UPDATE postings SET first_run_id = NULL WHERE id = 3"),
 ])
 def test_a_dedupe_that_must_write_first_is_not_planned(steps_db, tmp_path, reason, sql):
-    from crawler.db.schema import open_db
-    from crawler.steps.dedupe import plan
+    from crawler.store.schema import open_db
+    from crawler.dedupe.step import plan
 
     database = open_db(str(reset_copy(steps_db, tmp_path, sql)))
     try:
@@ -278,17 +278,17 @@ def test_a_dedupe_that_must_write_first_is_not_planned(steps_db, tmp_path, reaso
 
 SCORING_BESIDE = [pytest.param(10**9, id="scored-in-this-process"),
                   pytest.param(0, id="scored-by-two-yielding-workers")]
-"""crawler.runner.SIDE_BY_SIDE_WORKERS_MIN: above the corpus, this process scores; 0, two workers do."""
+"""crawler.run.runner.SIDE_BY_SIDE_WORKERS_MIN: above the corpus, this process scores; 0, two workers do."""
 
 
 @pytest.mark.parametrize("workers_min", SCORING_BESIDE)
 def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_db, tmp_path, monkeypatch,
                                                                           workers_min):
-    from crawler.db.schema import open_db
-    from crawler.runner import after_run
+    from crawler.store.schema import open_db
+    from crawler.run.runner import after_run
     from test_runner import Recorder
 
-    monkeypatch.setattr("crawler.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
+    monkeypatch.setattr("crawler.run.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
     database = open_db(str(reset_copy(steps_db, tmp_path)))
     recorder = Recorder()
     try:
@@ -314,10 +314,10 @@ def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_
 def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_path, monkeypatch, trigger, step,
                                                                   clustered, workers_min):
     """As when dedupe runs first: a failed dedupe stores no score, a failed scoring keeps the dedupe."""
-    from crawler.db.schema import open_db
-    from crawler.runner import StepFailed, after_run
+    from crawler.store.schema import open_db
+    from crawler.run.runner import StepFailed, after_run
 
-    monkeypatch.setattr("crawler.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
+    monkeypatch.setattr("crawler.run.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
     database = open_db(str(reset_copy(steps_db, tmp_path, trigger)))
     try:
         with pytest.raises(StepFailed) as failed:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from crawler.discover import (
+from crawler.web.discover import (
     FetchError,
     Found,
     _check_address,
@@ -22,7 +22,7 @@ from crawler.discover import (
     unique_name,
     user_agent,
 )
-from crawler.sources import SourcesError, load_sources
+from crawler.web.sources import SourcesError, load_sources
 from test_crawl import server  # noqa: F401 (the session's mock server fixture)
 
 PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "web" / "www" / "discover"

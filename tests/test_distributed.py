@@ -18,9 +18,9 @@ import pytest
 
 from bench.crawl import page
 from conftest import ROOT, export_records, run_cli
-from crawler.db.rows import Batch
-from crawler.db.schema import open_db
-from crawler.db.writer import Writer
+from crawler.store.rows import Batch
+from crawler.store.schema import open_db
+from crawler.store.writer import Writer
 from crawler.distributed.cluster import Keys, requeue_dead, source_keys
 from crawler.distributed.spool import drain, encode
 from mockserver import MockServer
@@ -73,7 +73,7 @@ def site(tmp_path_factory):
 
 
 def sources_file(path: Path, body: str) -> Path:
-    """A sources file of ``body`` whose every source may reach the local servers (allow_private, crawler/safety.py)."""
+    """A sources file of ``body`` whose every source may reach the local servers (allow_private, crawler/web/safety.py)."""
     from test_crawl import write_sources
 
     return write_sources(path, body)
@@ -157,9 +157,9 @@ def canonical(db: Path) -> tuple[list[dict], set[frozenset]]:
 
 def _batch(batch_id: str | None = None) -> Batch:
     """A batch as the store stage makes it from the first seed dump: its raw input, its postings, a quarantined file."""
-    from crawler.db.rows import input_row, posting_row, quarantine_row
+    from crawler.store.rows import input_row, posting_row, quarantine_row
     from normalize.skills import tag_posting
-    from crawler.pages.appexport import parse_dump
+    from crawler.ingest.appdump import parse_dump
     from normalize.models import Quarantined, RawInput, RawPosting
     from normalize.posting import normalize_posting
     from normalize.skills import load_taxonomy
@@ -224,7 +224,7 @@ def test_a_spooled_batch_is_stored_once_and_counted_once(tmp_path):
 _WARM_UP = """
 import sys
 from crawler.distributed.worker import warm_up
-from crawler.run import project_settings
+from crawler.settings import project_settings
 from normalize.skills import _load
 wanted = ["crawler.distributed.politeness", "crawler.pipelines.store",
           "crawler.pipelines.skills", "scrapy.downloadermiddlewares.retry"]

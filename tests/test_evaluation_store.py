@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from crawler.db.read import export_record
-from crawler.db.schema import open_db
+from crawler.store.read import export_record
+from crawler.store.schema import open_db
 from normalize.evaluation import dumps, pack_evidence, pack_signals, unpack_evidence, unpack_signals
 from normalize.models import DIMENSIONS
 

@@ -1,5 +1,5 @@
 """`jobcrawl export`: the format from --out, flat CSV/TSV columns, the BOM, the filters, --columns, and the round
-trip CSV → `jobcrawl ingest` → the same postings. Units on crawler/export.py and crawler/db/read.py (a real,
+trip CSV → `jobcrawl ingest` → the same postings. Units on crawler/export.py and crawler/store/read.py (a real,
 migrated SQLite file), then the real CLI."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, export_records, run_cli
-from crawler.db import fts
-from crawler.db.read import export_filter, iter_export
-from crawler.db.schema import open_db
+from crawler.store import fts
+from crawler.store.read import export_filter, iter_export
+from crawler.store.schema import open_db
 from crawler.export import FLAT_COLUMNS, ExportError, as_cell, choose_format, flat_row, write_file, write_records
 
 # --------------------------------------------------------------------------- format
@@ -187,7 +187,7 @@ def test_text_that_would_start_a_formula_is_marked_as_text(value, cell):
 
 
 def test_a_title_that_is_a_formula_is_text_in_the_csv_and_itself_again_when_ingested():
-    from crawler.pages.tabular import TableOptions, parse_table
+    from crawler.ingest.table import TableOptions, parse_table
     from normalize.models import RawPosting
 
     formula = '=HYPERLINK("http://x.example","点我")'
@@ -497,7 +497,7 @@ def test_round_trip_export_then_ingest_gives_the_same_postings(seeded_db, tmp_pa
 
 
 def test_the_jobcrawl_preset_reads_the_columns_of_an_export():
-    from crawler.pages.tabular import TableOptions, TableReport, parse_table
+    from crawler.ingest.table import TableOptions, TableReport, parse_table
     from normalize.models import RawPosting
 
     no_raw_salary = {**RECORD, "id": 8, "source_id": "a.txt#1", "salary": {"min": 20000.0, "max": 30000.0,
@@ -522,7 +522,7 @@ def test_the_jobcrawl_preset_reads_the_columns_of_an_export():
     pytest.param(["title", "company", "url", "tags"], "generic", id="ties-go-to-the-other-preset"),
 ])
 def test_sniffing_picks_the_jobcrawl_preset_only_for_an_export(header, preset):
-    from crawler.pages.tabular import sniff_preset
+    from crawler.ingest.table import sniff_preset
 
     assert sniff_preset(header)[0].name == preset
 

@@ -1,4 +1,4 @@
-"""The one full-text index (crawler/db/fts.py): stored text, queries, what matches, snippets, writes,
+"""The one full-text index (crawler/store/fts.py): stored text, queries, what matches, snippets, writes,
 and the migration that replaces the two old indexes on a database made by the code before it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from crawler.db import fts
+from crawler.store import fts
 from normalize.text import drop_format
 
 SEP, BREAK = fts.SEP, fts.BREAK
@@ -207,7 +207,7 @@ def test_migration_replaces_both_indexes_and_rebuilds_the_one(tmp_path):
     """A database the code before the single index made (both seeds ingested: trigram postings_fts,
     segmented postings_seg, their watermark) is migrated by open_db: one index, filled from the
     stored postings, which finds a city, a skill name, a two-character word and a compound's part."""
-    from crawler.db.schema import open_db
+    from crawler.store.schema import open_db
 
     path = tmp_path / "old.db"
     with gzip.open(OLD_DB) as src, path.open("wb") as out:

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from conftest import run_cli
-from crawler.db.health import source_health
-from crawler.db.runs import start_run, write_run_end
-from crawler.db.schema import open_db
+from crawler.store.health import source_health
+from crawler.store.runs import start_run, write_run_end
+from crawler.store.schema import open_db
 
 
 def add_run(db, source: str, started: str, status: str, *, found: int = 0, requests: int = 1, errors: int = 0,

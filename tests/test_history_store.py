@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SEEDS, export_records, run_cli
-from crawler.db.closing import close_missing
-from crawler.db.schema import open_db
+from crawler.store.closing import close_missing
+from crawler.store.schema import open_db
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """The crawler against hostile sites (issue #26, points 6-9 and 12): the real `jobcrawl crawl` against
 tests/hostile_server.py (redirect chains, loops and redirects elsewhere, drips, endless bodies, gzip
 bombs, lying lengths, robots.txt server errors) and tests/mockserver.py (a second port), into real
-SQLite files. The first tests are unit tests of crawler/safety.py and need no server."""
+SQLite files. The first tests are unit tests of crawler/web/safety.py and need no server."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT
-from crawler.safety import Origin, address_problem, summary_note
+from crawler.report import summary_note
+from crawler.web.safety import Origin, address_problem
 from hostile_server import HostileServer
 from mockserver import MockServer, build_docroot
 from test_crawl import CONTACT, runs, table
@@ -87,7 +88,7 @@ ORIGINS = [
 
 @pytest.mark.parametrize(("origin", "url", "admitted"), ORIGINS)
 def test_origin_admits(origin, url, admitted):
-    from crawler.safety import split_url
+    from crawler.web.safety import split_url
 
     scheme, host, port = split_url(url)
     assert origin.admits(host, port) is admitted
@@ -122,7 +123,7 @@ RESOLVED = [  # what the resolver's filter passes on of a DNS answer, and what i
 def test_resolver_passes_only_public_answers(answer, passed, refused):
     from twisted.internet.address import IPv4Address
 
-    from crawler.safety import _PublicOnly
+    from crawler.web.safety import _PublicOnly
 
     refusals = {"jobs.example.com": "stale"}
     answers = Answers()
@@ -146,7 +147,7 @@ LITERALS = [
 
 @pytest.mark.parametrize(("host", "passed", "refused"), LITERALS)
 def test_resolver_checks_ip_addresses_without_a_lookup(host, passed, refused):
-    from crawler.safety import SafeResolver
+    from crawler.web.safety import SafeResolver
 
     resolver = SafeResolver(reactor=None, upstream=None)  # an IP address never reaches the upstream resolver
     answers = Answers()
@@ -564,7 +565,7 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
-from crawler.run import project_settings
+from crawler.settings import project_settings
 crawler = get_crawler(Spider, {"HTTPCACHE_DIR": sys.argv[1]})
 storage = load_object(project_settings()["HTTPCACHE_STORAGE"])(crawler.settings)
 spider = Spider.from_crawler(crawler, name="cache")
@@ -582,7 +583,7 @@ def cache_storage(folder: Path):
     from scrapy.utils.misc import load_object
     from scrapy.utils.test import get_crawler
 
-    from crawler.run import project_settings
+    from crawler.settings import project_settings
 
     crawler = get_crawler(Spider, {"HTTPCACHE_DIR": str(folder)})
     storage = load_object(project_settings()["HTTPCACHE_STORAGE"])(crawler.settings)

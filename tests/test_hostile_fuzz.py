@@ -24,17 +24,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, SEEDS
-from crawler.pages.appexport import BLOCKS, parse_dump, split_pages
-from crawler.pages.ashby import AshbyPage
-from crawler.pages.greenhouse import GreenhousePage
-from crawler.pages.jsonld import JsonLdPage
-from crawler.pages.lever import LeverPage
-from crawler.pages.tabular import TableOptions, TableReport, parse_table
-from crawler.db.dedupe import key_values
-from crawler.db.rows import Batch, posting_row
-from crawler.db.schema import open_db
+from crawler.ingest.appdump import BLOCKS, parse_dump, split_pages
+from crawler.web.pages.ashby import AshbyPage
+from crawler.web.pages.greenhouse import GreenhousePage
+from crawler.web.pages.jsonld import JsonLdPage
+from crawler.web.pages.lever import LeverPage
+from crawler.ingest.table import TableOptions, TableReport, parse_table
+from crawler.store.dedupe import key_values
+from crawler.store.rows import Batch, posting_row
+from crawler.store.schema import open_db
 from normalize.skills import tag_posting
-from crawler.db.writer import Writer
+from crawler.store.writer import Writer
 from normalize.dates import parse_posted, parse_published
 from normalize.dedupe import posting_signatures
 from normalize.skills import load_taxonomy
@@ -410,7 +410,7 @@ def test_damaged_dumps_are_stored_or_quarantined_through_the_store(tmp_path):
 def test_the_corpus_steps_take_everything_fuzzed_above():
     """Last in this module: dedupe and scoring over every posting the fuzz tests above stored (one odd posting that
     failed a step would fail every run after it)."""
-    from crawler.runner import after_run
+    from crawler.run.runner import after_run
 
     if not _STORE:
         pytest.skip("only after the fuzz tests above, which fill the database")
@@ -451,7 +451,7 @@ def test_format_characters_change_no_matching_form(lines, data):
     """Issue #38: a format character put anywhere in a posting's text changes none of the forms it is matched in:
     fold (blocklists), the search index and a query, the skills tagged (their spans hold the same text but for
     the format characters), the section keys and the dedupe keys."""
-    from crawler.db import fts
+    from crawler.store import fts
     from normalize.dedupe import posting_signature
     from normalize.text import drop_format, fold
 
@@ -520,7 +520,7 @@ def test_secrets_in_the_alerts_config_are_neither_stored_nor_printed(seeded, tmp
 
 # --------------------------------------------------------------------------- control characters in printed text (issue #38)
 
-from crawler.alerts import Alert  # noqa: E402
+from crawler.alerts.delivery import Alert  # noqa: E402
 import ast  # noqa: E402
 import unicodedata  # noqa: E402
 

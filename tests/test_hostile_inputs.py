@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, ROOT, SEEDS
-from crawler.inputs import (ConfigFileError, InputError, Problem, TooLarge, open_regular, open_stream, quote_name,
+from crawler.files import (ConfigFileError, InputError, Problem, TooLarge, open_regular, open_stream, quote_name,
                             read_config_text, resolve_inputs, saved_at)
-from crawler.lock import LockHeld, db_lock, lock_path
-from crawler.pages import tabular
-from crawler.pages.tabular import TableReport, parse_table
+from crawler.run.lock import LockHeld, db_lock, lock_path
+from crawler.ingest import table as tabular
+from crawler.ingest.table import TableReport, parse_table
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.text import DecodeError, decode_bytes, zero_filled_tail
 
@@ -403,7 +403,7 @@ def test_a_run_that_opened_the_lock_file_before_it_was_removed_does_not_lock_the
     """Why db_lock checks the path after locking: the removed file can be locked while the new one is held."""
     import fcntl
 
-    from crawler.lock import _same_file
+    from crawler.run.lock import _same_file
 
     db = tmp_path / "jobs.db"
     with db_lock(db) as path:
@@ -436,8 +436,8 @@ def test_max_file_size_values(text, size):
 def test_max_file_size_defaults_to_256_megabytes_everywhere():
     """The ingest option, the setting a crawl or `scrapy crawl` reads, and the reader's own default agree."""
     from crawler.cli import ByteSize, main
-    from crawler.inputs import MAX_FILE_BYTES
-    from crawler.run import project_settings
+    from crawler.files import MAX_FILE_BYTES
+    from crawler.settings import project_settings
 
     option = next(p for p in main.commands["ingest"].params if p.name == "max_file_size")
     assert ByteSize().convert(option.default, None, None) == MAX_FILE_BYTES == 256 * 2**20

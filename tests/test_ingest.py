@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, FIXTURES, SEEDS, export_records, run_cli
-from crawler.db.rows import raw_text
+from crawler.store.rows import raw_text
 
 pytestmark = pytest.mark.slow
 
@@ -71,8 +71,8 @@ def test_seed_003_fields(seed_records):
 
 
 def test_fts_finds_short_and_long_terms(seeded_db):
-    from crawler.db.read import search
-    from crawler.db.schema import open_db
+    from crawler.store.read import search
+    from crawler.store.schema import open_db
 
     db = open_db(seeded_db)
     assert [r["company"] for r in search(db, "算子")] == ["吉利汽车", "初速度"]  # 2 characters

@@ -15,9 +15,9 @@ import pytest
 import sqlite_utils
 
 from conftest import run_cli
-from crawler.db import fts
-from crawler.db.read import export_record
-from crawler.steps.fit import score_fit_and_blocks
+from crawler.store import fts
+from crawler.store.read import export_record
+from crawler.fit.step import score_fit_and_blocks
 from normalize.blocklist import Blocklist, BlockHit
 from normalize.fit import load_profile
 from normalize.dedupe import normalize_company, posting_signature

@@ -1,4 +1,4 @@
-"""The JOBDIR guard (crawler/killsafe.py): a saved crawl state is resumed only when the postings of the pages
+"""The JOBDIR guard (crawler/web/killsafe.py): a saved crawl state is resumed only when the postings of the pages
 it names were committed; a state a killed crawl left is discarded."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from scrapy import Spider, signals
 from scrapy.utils.test import get_crawler
 
-from crawler.killsafe import MARK, JobdirGuard, release
+from crawler.web.killsafe import MARK, JobdirGuard, release
 
 
 def _guard(jobdir, **settings):
@@ -29,7 +29,7 @@ def test_the_mark_stays_until_the_postings_are_committed(tmp_path, settings, lef
     assert (jobdir / MARK).read_text(encoding="utf-8").startswith("pid ")
     _close(crawler)
     assert (jobdir / MARK).exists() is left_after_close
-    release(jobdir)  # crawler/runner.py, once the writer committed
+    release(jobdir)  # crawler/run/runner.py, once the writer committed
     assert not (jobdir / MARK).exists()
 
 

@@ -8,8 +8,8 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, SEEDS, run_cli
-from crawler.db.rows import raw_text
-from crawler.db.skills import PS_COLS, evidence_records, skill_rows
+from crawler.store.rows import raw_text
+from crawler.store.skills import PS_COLS, evidence_records, skill_rows
 from normalize.skills import load_taxonomy
 from test_skills import SHARED, _load_eval, _random_texts
 

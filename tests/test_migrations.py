@@ -13,9 +13,9 @@ import pytest
 import sqlite_utils
 
 from conftest import AS_OF, FIXTURES, SEEDS, run_cli
-from crawler.db.migrations import LEGACY_NAMES, derive_views_and_triggers, normalized
-from crawler.db.rows import POSTING_COLS
-from crawler.db.schema import column_descriptions, migrations, open_db
+from crawler.store.migrations import LEGACY_NAMES, derive_views_and_triggers, normalized
+from crawler.store.rows import POSTING_COLS
+from crawler.store.schema import column_descriptions, migrations, open_db
 
 OLD = FIXTURES / "migrations" / "db-042b469.db"
 # Databases made by `jobcrawl ingest seeds/` with the code of each version (fixtures/migrations/README.md):

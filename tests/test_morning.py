@@ -59,7 +59,7 @@ def test_morning_loop(tmp_path, monkeypatch):
         sources = tmp_path / "sources.toml"
         sources.write_text('contact = "https://example.org/jobcrawl-tests"\n\n[sources.exampleai]\nspider = "greenhouse"\n'
                            f'boards = ["exampleai"]\ncompany = "Example AI"\nbase_url = "{server.url("greenhouse")}"\n'
-                           'allow_private = true\n',  # the local server is on 127.0.0.1 (crawler/safety.py)
+                           'allow_private = true\n',  # the local server is on 127.0.0.1 (crawler/web/safety.py)
                            encoding="utf-8")
         (tmp_path / "profile.toml").write_text((ROOT / "seeds" / "profile.toml").read_text(encoding="utf-8"), encoding="utf-8")
         config = tmp_path / "alerts.toml"

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy.http import HtmlResponse, TextResponse
 
-from crawler.pages.ashby import AshbyPage, ashby_interval
-from crawler.pages.base import (
+from crawler.web.pages.ashby import AshbyPage, ashby_interval
+from crawler.web.pages.base import (
     Block,
     PageError,
     blocks_text,
@@ -21,9 +21,9 @@ from crawler.pages.base import (
     number_text,
     salary_text,
 )
-from crawler.pages.greenhouse import GreenhousePage
-from crawler.pages.jsonld import JsonLdPage, loads_lenient
-from crawler.pages.lever import LeverPage, lever_interval
+from crawler.web.pages.greenhouse import GreenhousePage
+from crawler.web.pages.jsonld import JsonLdPage, loads_lenient
+from crawler.web.pages.lever import LeverPage, lever_interval
 
 WEB = Path(__file__).resolve().parents[1] / "fixtures" / "web"
 FETCHED = "2026-11-29T04:00:00+00:00"
@@ -812,7 +812,7 @@ def test_api_salaries_are_stored_as_their_numbers():
     pytest.param((None, None, None, None), None, None, id="nothing"),
 ])
 def test_salary_text_carries_the_numbers(args, text, parts):
-    from crawler.pages.base import Pay, salary_text
+    from crawler.web.pages.base import Pay, salary_text
 
     out = salary_text(*args)
     assert out == text

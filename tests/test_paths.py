@@ -1,5 +1,5 @@
 """Database paths holding characters that mean something in a SQLite URI (#, ?, %): every read-only
-connection (crawler.db.readonly_uri) opens that file, not a path cut at the first of them."""
+connection (crawler.store.readonly_uri) opens that file, not a path cut at the first of them."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, SEEDS, run_cli, start_serve
-from crawler.serve import make_datasette
-from crawler.db import readonly_uri
-from crawler.db.schema import open_db
-from crawler.inputs import InputError, resolve_inputs
-from crawler.steps.score import score_corpus
+from crawler.serve.app import make_datasette
+from crawler.store import readonly_uri
+from crawler.store.schema import open_db
+from crawler.files import InputError, resolve_inputs
+from crawler.score.step import score_corpus
 
 
 @pytest.fixture(scope="module")

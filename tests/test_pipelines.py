@@ -12,17 +12,17 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from conftest import AS_OF, SEEDS
-from crawler.db import fts
-from crawler.db.rows import POSTING_COLS, Batch, posting_row, search_body
-from crawler.inputs import ConfigFileError
-from crawler.pages.appexport import parse_dump
+from crawler.store import fts
+from crawler.store.rows import POSTING_COLS, Batch, posting_row, search_body
+from crawler.files import ConfigFileError
+from crawler.ingest.appdump import parse_dump
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.skills import SkillsPipeline
 from crawler.pipelines.store import StorePipeline
 from crawler.pipelines.validate import MAX_POSTING_CHARS, ValidatePipeline, _chars
 from crawler.report import report_of
 from crawler.settings import ITEM_PIPELINES
-from crawler.sinks import SINKS
+from crawler.run.sinks import SINKS
 from normalize.clock import iso_utc
 from normalize.dates import parse_as_of
 from normalize.models import Posting, Quarantined, RawInput, RawPosting
@@ -167,7 +167,7 @@ def stored(db) -> tuple:
 
 
 def test_store_without_a_sink_writes_through_a_writer_of_its_own(tmp_path):
-    from crawler.db.schema import open_db
+    from crawler.store.schema import open_db
 
     db = tmp_path / "jobs.db"
     open_db(db).close()
@@ -187,7 +187,7 @@ def test_store_without_a_sink_writes_through_a_writer_of_its_own(tmp_path):
     assert sections[0][0] > 5
     assert report_of(crawler).problems == ["bad.txt: empty file"]
     # the dedupe key is made by the store stage (so the dedupe step after a run has none left to make)
-    from crawler.db.dedupe import key_values
+    from crawler.store.dedupe import key_values
     from normalize.dedupe import posting_signature
 
     posting = normalize.process_item(seed_items()[1])
@@ -305,7 +305,7 @@ def test_posting_rows_are_plain_values():
 
 
 def test_raw_input_rows_and_quarantine_rows():
-    from crawler.db.rows import INPUT_COLS, input_row, quarantine_row
+    from crawler.store.rows import INPUT_COLS, input_row, quarantine_row
 
     raw_input = next(i for i in seed_items() if isinstance(i, RawInput))
     assert dict(zip(INPUT_COLS, input_row(raw_input)))["locator"] == "000_7c4373297891d5ca.txt"

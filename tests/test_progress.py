@@ -1,4 +1,4 @@
-"""Progress of a run (crawler/progress.py): the plain lines of a log (a fake clock: no waiting), the tqdm bar of a
+"""Progress of a run (crawler/run/progress.py): the plain lines of a log (a fake clock: no waiting), the tqdm bar of a
 terminal, the choice between them; then the real `jobcrawl ingest` and `crawl` off a terminal, in a pseudo-terminal,
 with --quiet and with --json."""
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, ROOT, SEEDS, problem_lines, run_cli
-from crawler.progress import LogProgress, NullProgress, TerminalProgress, make_progress
+from crawler.run.progress import LogProgress, NullProgress, TerminalProgress, make_progress
 
 
 class Clock:

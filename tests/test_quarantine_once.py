@@ -10,10 +10,10 @@ import sqlite3
 
 import pytest
 
-from crawler.db.rows import Batch, input_row, pack_text, quarantine_row
-from crawler.db.schema import open_db
-from crawler.db.writer import Writer
-from crawler.serve import make_datasette
+from crawler.store.rows import Batch, input_row, pack_text, quarantine_row
+from crawler.store.schema import open_db
+from crawler.store.writer import Writer
+from crawler.serve.app import make_datasette
 from normalize.models import Quarantined, RawInput
 from test_migrations import made_by
 

@@ -1,4 +1,4 @@
-"""Raw inputs stored compressed when long (crawler/db/rows.py: pack_text, raw_text; migration 0028)."""
+"""Raw inputs stored compressed when long (crawler/store/rows.py: pack_text, raw_text; migration 0028)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from urllib.parse import quote
 import pytest
 
 from conftest import AS_OF, SEEDS, run_cli
-from crawler.db.rows import COMPRESS_ABOVE, SQL_RAW_TEXT_LIMIT, pack_text, raw_text
-from crawler.serve import make_datasette
+from crawler.store.rows import COMPRESS_ABOVE, SQL_RAW_TEXT_LIMIT, pack_text, raw_text
+from crawler.serve.app import make_datasette
 
 LONG = "算子" * (COMPRESS_ABOVE // 2) + "!"  # one character over the limit
 

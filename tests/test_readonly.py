@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, SEEDS, run_cli, start_serve
-from crawler.db import readonly_uri
-from crawler.serve import make_datasette
+from crawler.store import readonly_uri
+from crawler.serve.app import make_datasette
 
 TITLES = ["AI算子开发工程师", "模型训练优化开发工程师"]
 REFUSED = "is on a read-only filesystem: this command writes to it (export, history, serve, sources --health, " \

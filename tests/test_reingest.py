@@ -1,5 +1,5 @@
 """Re-running an ingest: text dumps unchanged since their last complete parse are counted, not parsed
-again, and so are the rows of unchanged tables or blocks of tables (crawler/ledger.py); anything that
+again, and so are the rows of unchanged tables or blocks of tables (crawler/ingest/ledger.py); anything that
 could change their postings makes them parsed again."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 from bench.gen import write_dumps
 from conftest import AS_OF, export_records, problem_lines, run_cli
-from crawler.ledger import options_digest, parser_version
-from crawler.pages.tabular import BLOCK_ROWS
+from crawler.ingest.ledger import options_digest, parser_version
+from crawler.ingest.table import BLOCK_ROWS
 
 SKIPPED_ALL = " · 3 files unchanged since their last parse, not stored again"
 
@@ -189,7 +189,7 @@ def test_other_table_options_parse_the_table_again(tmp_path):
 
 
 def _crawl_stream(path: Path, db: Path) -> dict[str, int]:
-    """`jobcrawl ingest` of ``path`` streamed in blocks (crawler.pages.tabular.BLOCK_ROWS rows); the run's counters."""
+    """`jobcrawl ingest` of ``path`` streamed in blocks (crawler.ingest.table.BLOCK_ROWS rows); the run's counters."""
     run_cli("ingest", str(path), "--db", str(db), "--as-of", AS_OF, "-s", "JOBCRAWL_TABLE_STREAM_MB=0.01", check=True)
     stats = json.loads(_sql(db, "SELECT stats FROM runs ORDER BY id DESC LIMIT 1")[0][0])
     return {key.removeprefix("jobcrawl/"): value for key, value in stats.items()

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 import sqlite_utils
 
-from crawler.db.read import export_record
+from crawler.store.read import export_record
 from normalize.evaluation import dumps, pack_evidence, unpack_evidence
 from normalize.models import DIMENSIONS
 from normalize.score import Market, render_evaluation, score_posting

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from conftest import AS_OF, FIXTURES, ROOT, SEEDS, run_cli
-from crawler.pages.greenhouse import GreenhousePage
-from crawler.pages.reparse import NotReparseable, kept_whole, reparse_items
-from crawler.spiders.webbase import page_reader
+from crawler.web.pages.greenhouse import GreenhousePage
+from crawler.reparse.pages import NotReparseable, kept_whole, reparse_items
+from crawler.web.spiders.webbase import page_reader
 from normalize.models import RawInput, RawPosting
 from normalize.text import sha256_hex
 
@@ -142,7 +142,7 @@ def test_a_quarantined_input_kept_whole_is_parsed_again_from_its_bytes():
 
 TITLE_AS_ROLE = """
 import sys
-from crawler.pages import tabular
+from crawler.ingest import table as tabular
 tabular.PRESETS["jobspy"].columns["title"] = ("title", "opening")
 from crawler.cli import main
 main(sys.argv[1:])

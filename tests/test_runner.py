@@ -14,22 +14,22 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
-from crawler.inputs import InputFile
+from crawler.files import InputFile
 from crawler.report import CrawlReport, RunReport
-from crawler.runner import Job, _shards
+from crawler.run.runner import Job, _shards
 
 SCRIPT = """
 import json, sys
 sys.path.insert(0, "tests")  # worker processes start with this path too: tests/stage_doubles.py
-import crawler.runner
-from crawler.inputs import resolve_inputs
-from crawler.runner import Job, run_job
-from crawler.spiders.textdump import TextdumpSpider
+import crawler.run.runner
+from crawler.files import resolve_inputs
+from crawler.run.runner import Job, run_job
+from crawler.ingest.textdump import TextdumpSpider
 from normalize.dates import parse_as_of
 
 if __name__ == "__main__":
     db, workers, extra, steps_min, *paths = sys.argv[1:]
-    crawler.runner.DEDUPE_PROCESS_MIN = int(steps_min)
+    crawler.run.runner.DEDUPE_PROCESS_MIN = int(steps_min)
     settings = {"LOG_LEVEL": "CRITICAL"}
     if extra:  # one more pipeline, before normalize
         from crawler.settings import ITEM_PIPELINES
@@ -76,7 +76,7 @@ def test_worker_processes_and_one_process_store_the_same_postings(tmp_path):
 
 @pytest.mark.slow
 def test_a_pipeline_that_cannot_be_built_fails_the_run(tmp_path):
-    result = ingest(tmp_path / "jobs.db", 2, SEEDS, extra="crawler.runner.StepFailed")
+    result = ingest(tmp_path / "jobs.db", 2, SEEDS, extra="crawler.run.runner.StepFailed")
     assert result["status"] == "failed"
     assert result["stage_failed"] == ("TypeError: StepFailed.__init__() missing 4 required positional arguments: "
                                       "'step', 'error', 'steps', and 'detail'")
@@ -183,8 +183,8 @@ def test_a_run_status_follows_from_its_report(kind, reason, written, errors, sta
 
 
 def _seed_rows():
-    from crawler.db.rows import posting_row
-    from crawler.pages.appexport import parse_dump
+    from crawler.store.rows import posting_row
+    from crawler.ingest.appdump import parse_dump
     from normalize.models import RawPosting
     from normalize.posting import normalize_posting
 
@@ -197,9 +197,9 @@ def test_a_batch_the_database_fails_takes_its_counts_back_with_it(tmp_path, monk
     """The counts said "new 3" for a batch whose transaction was rolled back (here: the disk fails)."""
     import sqlite3
 
-    import crawler.db.writer as writer_module
-    from crawler.db.rows import Batch
-    from crawler.db.schema import open_db
+    import crawler.store.writer as writer_module
+    from crawler.store.rows import Batch
+    from crawler.store.schema import open_db
 
     rows = _seed_rows()
     db = open_db(str(tmp_path / "jobs.db"))
@@ -218,9 +218,9 @@ def test_a_batch_the_database_fails_takes_its_counts_back_with_it(tmp_path, monk
 
 
 def test_a_posting_the_database_refuses_is_quarantined_and_the_rest_of_its_batch_stored(tmp_path):
-    from crawler.db.rows import POSTING_COLS, Batch
-    from crawler.db.schema import open_db
-    from crawler.db.writer import Writer
+    from crawler.store.rows import POSTING_COLS, Batch
+    from crawler.store.schema import open_db
+    from crawler.store.writer import Writer
 
     rows = _seed_rows()
     at = POSTING_COLS.index("company_info_size_min")
@@ -277,10 +277,10 @@ def test_the_runs_stats_hold_counters_that_counted():
 
 
 def _echo_batches(conn):
-    from crawler.sinks import PipeSink
+    from crawler.run.sinks import PipeSink
 
     sink = PipeSink(conn)
-    from crawler.db.rows import Batch
+    from crawler.store.rows import Batch
 
     for n in range(3):
         sink.put(Batch(run_id=n))
@@ -302,8 +302,8 @@ def test_a_pipe_sink_delivers_batches_in_order_to_the_other_process():
 
 
 def test_a_pipe_sink_whose_reader_is_gone_fails_loudly():
-    from crawler.db.rows import Batch
-    from crawler.sinks import PipeSink, SinkFailed
+    from crawler.store.rows import Batch
+    from crawler.run.sinks import PipeSink, SinkFailed
 
     parent, child = multiprocessing.Pipe()
     parent.close()
@@ -336,12 +336,12 @@ class Recorder:
 
 def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
     """The writer, the corpus steps (dedupe, score) and the runs row on a real database, without a crawl."""
-    from crawler.db.rows import Batch, posting_row
-    from crawler.db.runs import finish_run, start_run
-    from crawler.db.schema import open_db
-    from crawler.db.writer import Writer
-    from crawler.pages.appexport import parse_dump
-    from crawler.runner import after_run
+    from crawler.store.rows import Batch, posting_row
+    from crawler.store.runs import finish_run, start_run
+    from crawler.store.schema import open_db
+    from crawler.store.writer import Writer
+    from crawler.ingest.appdump import parse_dump
+    from crawler.run.runner import after_run
     from normalize.models import RawPosting
     from normalize.posting import normalize_posting
 
@@ -372,12 +372,12 @@ def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
 def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_path, monkeypatch):
     """Dedupe and scoring run after a run that changed postings, and after one that started since they last
     succeeded (killed, or its steps failed); a run that changed nothing after they succeeded skips them."""
-    import crawler.runner as runner
-    from crawler.db.rows import Batch, posting_row
-    from crawler.db.runs import start_run, steps_pending
-    from crawler.db.schema import open_db
-    from crawler.db.writer import Writer
-    from crawler.pages.appexport import parse_dump
+    import crawler.run.runner as runner
+    from crawler.store.rows import Batch, posting_row
+    from crawler.store.runs import start_run, steps_pending
+    from crawler.store.schema import open_db
+    from crawler.store.writer import Writer
+    from crawler.ingest.appdump import parse_dump
     from normalize.models import RawPosting
     from normalize.posting import normalize_posting
 
@@ -470,9 +470,9 @@ def test_an_input_parsed_again_takes_the_outcome_of_its_last_parse(tmp_path, fir
     """The stored input kept the first parse's status, and its quarantine rows stayed after a later parse stored
     its postings (`ingest --map` after the hint, a larger --max-file-size, `reparse` after a parser fix); the head
     of a file over the size cap stayed its only raw copy."""
-    from crawler.db.rows import Batch, input_row, kept_whole, quarantine_row, raw_text
-    from crawler.db.schema import open_db
-    from crawler.db.writer import Writer
+    from crawler.store.rows import Batch, input_row, kept_whole, quarantine_row, raw_text
+    from crawler.store.schema import open_db
+    from crawler.store.writer import Writer
 
     db = open_db(str(tmp_path / "jobs.db"))
     writer = Writer(db)
@@ -497,9 +497,9 @@ def test_a_new_content_at_a_locator_retires_the_quarantine_rows_of_what_was_ther
     """A file that could not be read (a FIFO then), or that was edited to fix its bad rows, stayed quarantined
     after its new content was stored. A streamed table has one input per block at one locator: a block retires
     no other block's rows."""
-    from crawler.db.rows import NOTHING_READ, Batch, input_row, quarantine_row
-    from crawler.db.schema import open_db
-    from crawler.db.writer import Writer
+    from crawler.store.rows import NOTHING_READ, Batch, input_row, quarantine_row
+    from crawler.store.schema import open_db
+    from crawler.store.writer import Writer
 
     db = open_db(str(tmp_path / "jobs.db"))
     writer = Writer(db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from crawler.db.schema import POSTING_COLUMNS, column_descriptions, migrations, open_db
+from crawler.store.schema import POSTING_COLUMNS, column_descriptions, migrations, open_db
 
 
 def test_every_posting_column_is_documented():

@@ -64,7 +64,7 @@ def test_seeds_exact_scores_next_to_the_apps_own(scored_db):
 def test_signals_use_the_apps_keys(scored_db):
     import sqlite_utils
 
-    from crawler.db.read import export_record
+    from crawler.store.read import export_record
 
     db = sqlite_utils.Database(scored_db)
     cards = [export_record(db, pid) for pid in (1, 2)]
@@ -182,8 +182,8 @@ def test_help_has_an_example():
 
 @pytest.mark.parametrize("niceness", [0, 10], ids=["workers", "yielding-workers"])
 def test_worker_processes_write_the_same_rows(copy_db, niceness):
-    from crawler.db.schema import open_db
-    from crawler.steps.score import score_corpus
+    from crawler.store.schema import open_db
+    from crawler.score.step import score_corpus
 
     before = rows(copy_db, EVAL_SQL, "jobcrawl-v1")
     db = open_db(copy_db)
@@ -195,7 +195,7 @@ def test_worker_processes_write_the_same_rows(copy_db, niceness):
 
 
 def _niceness_of_a_scoring_worker(path: str, niceness: int) -> int:
-    from crawler.steps.score import _worker_init
+    from crawler.score.step import _worker_init
 
     _worker_init(None, path, niceness)
     return os.nice(0)
@@ -211,8 +211,8 @@ def test_a_yielding_scoring_worker_runs_at_the_niceness_asked_for(copy_db):
 DYING_WORKER = """
 import sys
 sys.path.insert(0, "tests")  # the spawned scoring workers get this path too: tests/stage_doubles.py
-from crawler.db.schema import open_db
-from crawler.steps.score import Rules, _write
+from crawler.store.schema import open_db
+from crawler.score.step import Rules, _write
 import stage_doubles
 score = getattr(stage_doubles, sys.argv[2])
 if isinstance(score, type):

@@ -1,5 +1,5 @@
 """`scrapy crawl <spider> -a NAME=VALUE … -o out.jsonl` for every spider of the project: a wrong argument is one line
-naming the spider's arguments (crawler/spiders/__init__.py, crawler/commands/crawl.py), and the feed holds the
+naming the spider's arguments (crawler/web/spiders/__init__.py, crawler/commands/crawl.py), and the feed holds the
 postings (real crawls of the recorded fixtures on 127.0.0.1, of the seeds and of a table file)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, SEEDS, run_cli
-from crawler.sources import project_spiders
-from crawler.spiders import SpiderArgumentError
+from crawler.web.sources import project_spiders
+from crawler.arguments import SpiderArgumentError
 from mockserver import MockServer, build_docroot
 
 WRONG_NAME = {
@@ -78,7 +78,7 @@ def scrapy_crawl(tmp: Path, spider: str, *args: str) -> subprocess.CompletedProc
     env = dict(os.environ, PYTHONUTF8="1", JOBCRAWL_CONTACT="https://example.org/jobcrawl-tests")
     command = [str(Path(sys.executable).parent / "scrapy"), "crawl", spider, *args, "-s", f"JOBCRAWL_DB={tmp / 'jobs.db'}",
                "-s", f"HTTPCACHE_DIR={tmp / 'cache'}", "-s", "LOG_LEVEL=ERROR",
-               "-s", "JOBCRAWL_ALLOW_PRIVATE=1"]  # the local server is on 127.0.0.1 (crawler/safety.py)
+               "-s", "JOBCRAWL_ALLOW_PRIVATE=1"]  # the local server is on 127.0.0.1 (crawler/web/safety.py)
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -140,7 +140,7 @@ def test_the_crawl_command_limits_o_feeds_to_postings():
     import argparse
 
     from crawler.commands.crawl import Command
-    from crawler.run import project_settings
+    from crawler.settings import project_settings
 
     command = Command()
     command.settings = project_settings()

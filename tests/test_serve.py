@@ -1,4 +1,4 @@
-"""``jobcrawl serve`` and the instance it builds (crawler/serve.py, browse/limits.py): the normal
+"""``jobcrawl serve`` and the instance it builds (crawler/serve/app.py, browse/limits.py): the normal
 read-only mode while a run writes, ``--immutable``, the result cache and the facet index of one
 generation of the file, warming, the limits of arbitrary SQL, ``--no-sql``, methods, the host
 warning and a busy port. Datasette's own test client, and real ``jobcrawl`` processes."""
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, ROOT, SEEDS, run_cli, start_serve
-from crawler.serve import make_datasette, prepare
+from crawler.serve.app import make_datasette, prepare
 from test_browse import HOSTILE_TITLE, SEED0, build_browse_db, get
 
 SLOW_SQL = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 50000000) select count(*) from c"
@@ -207,7 +207,7 @@ def test_a_commit_by_another_process_is_seen_by_the_next_page(tmp_path, monkeypa
     """Read-only: after a commit the cached results are dropped, the facets come from Datasette's
     queries until the facet index is loaded again (here at once: QUIET_SECONDS 0), then from it.
     Immutable (a file nobody writes): the results and the index stay as they were."""
-    import crawler.serve as serve_module
+    import crawler.serve.app as serve_module
 
     monkeypatch.setattr(serve_module, "QUIET_SECONDS", 0)
     db = build_browse_db(tmp_path)
@@ -236,7 +236,7 @@ def test_a_commit_by_another_process_is_seen_by_the_next_page(tmp_path, monkeypa
 def test_a_result_of_an_older_generation_is_not_kept():
     from datasette.database import Results
 
-    from crawler.serve import ResultCache
+    from crawler.serve.app import ResultCache
 
     cache = ResultCache()
     cache.put(("a",), Results([(1,)], False, None), generation=0)
@@ -249,7 +249,7 @@ def test_a_result_of_an_older_generation_is_not_kept():
 
 
 def test_warm_computes_the_listing_and_the_charts(browse_db):
-    from crawler.serve import warm
+    from crawler.serve.app import warm
 
     ds = make_datasette(browse_db)
     done = asyncio.run(warm(ds))
@@ -262,7 +262,7 @@ def test_warming_in_the_background_gives_the_front_page_more_time(browse_db, mon
     """A query slower than the visitors' limit completes in the warming thread and is then served
     from the shared cache."""
     import browse.limits
-    import crawler.serve as serve_module
+    import crawler.serve.app as serve_module
 
     monkeypatch.setattr(browse.limits, "SQL_TIME_LIMIT_MS", serve_module.WARM_TIME_LIMIT_MS)
     sql = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000) select count(*) as n from c"
@@ -392,7 +392,7 @@ def test_a_busy_port_is_one_clear_error(browse_db):
 
 
 def test_hosts_that_only_this_machine_reaches():
-    from crawler.serve import is_local
+    from crawler.serve.app import is_local
 
     assert [is_local(h) for h in ("127.0.0.1", "localhost", "::1", "[::1]", "127.0.1.1", "0.0.0.0", "::", "192.168.1.5",
                                   "example.org")] == [True, True, True, True, True, False, False, False, False]

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, SEEDS, export_records, run_cli
-from crawler.db.fts import PLAIN_SQL, search_ids
+from crawler.store.fts import PLAIN_SQL, search_ids
 from normalize.skills import load_taxonomy
 
 pytestmark = pytest.mark.slow

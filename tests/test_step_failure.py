@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import AS_OF, SEEDS, problem_lines, run_cli
-from crawler.db.schema import open_db
-from crawler.runner import StepFailed, after_run
+from crawler.store.schema import open_db
+from crawler.run.runner import StepFailed, after_run
 
 pytestmark = pytest.mark.slow  # each test ingests through the real CLI first
 
@@ -96,4 +96,4 @@ def test_after_run_names_the_step_and_keeps_the_error(tmp_path, fresh_process):
     assert failed.value.step == "dedupe" and failed.value.steps == {}
     # The traceback of the process that ran the step (the child's, in a fresh process) names the dedupe code.
     assert failed.value.detail.count("Traceback (most recent call last)") == 1 + fresh_process
-    assert 'crawler/steps/dedupe.py", line' in failed.value.detail
+    assert 'crawler/dedupe/step.py", line' in failed.value.detail

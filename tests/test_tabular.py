@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import crawler.pages.tabular as tabular
+import crawler.ingest.table as tabular
 from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, problem_lines, run_cli
-from crawler.pages.tabular import (
+from crawler.ingest.table import (
     TableOptions,
     TableReport,
     format_for,

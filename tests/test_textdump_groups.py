@@ -12,9 +12,9 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from conftest import AS_OF, SEEDS, run_cli
-import crawler.spiders.textdump as textdump
-from crawler.inputs import InputFile, read_group
-from crawler.spiders.textdump import GROUP_FILE_BYTES, GROUP_FILES, TextdumpSpider
+import crawler.ingest.textdump as textdump
+from crawler.files import InputFile, read_group
+from crawler.ingest.textdump import GROUP_FILE_BYTES, GROUP_FILES, TextdumpSpider
 from normalize.models import Quarantined, RawInput, RawPosting
 
 SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_bytes()

@@ -8,7 +8,7 @@
   versions, closing and reopening) and the blocklist rule that hides it (``_posting_history.html``).
 - The ``fit`` view's ids link to the posting page.
 
-The SQL is in ``crawler.db.blocks`` and ``crawler.db.history``.
+The SQL is in ``crawler.fit.store`` and ``crawler.store.history``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from markupsafe import Markup
 from browse.filters import TABLES
 from browse.hiding import HIDING, clauses, hidden
 from browse.metadata import DATABASE
-from crawler.db import blocks
-from crawler.db import history as store
-
+from crawler.fit import store as blocks
+from crawler.store import history as store
 @hookimpl
 def filters_from_request(request, database, table, datasette):
     # the jobs listing's own filter (browse/filters.py) adds the same clauses to its own, and keeps its ids in memory

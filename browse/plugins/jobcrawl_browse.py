@@ -4,7 +4,7 @@
   while it is current (the column and array facet classes are replaced by its subclasses); the
   skills facet counts technical skills.
 - ``?_search=`` and ``?_skill=`` on ``jobs`` and ``postings`` are :mod:`browse.filters`.
-- ``escape_fts`` is replaced by :func:`crawler.db.fts.fts_query` on every connection, so the search
+- ``escape_fts`` is replaced by :func:`crawler.store.fts.fts_query` on every connection, so the search
   box and canned queries write the query the way the index was written: ``算子`` and ``CUDA`` both match.
 - Cells: ``title`` as a link to the posting page, ``salary`` as ``30–50K ×14``, ``score`` with its
   level, ``posted_at`` as a date in the posting's zone (``posted_local``, when the row has it), ``source`` as a link to the posting's page at its source, ``skills``
@@ -39,8 +39,8 @@ from browse.filters import (CHOSEN_FUNCTION, SEARCH_FUNCTION, SEARCH_PARAM, TABL
                             search_function)
 from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import highlighted, listing_url, posting_page, safe_url, salary_label
-from crawler.db.fts import fts_query
-from crawler.db.rows import sql_raw_text
+from crawler.store.fts import fts_query
+from crawler.store.rows import sql_raw_text
 
 SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
 RENDERED = {"salary", "id", "posting_id", "title", "skills", "skill", "score", "posted_at", "source", "city", "company"}

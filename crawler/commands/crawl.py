@@ -1,7 +1,7 @@
 """``scrapy crawl <spider> -a NAME=VALUE … -o out.jsonl``, as Scrapy's own command, with two differences:
 
 - the spider's arguments are checked before the crawl starts: a wrong one is a usage error of one line
-  naming the spider's arguments (:class:`crawler.spiders.SpiderArgumentError`), not a traceback;
+  naming the spider's arguments (:class:`crawler.arguments.SpiderArgumentError`), not a traceback;
 - ``-o`` / ``-O`` feeds hold the postings only (``item_classes``), unless the feed URI names its own
   classes: the raw inputs and quarantine records every spider also yields go to the database.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.exceptions import UsageError
 
-from crawler.spiders import SpiderArgumentError
+from crawler.arguments import SpiderArgumentError
 
 POSTINGS = "normalize.models.Posting"
 

@@ -14,7 +14,7 @@
    open (or when its request cap was reached, or the run was interrupted); leases of gone workers
    are put back meanwhile. Then the spool is drained.
 6. **Finish.** The workers' report deltas are merged per source, the writer's counts summed from the
-   batch ledger, and the run ends as a local one does (crawler/runner.py ``finish_jobs``: closing,
+   batch ledger, and the run ends as a local one does (crawler/run/runner.py ``finish_jobs``: closing,
    status, retagging, dedupe, scoring, the ``runs`` rows). The crawl's keys are deleted.
 
 SIGINT/SIGTERM: the crawl is stopped (workers close its sources, reason ``shutdown``), what was
@@ -46,7 +46,7 @@ import redis
 
 from normalize.redact import redact_url
 
-from .cluster import (HEARTBEAT_TTL, Heartbeat, Keys, RedisLost, connect, delete_crawl, live_members, new_id, pending,
+from crawler.distributed.cluster import (HEARTBEAT_TTL, Heartbeat, Keys, RedisLost, connect, delete_crawl, live_members, new_id, pending,
                       redis_problem, requeue_dead, save_plan, source_keys)
 
 POLL_SECONDS = 0.25
@@ -114,8 +114,9 @@ def _start_requests(job, overrides: dict[str, Any]) -> tuple[Any, list]:
     """The spider of a job, built as a crawl would build it, and its start requests (nothing is fetched)."""
     from scrapy.crawler import Crawler
 
-    from crawler.run import CRAWL_PRIORITY, project_settings
-    from crawler.sources import project_spiders
+    from crawler.run.project import CRAWL_PRIORITY
+    from crawler.settings import project_settings
+    from crawler.web.sources import project_spiders
 
     spidercls = project_spiders()[job.spidercls] if isinstance(job.spidercls, str) else job.spidercls
     settings = project_settings(overrides)
@@ -143,10 +144,10 @@ def run_distributed(jobs: list, db: str, url: str, *, prefix: str = "jobcrawl", 
     :class:`ClusterBusy` when another coordinator holds the prefix, :class:`~.cluster.RedisLost` when Redis
     is lost or refuses writes mid-run (the runs rows are then ``interrupted``) and :class:`StoreFailed` when
     the writer failed and the run could not be finished in the database."""
-    from crawler.db import skills
-    from crawler.db.runs import start_run
-    from crawler.db.schema import open_db
-    from crawler.inputs import read_taxonomy
+    from crawler.store import skills
+    from crawler.store.runs import start_run
+    from crawler.store.schema import open_db
+    from crawler.files import read_taxonomy
 
     client = connect(url)
     keys = Keys(prefix)
@@ -189,9 +190,9 @@ def run_distributed(jobs: list, db: str, url: str, *, prefix: str = "jobcrawl", 
 
 def _interrupt_runs(db: str, run_ids: list[int]) -> None:
     """End the runs rows still ``running`` as ``interrupted``, with the writer's counts so far."""
-    from crawler.db.runs import interrupt_running
-    from crawler.db.schema import open_db
-    from crawler.db.spool import written as written_counts
+    from crawler.store.runs import interrupt_running
+    from crawler.store.schema import open_db
+    from crawler.store.batches import written as written_counts
 
     if not run_ids:
         return
@@ -208,12 +209,12 @@ def _run(client, keys: Keys, crawl: str, me: str, jobs: list, db: str, url: str,
     """Plan, seed, wait and finish (steps 2 to 6 of the module docstring)."""
     import sqlite3
 
-    from crawler.db.schema import open_db
-    from crawler.db.spool import written as written_counts
-    from crawler.runner import finish_jobs
+    from crawler.store.schema import open_db
+    from crawler.store.batches import written as written_counts
+    from crawler.run.runner import finish_jobs
 
-    from .scheduler import seed_source
-    from .spool import WriterBusy, drain, store_failed_line
+    from crawler.distributed.scheduler import seed_source
+    from crawler.distributed.spool import WriterBusy, drain, store_failed_line
 
     plan = {"crawl": crawl, "coordinator": me, "settings": {k: v for k, v in overrides.items()
                                                             if isinstance(v, (str, int, float, bool))},

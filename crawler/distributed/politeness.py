@@ -26,10 +26,10 @@ from scrapy.utils.misc import build_from_crawler
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-from crawler.middlewares import RequestCapMiddleware
-from crawler.safety import RobotsRfcMiddleware, Unreadable, describe
+from crawler.web.middlewares import RequestCapMiddleware
+from crawler.web.safety import RobotsRfcMiddleware, Unreadable, describe
 
-from .cluster import Keys, connect, source_keys
+from crawler.distributed.cluster import Keys, connect, source_keys
 
 # The host's turn: wait (ms) until the next send time, or while its in-flight slots are full; else
 # take the turn (the next send time moves one interval on) and a slot, held at most ARGV[4] ms.
@@ -150,7 +150,7 @@ UNREADABLE = b"\x00jobcrawl:unreadable:"
 
 
 class ClusterRobotsTxtMiddleware(RobotsRfcMiddleware):
-    """The robots.txt middleware (RFC 9309: crawler.safety.RobotsRfcMiddleware) whose robots.txt bodies are
+    """The robots.txt middleware (RFC 9309: crawler.web.safety.RobotsRfcMiddleware) whose robots.txt bodies are
     shared by the workers of a source; a robots.txt that could not be read is shared as such (:data:`UNREADABLE`
     and why), so every worker disallows that host."""
 

@@ -18,7 +18,7 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import Base
 from scrapy_redis.scheduler import Scheduler
 
-from .cluster import POP_LEASED, Keys, connect, source_keys
+from crawler.distributed.cluster import POP_LEASED, Keys, connect, source_keys
 
 
 def in_progress(crawler) -> set[Request]:

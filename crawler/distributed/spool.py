@@ -1,16 +1,16 @@
 """The item spool: batches of plain rows on their way from the workers to the one writer, in a Redis list.
 
-Push (:class:`crawler.sinks.RedisSink`, in a worker): ``LPUSH`` of the encoded batch, in one
+Push (:class:`RedisSink`, in a worker): ``LPUSH`` of the encoded batch, in one
 ``MULTI`` with the acknowledgement of the requests whose rows it completes and the worker's report
 delta, so a request leaves the in-flight hash exactly when its rows are in the spool.
 
 Drain (:func:`drain`, ``jobcrawl store``): ``BLMOVE`` of the oldest batch to this writer's
-processing list, the batch written in one SQLite transaction (crawler/db/writer.py, which records
+processing list, the batch written in one SQLite transaction (crawler/store/writer.py, which records
 the batch id with it), then ``LREM`` from the processing list: a batch leaves Redis only after its
 transaction committed. A writer killed in between leaves the batch in its processing list; the next
 writer moves it back to the spool first and, finding its id stored, skips it.
 
-Encoding: pickle protocol 5 of the :class:`~crawler.db.rows.Batch` (plain tuples; ``bench/crawl_distributed.py``
+Encoding: pickle protocol 5 of the :class:`~crawler.store.rows.Batch` (plain tuples; ``bench/crawl_distributed.py``
 compares it with JSON). Redis must be trusted either way: scrapy-redis pickles the queued requests.
 """
 
@@ -25,11 +25,12 @@ from typing import Callable
 
 import redis
 
-from crawler.db.rows import Batch
+from crawler.run.sinks import CrawlEnded, SinkFailed
+from crawler.store.rows import Batch
 
 from normalize.redact import redact_url
 
-from .cluster import HEARTBEAT_TTL, Heartbeat, Keys, new_id
+from crawler.distributed.cluster import HEARTBEAT_TTL, Heartbeat, Keys, new_id
 
 logger = logging.getLogger(__name__)
 
@@ -103,8 +104,8 @@ def drain(client: redis.Redis, keys: Keys, db_path: str, *, stop: threading.Even
     """Store spooled batches into ``db_path`` until ``stop`` is set (or, with ``until_empty``, until the
     spool is empty and ``until_empty()`` says no more will come). Raises :class:`WriterBusy` when another
     writer holds the spool."""
-    from crawler.db.schema import open_db
-    from crawler.db.writer import Writer
+    from crawler.store.schema import open_db
+    from crawler.store.writer import Writer
 
     writer_id = new_id()
     deadline = time.monotonic() + ttl  # a killed writer's lock expires within ttl: then this one takes over
@@ -143,3 +144,60 @@ def drain(client: redis.Redis, keys: Keys, db_path: str, *, stop: threading.Even
         database.close()
         heartbeat.stop()
     return stats
+
+
+class RedisSink:
+    """Batches pushed to the Redis item spool (crawler/distributed/spool.py) by a ``jobcrawl worker``.
+
+    Each push is one ``MULTI``: the batch (given an id, so the writer stores it once however often the
+    spool delivers it) and whatever ``attach(pipeline)`` adds (the acknowledgements of the requests the
+    batch completes and the worker's report delta); ``attach`` returns what to run once the push
+    succeeded. :meth:`sync` pushes the attachments alone. Back-pressure: when the spool holds more than
+    ``max_batches``, the push waits (checking every 0.5 s) until the writer has caught up. With ``guard``
+    (the crawl's plan key), a push is made only while that key exists (``WATCH``): a worker resumed after its
+    run ended pushes nothing (:class:`CrawlEnded`).
+    """
+
+    def __init__(self, client, spool_key: str, *, attach=None, max_batches: int = 200, guard: str | None = None):
+        self.client, self.spool_key, self.attach, self.max_batches = client, spool_key, attach, max_batches
+        self.guard = guard
+
+    def put(self, batch: Batch) -> None:
+        self._push(batch)
+
+    def sync(self) -> None:
+        self._push(None)
+
+    def close(self) -> None:
+        self.sync()
+
+    def _push(self, batch: Batch | None) -> None:
+        import time
+        import uuid
+
+        import redis
+
+        pipe = self.client.pipeline(transaction=True)
+        try:
+            if self.guard is not None:
+                pipe.watch(self.guard)
+                if not pipe.exists(self.guard):
+                    raise CrawlEnded("the crawl has ended: nothing more is pushed")
+                pipe.multi()
+            if batch is not None:
+                batch.id = batch.id or uuid.uuid4().hex
+                pipe.lpush(self.spool_key, encode(batch))
+            after = self.attach(pipe) if self.attach is not None else None
+            if len(pipe):
+                results = pipe.execute()
+            if after is not None:
+                after()
+            while batch is not None and results[0] > self.max_batches:
+                time.sleep(0.5)
+                results[0] = self.client.llen(self.spool_key)
+        except redis.WatchError:
+            raise CrawlEnded("the crawl has ended: nothing more is pushed") from None
+        except redis.RedisError as err:
+            raise SinkFailed(f"the Redis spool cannot be reached ({err})") from err
+        finally:
+            pipe.reset()  # the connection goes back to the pool, unwatched

@@ -4,7 +4,7 @@ It polls Redis for the active crawl; when one appears, it opens one Scrapy crawl
 the crawl's plan (the source's spider, arguments and settings, its run id) in its one Twisted
 reactor. Each crawler takes its source's requests from the shared scrapy-redis queue
 (crawler/distributed/scheduler.py: leased pops), runs the whole pipeline chain and hands its
-batches to a :class:`~crawler.sinks.RedisSink`. Start requests are the coordinator's (it seeded
+batches to a :class:`~crawler.distributed.spool.RedisSink`. Start requests are the coordinator's (it seeded
 the queue), so the crawler's own ``start()`` is not read.
 
 What a push carries (one ``MULTI``, :class:`ClusterWorker`): the batch, the acknowledgement of
@@ -37,9 +37,9 @@ from crawler.report import CrawlReport, report_of
 
 from normalize.redact import redact_url
 
-from .cluster import (HEARTBEAT_TTL, Heartbeat, Keys, connect, load_plan, new_id, pending, redis_problem, requeue_dead,
+from crawler.distributed.cluster import (HEARTBEAT_TTL, Heartbeat, Keys, connect, load_plan, new_id, pending, redis_problem, requeue_dead,
                       requeue_leases, source_keys)
-from .scheduler import wake
+from crawler.distributed.scheduler import wake
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class ReportDelta:
         self._next: tuple | None = None
 
     def _book_listings(self) -> dict[str, list[str]]:
-        from crawler.spiders.paged import PagedBoardSpider
+        from crawler.web.spiders.paged import PagedBoardSpider
 
         if isinstance(self.crawler.spider, PagedBoardSpider):
             return {}
@@ -109,7 +109,8 @@ class ClusterWorker:
     def __init__(self, crawler):
         from twisted.internet import task
 
-        from crawler.sinks import SINKS, RedisSink
+        from crawler.distributed.spool import RedisSink
+        from crawler.run.sinks import SINKS
 
         s = crawler.settings
         self.crawler = crawler
@@ -178,7 +179,7 @@ class ClusterWorker:
         self.loop.start(0.2, now=False)
 
     def _tick(self) -> None:
-        from crawler.sinks import CrawlEnded
+        from crawler.run.sinks import CrawlEnded
 
         try:
             # the plan and the stop key: 1 running, 2 stopped by the coordinator, 0 ended (its keys are gone)
@@ -230,7 +231,7 @@ class ClusterWorker:
         self.final = True
         if reason != "finished":
             self.hold = True
-        from crawler.sinks import SINKS, SinkFailed
+        from crawler.run.sinks import SINKS, SinkFailed
 
         try:
             self.sink.sync()
@@ -267,10 +268,10 @@ def crawler_settings(project, *, url: str, prefix: str, crawl: str, source: str,
     delay = float(own.get("DOWNLOAD_DELAY", project.getfloat("DOWNLOAD_DELAY")))
     per_host = int(own.get("CONCURRENT_REQUESTS_PER_DOMAIN", project.getint("CONCURRENT_REQUESTS_PER_DOMAIN")))
     mws = dict(project.getdict("DOWNLOADER_MIDDLEWARES"))
-    mws.update({"crawler.middlewares.RequestCapMiddleware": None,
+    mws.update({"crawler.web.middlewares.RequestCapMiddleware": None,
                 "crawler.distributed.politeness.ClusterRequestCapMiddleware": 940,
                 "crawler.distributed.politeness.ClusterPolitenessMiddleware": 945,
-                "crawler.safety.RobotsRfcMiddleware": None,
+                "crawler.web.safety.RobotsRfcMiddleware": None,
                 "crawler.distributed.politeness.ClusterRobotsTxtMiddleware": 100})
     extensions = {**project.getdict("EXTENSIONS"), "crawler.distributed.worker.ClusterWorker": 10}
     out = {**own,
@@ -301,7 +302,7 @@ def warm_up(project, *, url: str, prefix: str, worker_id: str, concurrency: int 
     from scrapy.utils.conf import build_component_list
     from scrapy.utils.misc import load_object
 
-    from crawler.inputs import read_taxonomy
+    from crawler.files import read_taxonomy
 
     settings = Settings(project.copy_to_dict())
     settings.update(crawler_settings(project, url=url, prefix=prefix, crawl="-", source="-", entry={"run_id": None},
@@ -379,8 +380,9 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
     answers again, the worker joins the active crawl under a new id. Returns the exit status (0)."""
     from scrapy.crawler import CrawlerProcess
 
-    from crawler.run import CRAWL_PRIORITY, project_settings
-    from crawler.sources import project_spiders
+    from crawler.run.project import CRAWL_PRIORITY
+    from crawler.settings import project_settings
+    from crawler.web.sources import project_spiders
 
     client = connect(url)
     keys = Keys(prefix)

@@ -2,7 +2,7 @@
 crawler/settings.py). Each passes items it does not handle through unchanged and reads fields through ItemAdapter.
 """
 
-from crawler.inputs import quote_name
+from crawler.files import quote_name
 
 
 def item_where(adapter) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from normalize.skills import tag_posting
-from crawler.inputs import read_taxonomy
+from crawler.files import read_taxonomy
 from normalize.models import Posting
 
 

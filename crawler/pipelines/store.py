@@ -1,4 +1,4 @@
-"""Store: items become plain rows (crawler/db/rows.py), handed in batches to the run's sink (crawler/sinks.py).
+"""Store: items become plain rows (crawler/store/rows.py), handed in batches to the run's sink (crawler/run/sinks.py).
 
 Each posting's dedupe key (normalize.dedupe.posting_signatures: fingerprint, identity, MinHash signature) is made
 here, a batch at a time in the worker processes, so the dedupe step after the run does only the corpus's work.
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from itemadapter import ItemAdapter
 
-from crawler.db.dedupe import key_values
-from crawler.db.rows import Batch, input_row, posting_row, quarantine_row
+from crawler.store.dedupe import key_values
+from crawler.store.rows import Batch, input_row, posting_row, quarantine_row
 from crawler.report import report_of
-from crawler.sinks import SINKS, WriterSink
+from crawler.run.sinks import SINKS, WriterSink
 from normalize.dedupe import posting_signatures
 from normalize.models import Posting, Quarantined, RawInput
 
-from . import item_where
+from crawler.pipelines import item_where
 
 
 class StorePipeline:
@@ -41,7 +41,7 @@ class StorePipeline:
                    s.getint("JOBCRAWL_BATCH_SIZE"))
 
     def open_spider(self, spider=None):
-        # The file spiders name the parser versions under which complete parses are recorded (crawler/ledger.py).
+        # The file spiders name the parser versions under which complete parses are recorded (crawler/ingest/ledger.py).
         self.parsers = dict(getattr(self.crawler.spider, "parsers", None) or {})
         self.batch = Batch(self.run_id, parsers=self.parsers)
         if self.sink_name:

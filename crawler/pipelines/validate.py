@@ -21,7 +21,7 @@ from crawler.report import report_of
 from normalize.models import Quarantined, RawPosting
 from normalize.text import replace_lone_surrogates
 
-from . import item_where
+from crawler.pipelines import item_where
 
 OPTIONAL_FIELDS = ("company", "posted", "salary", "location", "category", "work_mode", "employment_type")
 MAX_POSTING_CHARS = 200_000

@@ -1,0 +1,79 @@
+"""Run spiders through the real Scrapy engine from Python; each crawl's :class:`~crawler.report.CrawlReport`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from scrapy import signals
+from scrapy.crawler import CrawlerProcess
+
+from crawler.report import CrawlReport, report_of
+from crawler.settings import project_settings
+from crawler.ingest.textdump import input_read
+
+# Per-crawl settings sit above the command-line priority (and the spider's custom_settings), so the
+# process-wide overrides that CrawlerProcess merges into every crawler never replace them.
+CRAWL_PRIORITY = 50
+
+
+@dataclass
+class SpiderRun:
+    """One crawl of a multi-spider run: the spider (class or name), its own settings and its arguments."""
+
+    spidercls: type | str
+    settings: dict[str, Any] = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (int, float, str, bool)) or value is None
+
+
+def finish_report(crawler) -> CrawlReport:
+    """The crawler's report, completed from Scrapy's own counters once the crawl has ended."""
+    report = report_of(crawler)
+    stats = crawler.stats.get_stats()
+    report.finish_reason = stats.get("finish_reason")
+    report.error_count += sum(int(v) for k, v in stats.items() if k.startswith("spider_exceptions/"))
+    report.stats = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in stats.items()
+                    if _plain(v) or hasattr(v, "isoformat")}
+    return report
+
+
+def _crawl_failed(failure, crawler) -> None:
+    """A crawl that could not start or broke down (a component that cannot be built): the report says why."""
+    report = report_of(crawler)
+    report.stage_failed = report.stage_failed or f"{failure.type.__name__}: {failure.getErrorMessage()}"
+
+
+def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, *,
+                on_response: Callable[[int], None] | None = None,
+                on_item: Callable[[Any], None] | None = None,
+                on_started: Callable[[CrawlerProcess], None] | None = None,
+                install_signal_handlers: bool = True) -> list[CrawlReport]:
+    """Crawl every run at once in this process, to the end (blocking); return each crawl's report, in order.
+
+    Each crawler has the project settings, then ``overrides``, then its own settings. A Twisted
+    reactor cannot be restarted: call this once per process. ``on_response`` is called with 1 for each
+    input read: a response, or a file of an ingest (:data:`~crawler.ingest.textdump.input_read`); ``on_item`` with
+    each item through the pipelines (progress); ``on_started`` gets the process before the reactor
+    starts (a worker uses it to stop the crawl on its parent's word).
+    """
+    process = CrawlerProcess(project_settings(overrides))
+    crawlers = []
+    for run in runs:
+        crawler = process.create_crawler(run.spidercls)
+        for key, value in run.settings.items():
+            crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
+        if on_response is not None:
+            for signal in (signals.response_received, input_read):
+                crawler.signals.connect(lambda **_: on_response(1), signal=signal, weak=False)
+        if on_item is not None:
+            crawler.signals.connect(lambda item, **_: on_item(item), signal=signals.item_scraped, weak=False)
+        process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, crawler)
+        crawlers.append(crawler)
+    if on_started is not None:
+        on_started(process)
+    process.start(install_signal_handlers=install_signal_handlers)
+    return [finish_report(crawler) for crawler in crawlers]

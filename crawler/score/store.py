@@ -1,0 +1,112 @@
+"""SQL of the scoring step: the postings' facts read by id range, our evaluations written, the
+stored input digests, the agreement report's pairs, best fits and the skills' taxonomy facts."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from normalize.models import Evaluation
+from normalize.score import SCORER
+
+from crawler.store.rows import EVAL_COLS, evaluation_values
+
+ACTIVE = "closed_at IS NULL"
+BATCH = 2000
+FACT_COLUMNS = {
+    # PostingFacts field: postings column
+    "title": "title", "company": "company", "city": "city", "district": "district", "category": "category",
+    "seniority": "seniority", "work_mode": "work_mode", "experience_min_years": "experience_min_years",
+    "industry": "company_info_industry", "tags": "tags", "skills": "skills", "description": "description",
+    "extra": "extra", "salary_status": "salary_status", "salary_raw": "salary_raw",
+    "monthly_min": "salary_monthly_min", "monthly_max": "salary_monthly_max", "currency": "salary_currency",
+    "months": "salary_months", "salary_estimated": "salary_estimated", "salary_implausible": "salary_implausible",
+    "compare_raw": "salary_compare_raw", "vs_median": "salary_vs_median", "compare_scope": "salary_compare_scope",
+    "signal_raw": "salary_signal_raw", "signal_min": "salary_signal_min", "signal_max": "salary_signal_max",
+    "signal_currency": "salary_signal_currency", "signal_period": "salary_signal_period",
+    "signal_estimated": "salary_signal_estimated", "signal_implausible": "salary_signal_implausible",
+    "company_open_jobs": "company_activity_open_jobs", "market_open_jobs": "market_open_jobs",
+}
+SCORE_COLS = [*EVAL_COLS, "completeness", "inputs_digest"]
+"""Columns of our evaluations' rows (:func:`evaluation_row`)."""
+RENDERED = ("summary", "notes", "explanations", "signals")
+"""Columns a ``jobcrawl-v1`` row leaves empty: read back, :func:`normalize.score.render_evaluation` makes them from
+its scores, evidence and posting (crawler/store/read.py)."""
+_RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
+_SELECT = "SELECT id, " + ", ".join(f"[{c}]" for c in FACT_COLUMNS.values()) + " FROM postings"
+_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
+
+RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]
+"""Postings rows (id, then the FACT_COLUMNS) and their section bullets by posting and key."""
+
+
+def id_ranges(conn: sqlite3.Connection, where: str = ACTIVE, batch: int = BATCH) -> Iterator[tuple[int, int]]:
+    """(first, last) id of each batch of ``batch`` postings matching ``where``, in id order."""
+    ids = [row[0] for row in conn.execute(f"SELECT id FROM postings WHERE {where} ORDER BY id")]
+    for i in range(0, len(ids), batch):
+        yield ids[i], ids[min(i + batch, len(ids)) - 1]
+
+
+def read_range(conn: sqlite3.Connection, first: int, last: int, where: str = ACTIVE) -> RawBatch:
+    """Postings rows matching ``where`` with ids ``first``..``last``, and their bullets in order."""
+    rows = conn.execute(f"{_SELECT} WHERE id BETWEEN ? AND ? AND ({where}) ORDER BY id", (first, last)).fetchall()
+    sections: dict[int, dict[str, list[str]]] = defaultdict(dict)
+    for pid, key, text in conn.execute(
+        "SELECT posting_id, key, text FROM sections WHERE posting_id BETWEEN ? AND ? ORDER BY posting_id, seq",
+        (first, last),
+    ):
+        sections[pid].setdefault(key, []).append(text)
+    return rows, sections
+
+
+def active_count(conn: sqlite3.Connection) -> int:
+    return conn.execute(f"SELECT count(*) FROM postings WHERE {ACTIVE}").fetchone()[0]
+
+
+def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dict[int, str]:
+    """The stored input digest of ``scorer``'s evaluations of postings ``first``..``last``."""
+    return dict(conn.execute("SELECT posting_id, inputs_digest FROM evaluations WHERE scorer = ?"
+                             " AND posting_id BETWEEN ? AND ?", (scorer, first, last)))
+
+
+def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: str) -> list[Any]:
+    """Our evaluation as one ``evaluations`` row (:data:`SCORE_COLS`: levels as the scorer gives them, 信息不足
+    included, evidence and signals compact, its completeness and input digest); ``jobcrawl-v1``'s without the
+    :data:`RENDERED` sentences."""
+    row = [posting_id, *evaluation_values(ev, computed_at, ev.levels.get("overall")), ev.completeness, digest]
+    if ev.scorer == SCORER:
+        for i in _RENDERED_AT:
+            row[i] = None
+    return row
+
+
+def write_evaluations(conn: sqlite3.Connection, evals: list[list]) -> None:
+    """Replace the evaluations of ``evals`` (rows of :func:`evaluation_row`).
+
+    INSERT OR REPLACE: the per-row triggers of the browse columns fire once, not for a DELETE and an INSERT."""
+    conn.executemany(_INSERT_EVAL, evals)
+
+
+def skill_facts(conn: sqlite3.Connection) -> list[tuple[str, str, str | None, int]]:
+    """(name, category, parent, frontier) of every skill of the stored taxonomy."""
+    return conn.execute("SELECT name, category, parent, frontier FROM skills").fetchall()
+
+
+def agreement_pairs(conn: sqlite3.Connection, scorer: str, columns: Iterable[str]) -> list[tuple]:
+    """(posting id, company, title, then per column the app's value and ours) wherever a posting has both."""
+    pick = ", ".join(f"s.{c}, o.{c}" for c in columns)
+    return conn.execute(
+        f"SELECT p.id, p.company, p.title, {pick} FROM evaluations s JOIN evaluations o "
+        "ON o.posting_id = s.posting_id AND o.scorer = ? JOIN postings p ON p.id = s.posting_id "
+        "WHERE s.scorer = 'source' ORDER BY p.id", (scorer,)).fetchall()
+
+
+def best(conn: sqlite3.Connection, scorer: str, top: int) -> list[dict]:
+    """The ``top`` active postings by ``scorer``'s overall, best first."""
+    cur = conn.execute(
+        "SELECT p.id, p.company, p.title, p.city, e.overall, e.summary FROM evaluations e JOIN postings p "
+        f"ON p.id = e.posting_id WHERE e.scorer = ? AND p.{ACTIVE} ORDER BY e.overall DESC, p.id LIMIT ?", (scorer, top))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur]

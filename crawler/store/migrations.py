@@ -1,0 +1,631 @@
+"""How a database gets the schema of ``schema.sql``: :func:`upgrade`.
+
+A new database executes ``schema.sql`` once and records every migration as applied. A database made by an
+earlier version gets its pending migrations, in their one linear order. Views and triggers hold no data: they
+are defined only in ``schema.sql``, and every open makes those that differ from it again, so changing one is
+an edit of ``schema.sql`` alone (the migrations that once changed one say so in their docstrings).
+
+Migrations are frozen, explicit DDL and data changes, never derived from the models. They were once named
+per branch (m101–m103 three times); a database records the names it was migrated with in
+``_sqlite_migrations``, so each migration names the one it was (``was``) and a recorded old name counts as
+applied. Adding a table or column: change ``schema.sql`` and add the next migration doing the same to an
+old database; tests/test_migrations.py checks that both give the same schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterator
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+SCHEMA_SQL = Path(__file__).with_name("schema.sql")
+
+migrations = Migrations("jobcrawl")
+LEGACY_NAMES: dict[str, str] = {}
+"""Migration name → the name databases made before the linear numbering recorded for it."""
+
+Migration = Callable[[sqlite_utils.Database], None]
+
+
+def migration(name: str, *, was: str | None = None) -> Callable[[Migration], Migration]:
+    """Register the next migration as ``name``; ``was``: its name before the linear numbering (none for one made
+    after it)."""
+    if was is not None:
+        LEGACY_NAMES[name] = was
+    return migrations(name=name)
+
+
+# --------------------------------------------------------------------------- statements and their comparison
+
+
+def statements(sql: str) -> Iterator[str]:
+    """The statements of a script, each without its leading comment lines or trailing semicolon."""
+    lines: list[str] = []
+    for line in sql.splitlines():
+        if not lines and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        lines.append(line)
+        text = "\n".join(lines)
+        if sqlite3.complete_statement(text):
+            yield text.strip().rstrip(";").rstrip()
+            lines = []
+
+
+_LITERAL = re.compile(r"('(?:[^']|'')*')")
+
+
+def normalized(sql: str) -> str:
+    """``sql`` with identifier quotes, case and spacing made uniform (string literals kept as written),
+    so that the same definition written two ways compares equal."""
+    parts = _LITERAL.split(sql)
+    for i in range(0, len(parts), 2):
+        text = re.sub(r'["\[\]`]', "", parts[i]).lower()
+        text = re.sub(r"\s+", " ", text)
+        parts[i] = re.sub(r" ?([(),=]) ?", r"\1", text)
+    return "".join(parts).strip()
+
+
+_CREATE = re.compile(r"CREATE\s+(?:UNIQUE\s+|VIRTUAL\s+)?(TABLE|INDEX|VIEW|TRIGGER)\s+(\w+)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def baseline() -> tuple[tuple[str, str, str], ...]:
+    """``(type, name, statement)`` of every object ``schema.sql`` creates, in its order."""
+    out = []
+    for statement in statements(SCHEMA_SQL.read_text(encoding="utf-8")):
+        match = _CREATE.match(statement)
+        if not match:
+            raise ValueError(f"{SCHEMA_SQL.name}: not a CREATE statement: {statement[:60]!r}")
+        out.append((match[1].lower(), match[2], statement))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- applying
+
+
+def upgrade(db: sqlite_utils.Database) -> None:
+    """Bring ``db`` to the schema of ``schema.sql``: a database without any migration recorded is created
+    from it; an older one gets its pending migrations; views and triggers that differ from ``schema.sql``
+    are made again. No write when nothing differs."""
+    applied = {m.name: m.applied_at for m in migrations.applied(db)}
+    if not applied:
+        create(db)
+        return
+    renamed = [(new, applied[old]) for new, old in LEGACY_NAMES.items() if old in applied and new not in applied]
+    if renamed:
+        with db.atomic():
+            _record(db, renamed)
+    if migrations.pending(db):
+        migrations.apply(db)
+    derive_views_and_triggers(db)
+
+
+def create(db: sqlite_utils.Database) -> None:
+    """Create the schema of ``schema.sql`` in an empty database, every migration recorded as applied."""
+    with db.atomic():
+        migrations.ensure_migrations_table(db)
+        for _, _, statement in baseline():
+            db.execute(statement)
+        _record(db, [(m.name, None) for m in migrations.pending(db)])
+
+
+def derive_views_and_triggers(db: sqlite_utils.Database) -> None:
+    """Make every view and trigger of ``schema.sql`` whose definition in ``db`` differs (or is missing) again,
+    in one transaction."""
+    have = {(kind, name): sql for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master")}
+    stale = [(kind, name, statement) for kind, name, statement in baseline()
+             if kind in ("view", "trigger") and normalized(have.get((kind, name)) or "") != normalized(statement)]
+    if stale:
+        with db.atomic():
+            for kind, name, statement in stale:
+                db.execute(f"DROP {kind.upper()} IF EXISTS [{name}]")
+                db.execute(statement)
+
+
+def _record(db: sqlite_utils.Database, names: list[tuple[str, str | None]]) -> None:
+    """Record migrations as applied (at the given time, else now)."""
+    now = str(datetime.now(timezone.utc))
+    db[Migrations.migrations_table].insert_all(  # type: ignore[union-attr]
+        {"migration_set": migrations.name, "name": name, "applied_at": at or now} for name, at in names)
+
+
+# --------------------------------------------------------------------------- the migrations, in order
+
+
+# The first schema. Databases made before 2026-11-29 (commit 1bc4cc5) got fewer postings columns from it (it was
+# then derived from the model); 0002 and 0003 add those there.
+INITIAL_SQL = """
+CREATE TABLE "runs" (
+   "id" INTEGER PRIMARY KEY, "kind" TEXT, "started" TEXT, "finished" TEXT, "status" TEXT, "args" TEXT, "files" INTEGER,
+   "found" INTEGER, "new" INTEGER, "updated" INTEGER, "unchanged" INTEGER, "quarantined" INTEGER, "closed" INTEGER,
+   "stats" TEXT
+);
+CREATE TABLE "raw_inputs" (
+   "id" INTEGER PRIMARY KEY, "source" TEXT, "locator" TEXT, "sha256" TEXT, "size" INTEGER, "encoding" TEXT,
+   "text" TEXT, "body" BLOB, "fetched_at" TEXT, "as_of" TEXT, "status" TEXT, "error" TEXT, "postings" INTEGER,
+   "run_id" INTEGER REFERENCES "runs"("id")
+);
+CREATE UNIQUE INDEX "idx_raw_inputs_source_locator_sha256" ON "raw_inputs" ("source", "locator", "sha256");
+CREATE TABLE "postings" (
+   "id" INTEGER PRIMARY KEY, "key" TEXT, "source" TEXT, "source_id" TEXT, "locator" TEXT, "position" INTEGER,
+   "url" TEXT, "company" TEXT, "title" TEXT, "city" TEXT, "district" TEXT, "location_raw" TEXT, "category" TEXT,
+   "seniority" TEXT, "employment_type" TEXT, "work_mode" TEXT, "remote" INTEGER, "experience" TEXT,
+   "experience_min_years" REAL, "experience_max_years" REAL, "education" TEXT, "company_info_raw" TEXT,
+   "company_info_industry" TEXT, "company_info_funding_stage" TEXT, "company_info_size_min" INTEGER,
+   "company_info_size_max" INTEGER, "posted_raw" TEXT, "posted_at" TEXT, "posted_approx" INTEGER, "is_new" INTEGER,
+   "published_label" TEXT, "valid_through" TEXT, "tags" TEXT, "skills" TEXT, "salary_raw" TEXT,
+   "salary_status" TEXT, "salary_min" REAL, "salary_max" REAL, "salary_currency" TEXT, "salary_period" TEXT,
+   "salary_months" INTEGER, "salary_monthly_min" REAL, "salary_monthly_max" REAL, "salary_annual_min" REAL,
+   "salary_annual_max" REAL, "salary_estimated" INTEGER, "salary_implausible" INTEGER, "salary_compare_raw" TEXT,
+   "salary_vs_median" TEXT, "salary_compare_scope" TEXT, "salary_signal_raw" TEXT, "salary_signal_label" TEXT,
+   "salary_signal_min" REAL, "salary_signal_max" REAL, "salary_signal_currency" TEXT, "salary_signal_period" TEXT,
+   "salary_signal_estimated" INTEGER, "salary_signal_implausible" INTEGER, "company_activity_label" TEXT,
+   "company_activity_raw" TEXT, "company_activity_city" TEXT, "company_activity_category" TEXT,
+   "company_activity_open_jobs" INTEGER, "company_activity_open_jobs_approx" INTEGER,
+   "company_activity_open_in_category" INTEGER, "market_label" TEXT, "market_raw" TEXT, "market_city" TEXT,
+   "market_category" TEXT, "market_open_jobs" INTEGER, "market_open_jobs_approx" INTEGER,
+   "market_open_in_category" INTEGER, "description" TEXT, "insights" TEXT, "extra" TEXT, "problems" TEXT,
+   "content_hash" TEXT, "input_sha256" TEXT, "as_of" TEXT, "first_seen" TEXT, "last_seen" TEXT, "closed_at" TEXT,
+   "complete_listing" INTEGER, "raw_input_id" INTEGER REFERENCES "raw_inputs"("id"), "version" INTEGER
+);
+CREATE UNIQUE INDEX "idx_postings_key" ON "postings" ("key");
+CREATE INDEX "idx_postings_company" ON "postings" ("company");
+CREATE INDEX "idx_postings_city" ON "postings" ("city");
+CREATE INDEX "idx_postings_category" ON "postings" ("category");
+CREATE INDEX "idx_postings_posted_at" ON "postings" ("posted_at");
+CREATE INDEX "idx_postings_last_seen" ON "postings" ("last_seen");
+CREATE INDEX "idx_postings_salary_monthly_max" ON "postings" ("salary_monthly_max");
+CREATE TABLE "sections" (
+   "posting_id" INTEGER REFERENCES "postings"("id"), "seq" INTEGER, "key" TEXT, "heading" TEXT, "position" INTEGER,
+   "text" TEXT, PRIMARY KEY ("posting_id", "seq")
+);
+CREATE INDEX "idx_sections_key" ON "sections" ("key");
+CREATE TABLE "evaluations" (
+   "posting_id" INTEGER REFERENCES "postings"("id"), "scorer" TEXT, "overall" INTEGER, "pay" INTEGER,
+   "growth" INTEGER, "worklife" INTEGER, "mission" INTEGER, "overall_level" TEXT, "pay_level" TEXT,
+   "growth_level" TEXT, "worklife_level" TEXT, "mission_level" TEXT, "summary" TEXT, "notes" TEXT,
+   "explanations" TEXT, "evidence" TEXT, "problems" TEXT, "computed_at" TEXT, PRIMARY KEY ("posting_id", "scorer")
+);
+CREATE INDEX "idx_evaluations_scorer_overall" ON "evaluations" ("scorer", "overall");
+CREATE TABLE "signals" (
+   "posting_id" INTEGER REFERENCES "postings"("id"), "scorer" TEXT, "dimension" TEXT, "position" INTEGER,
+   "key" TEXT, "value" TEXT, PRIMARY KEY ("posting_id", "scorer", "dimension", "position")
+);
+CREATE TABLE "posting_versions" (
+   "id" INTEGER PRIMARY KEY, "posting_id" INTEGER REFERENCES "postings"("id"), "version" INTEGER,
+   "content_hash" TEXT, "superseded_at" TEXT, "snapshot" TEXT
+);
+CREATE UNIQUE INDEX "idx_posting_versions_posting_id_version" ON "posting_versions" ("posting_id", "version");
+CREATE TABLE "quarantine" (
+   "id" INTEGER PRIMARY KEY, "raw_input_id" INTEGER REFERENCES "raw_inputs"("id"), "source" TEXT, "locator" TEXT,
+   "position" INTEGER, "input_sha256" TEXT, "reason" TEXT, "detail" TEXT, "text" TEXT, "at" TEXT,
+   "run_id" INTEGER REFERENCES "runs"("id")
+);
+CREATE UNIQUE INDEX "idx_quarantine_source_locator_input_sha256_position"
+    ON "quarantine" ("source", "locator", "input_sha256", "position");
+-- Trigram FTS over title, company and section text (0020 replaces it).
+CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, body, tokenize='trigram');
+"""
+
+
+def _add_missing_columns(db: sqlite_utils.Database, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+    have = {row[1] for row in db.execute(f"PRAGMA table_info([{table}])")}
+    for name, sql_type in columns:
+        if name not in have:
+            db.execute(f"ALTER TABLE [{table}] ADD COLUMN [{name}] {sql_type}")
+
+
+@migration("0001_initial", was="m001_initial")
+def m0001(db: sqlite_utils.Database) -> None:
+    """Runs, raw inputs, postings, sections, evaluations, signals, versions, quarantine; trigram search."""
+    for statement in statements(INITIAL_SQL):
+        db.execute(statement)
+
+
+@migration("0002_experience_and_company_info", was="m002_experience_and_company_info")
+def m0002(db: sqlite_utils.Database) -> None:
+    """Posting gained experience years and company info (industry, funding stage, size), and insights."""
+    _add_missing_columns(db, "postings", (
+        ("experience_min_years", "REAL"), ("experience_max_years", "REAL"), ("company_info_raw", "TEXT"),
+        ("company_info_industry", "TEXT"), ("company_info_funding_stage", "TEXT"),
+        ("company_info_size_min", "INTEGER"), ("company_info_size_max", "INTEGER"), ("insights", "TEXT")))
+
+
+@migration("0003_skills", was="m003_skills")
+def m0003(db: sqlite_utils.Database) -> None:
+    """Skill taxonomy, skills found per posting with evidence, and a key/value meta table."""
+    _add_missing_columns(db, "postings", (("skills", "TEXT"),))
+    db["skills"].create(
+        {"name": str, "category": str, "parent": str, "aliases": str, "frontier": int}, pk="name",
+        foreign_keys=[("parent", "skills", "name")],
+    )
+    db["skills"].create_index(["category"])
+    db["posting_skills"].create(
+        {"posting_id": int, "skill": str, "section": str, "seq": int, "category": str, "count": int,
+         "first_offset": int, "matched": str, "snippet": str},
+        pk=("posting_id", "skill", "section"),
+        foreign_keys=[("posting_id", "postings", "id"), ("skill", "skills", "name")],
+    )
+    db["posting_skills"].create_index(["skill"])
+    db["meta"].create({"key": str, "value": str}, pk="key")
+
+
+@migration("0004_dedupe", was="m004_dedupe")
+def m0004(db: sqlite_utils.Database) -> None:
+    """Near-duplicate clusters: stored MinHash signatures, clusters and their members."""
+    db["dedupe_signatures"].create(
+        {"posting_id": int, "content_hash": str, "signature": bytes, "company": str, "title": str, "city": str,
+         "fingerprint": str},
+        pk="posting_id", foreign_keys=[("posting_id", "postings", "id")],
+    )
+    db["dedupe_signatures"].create_index(["fingerprint"])
+    db["clusters"].create(
+        {"id": int, "canonical_posting_id": int, "size": int, "companies": int, "cities": int, "reasons": str,
+         "cross_company": int, "first_seen": str, "last_seen": str},
+        pk="id", foreign_keys=[("canonical_posting_id", "postings", "id")],
+    )
+    db["clusters"].create_index(["size"])
+    db["cluster_members"].create(
+        {"posting_id": int, "cluster_id": int, "reason": str, "similarity": float, "matched_posting_id": int,
+         "cross_company": int, "different_city": int},
+        pk="posting_id",
+        foreign_keys=[("posting_id", "postings", "id"), ("cluster_id", "clusters", "id"),
+                      ("matched_posting_id", "postings", "id")],
+    )
+    db["cluster_members"].create_index(["cluster_id"])
+
+
+@migration("0005_crawl_runs_and_listings", was="m005_crawl_runs_and_listings")
+def m0005(db: sqlite_utils.Database) -> None:
+    """Crawl runs record their source, network counts and errors; listing_postings scopes closing."""
+    for column, typ in (("source", str), ("requests", int), ("responses", str), ("errors", int), ("reopened", int)):
+        if column not in db["runs"].columns_dict:
+            db["runs"].add_column(column, typ)
+    db["listing_postings"].create(
+        {"listing": str, "key": str, "first_seen": str, "last_seen": str, "closed_at": str, "run_id": int},
+        pk=("listing", "key"), foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["listing_postings"].create_index(["key"])
+
+
+@migration("0006_browse", was="m006_browse")
+def m0006(db: sqlite_utils.Database) -> None:
+    """The listing's score on postings (score, score_level, score_by: the ``evaluations_score_*`` triggers keep
+    them; 0025 fills them), the ``jobs`` view, listing indexes. It also made a segmented index, postings_seg,
+    which 0020 drops."""
+    for column, typ in (("score", int), ("score_level", str), ("score_by", str)):
+        if column not in db["postings"].columns_dict:
+            db["postings"].add_column(column, typ)
+    for cols in (["score"], ["score_level"], ["work_mode"]):
+        db["postings"].create_index(cols)
+
+
+@migration("0007_market_stats", was="m007_market_stats")
+def m0007(db: sqlite_utils.Database) -> None:
+    """Market statistics of the corpus (crawler.score.market), replaced on every scoring run."""
+    db["market_stats"].create(
+        {"scope": str, "key": str, "currency": str, "n": int, "p25": float, "median": float, "p75": float,
+         "computed_at": str},
+    )
+    db["market_stats"].create_index(["scope", "key"])
+
+
+@migration("0008_listing_indexes", was="m008_browse_listing_indexes")
+def m0008(db: sqlite_utils.Database) -> None:
+    """Indexes for the listing's usual filters: a city or category sorted by score; city, work mode and pay."""
+    for cols in (["city", "score"], ["category", "score"], ["city", "work_mode", "salary_monthly_max"]):
+        db["postings"].create_index(cols, if_not_exists=True)
+
+
+@migration("0009_count_indexes", was="m009_browse_counts")
+def m0009(db: sqlite_utils.Database) -> None:
+    """Indexes for the listings' counts and facets (browse/facets.py): ``postings(id)``, a narrow index
+    of the ids that a search's count seeks instead of the wide rows, and ``posting_skills(skill,
+    posting_id)`` for the ``_skill`` filter, which replaces ``posting_skills(skill)``."""
+    db["postings"].create_index(["id"], if_not_exists=True)
+    db["posting_skills"].create_index(["skill", "posting_id"], if_not_exists=True)
+    db.execute("DROP INDEX IF EXISTS idx_posting_skills_skill")
+
+
+@migration("0010_input_parses", was="m010_input_parses")
+def m0010(db: sqlite_utils.Database) -> None:
+    """The last complete parse of each stored input, so a re-run can skip inputs it would not change
+    (crawler/ingest/ledger.py)."""
+    db["input_parses"].create(
+        {"raw_input_id": int, "as_of": str, "parser": str, "status": str, "postings": int, "run_id": int,
+         "parsed_at": str},
+        pk="raw_input_id", foreign_keys=[("raw_input_id", "raw_inputs", "id"), ("run_id", "runs", "id")],
+    )
+
+
+@migration("0011_insights_table_to_column", was="m011_insights_table_to_column")
+def m0011(db: sqlite_utils.Database) -> None:
+    """Databases made before commit 648077c kept the AI-insight lists in an ``insights`` table, which later
+    code neither read nor removed: copy them into ``postings.insights`` (JSON, key → items) and drop it."""
+    if "insights" not in db.table_names():
+        return
+    grouped: dict[int, dict[str, list[str]]] = {}
+    for posting_id, key, text in db.execute(
+            "SELECT posting_id, key, text FROM insights ORDER BY posting_id, seq"):
+        grouped.setdefault(posting_id, {}).setdefault(key, []).append(text)
+    db.conn.executemany("UPDATE postings SET insights = ? WHERE id = ? AND (insights IS NULL OR insights = '{}')",
+                        [(json.dumps(items, ensure_ascii=False), pid) for pid, items in grouped.items()])
+    db.execute("DROP TABLE insights")
+
+
+@migration("0012_raw_input_reader", was="m012_raw_input_reader")
+def m0012(db: sqlite_utils.Database) -> None:
+    """How to parse a raw input again without fetching it (``jobcrawl reparse``)."""
+    db.execute("ALTER TABLE raw_inputs ADD COLUMN reader TEXT")
+
+
+@migration("0013_watches", was="m101_alerts_watches")
+def m0013(db: sqlite_utils.Database) -> None:
+    """Saved searches (``watches``), the postings each has seen (``watch_matches``) and every delivery of
+    a match to a destination (``watch_deliveries``): crawler/alerts/store.py, crawler/alerts/delivery.py."""
+    db.execute("""CREATE TABLE watches (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        search TEXT,
+        created_at TEXT NOT NULL,
+        removed_at TEXT
+    )""")
+    db.execute("CREATE UNIQUE INDEX idx_watches_name ON watches (name) WHERE removed_at IS NULL")
+    db.execute("""CREATE TABLE watch_matches (
+        watch_id INTEGER NOT NULL REFERENCES watches (id),
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        matched_at TEXT NOT NULL,
+        run_id INTEGER REFERENCES runs (id),
+        baseline INTEGER NOT NULL DEFAULT 0,
+        reasons TEXT,
+        PRIMARY KEY (watch_id, posting_id)
+    )""")
+    db.execute("CREATE INDEX idx_watch_matches_posting ON watch_matches (posting_id)")
+    db.execute("""CREATE TABLE watch_deliveries (
+        watch_id INTEGER NOT NULL REFERENCES watches (id),
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        destination TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_attempt_at TEXT,
+        sent_at TEXT,
+        error TEXT,
+        PRIMARY KEY (watch_id, posting_id, destination)
+    )""")
+    db.execute("CREATE INDEX idx_watch_deliveries_status ON watch_deliveries (status)")
+
+
+@migration("0014_posting_blocks", was="m102_alerts_blocks")
+def m0014(db: sqlite_utils.Database) -> None:
+    """Postings a profile's blocklist hides (never deleted): the rule that matched, where and what."""
+    db.execute("""CREATE TABLE posting_blocks (
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        profile TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        detail TEXT,
+        PRIMARY KEY (posting_id, profile)
+    )""")
+
+
+@migration("0015_posting_events", was="m103_alerts_history")
+def m0015(db: sqlite_utils.Database) -> None:
+    """Closing and reopening of postings as events (kept by the triggers ``postings_closed`` and
+    ``postings_reopened``, so no writer records them), and the indexes of the "changed since" filter."""
+    db.execute("""CREATE TABLE posting_events (
+        id INTEGER PRIMARY KEY,
+        posting_id INTEGER NOT NULL REFERENCES postings (id),
+        event TEXT NOT NULL,
+        at TEXT NOT NULL
+    )""")
+    db.execute("CREATE INDEX idx_posting_events_posting ON posting_events (posting_id)")
+    db.execute("CREATE INDEX idx_posting_events_at ON posting_events (at)")
+    db.execute("CREATE INDEX idx_posting_versions_superseded_at ON posting_versions (superseded_at)")
+    db.execute("CREATE INDEX idx_postings_first_seen ON postings (first_seen)")
+    db.execute("CREATE INDEX idx_postings_closed_at ON postings (closed_at)")
+
+
+@migration("0016_fit_view", was="m104_alerts_fit_view")
+def m0016(db: sqlite_utils.Database) -> None:
+    """The ``fit`` view (browse: sortable personal fit with its reasons)."""
+
+
+@migration("0017_spool_batches", was="m101_distributed_spool_batches")
+def m0017(db: sqlite_utils.Database) -> None:
+    """Batches stored from the Redis item spool, once each, with the writer's counts (crawler/store/batches.py)."""
+    db.execute("""CREATE TABLE spool_batches (
+   id TEXT PRIMARY KEY,
+   run_id INTEGER REFERENCES runs(id),
+   stored_at TEXT,
+   counts TEXT
+)""")
+    db.execute("CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id)")
+
+
+@migration("0018_quarantine_once", was="m102_distributed_quarantine_once")
+def m0018(db: sqlite_utils.Database) -> None:
+    """A quarantined input without a hash (``input_sha256`` null) is stored once, as one with a hash is: the unique
+    index treated nulls as distinct, so the same batch written twice (the Redis spool delivers at least once) or a
+    re-run added a copy. Copies already there are folded into the first row."""
+    db.execute("""DELETE FROM quarantine WHERE input_sha256 IS NULL AND id NOT IN (
+        SELECT min(id) FROM quarantine WHERE input_sha256 IS NULL GROUP BY source, locator, position)""")
+    db.execute('DROP INDEX "idx_quarantine_source_locator_input_sha256_position"')
+    db.execute("""CREATE UNIQUE INDEX idx_quarantine_once
+    ON quarantine (source, locator, coalesce(input_sha256, ''), position)""")
+
+
+@migration("0019_source_health", was="m103_distributed_source_health")
+def m0019(db: sqlite_utils.Database) -> None:
+    """The ``source_health`` view: each crawled source's last run, last success, counts and state."""
+    db.execute("CREATE INDEX IF NOT EXISTS idx_runs_source ON runs (source, kind)")
+
+
+@migration("0020_one_search_index", was="m130_serve_one_search_index")
+def m0020(db: sqlite_utils.Database) -> None:
+    """One full-text index (crawler/store/fts.py) replaces the trigram ``postings_fts`` and the
+    segmented ``postings_seg``: title, company, city, skill names, JD text and the parts of the
+    compound names of title and skills, CJK characters as tokens. Rebuilt from the stored postings."""
+    from crawler.store import fts
+    db.execute("DROP TABLE IF EXISTS postings_seg")
+    db.execute("DROP TABLE IF EXISTS postings_fts")
+    db.execute("DELETE FROM meta WHERE key = 'search_index_versions'")
+    db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5("
+               "title, company, city, skills, body, parts, tokenize=\"unicode61 tokenchars '+#'\")")
+    fts.rebuild(db.conn)
+
+
+@migration("0021_skill_kinds", was="m131_serve_skill_kinds")
+def m0021(db: sqlite_utils.Database) -> None:
+    """Each skill's kind (technical, domain or soft), of its category: the ``[kinds]`` table of
+    normalize/data/skills.toml, which every run's taxonomy sync keeps it equal to."""
+    db.execute("ALTER TABLE skills ADD COLUMN kind TEXT")
+    db.execute("UPDATE skills SET kind = CASE category WHEN 'soft' THEN 'soft' WHEN 'domain' THEN 'domain'"
+               " ELSE 'technical' END")
+    db.execute("CREATE INDEX idx_skills_kind ON skills (kind)")
+
+
+@migration("0022_jobs_view_columns", was="m132_serve_jobs_view")
+def m0022(db: sqlite_utils.Database) -> None:
+    """The ``jobs`` view with the columns its page shows first (title, company, city, salary, score,
+    posted, source) and the posting's source."""
+
+
+@migration("0023_dedupe_keys", was="m101_trust_dedupe_keys")
+def m0023(db: sqlite_utils.Database) -> None:
+    """Dedupe keys per posting (identity, canonical URL, JD text or not, completeness), the corpus's boilerplate
+    shingles, and member reasons as words (b → same_content, c → near_duplicate or cross_company_copy). The
+    dedupe step recomputes every key and cluster with the current rules on its next run (the key version
+    changed); until then the old clusters read with the new words."""
+    conn = db.conn
+    for column, typ in (("identity", "TEXT"), ("url", "TEXT"), ("has_jd", "INTEGER"), ("completeness", "INTEGER")):
+        conn.execute(f"ALTER TABLE dedupe_signatures ADD COLUMN [{column}] {typ}")
+    conn.execute("CREATE TABLE dedupe_common_shingles (hash INTEGER PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("UPDATE cluster_members SET reason = CASE reason WHEN 'b' THEN 'same_content' WHEN 'c' THEN"
+                 " CASE WHEN cross_company THEN 'cross_company_copy' ELSE 'near_duplicate' END ELSE reason END")
+    conn.execute("""UPDATE clusters SET reasons = replace(replace(reasons, '"b":', '"same_content":'),"""
+                 """ '"c":', '"near_duplicate":')""")
+
+
+@migration("0024_time_and_pay_source", was="m102_trust_time_and_pay_source")
+def m0024(db: sqlite_utils.Database) -> None:
+    """Where a salary was read (salary_source), what a post time rests on (posted_source), the source's time
+    zone and the post time in it (tz, posted_local), the run that first saw a posting (first_run_id, for
+    "new" without a post time); the ``jobs`` view shows a hidden employer as （企业未公开） and the local time.
+
+    Old rows: salary_source 'field' where a salary was stored (the old code read no other), first_run_id the
+    run that first stored the posting's raw input; posted_source and tz stay null until the posting is parsed
+    again (``--reparse``)."""
+    conn = db.conn
+    _add_missing_columns(db, "postings", (("salary_source", "TEXT"), ("posted_source", "TEXT"), ("tz", "TEXT"),
+                                          ("posted_local", "TEXT"), ("first_run_id", "INTEGER")))
+    conn.execute("UPDATE postings SET salary_source = 'field' WHERE salary_source IS NULL AND salary_status != 'missing'")
+    conn.execute("UPDATE postings SET first_run_id = (SELECT run_id FROM raw_inputs WHERE raw_inputs.id = postings.raw_input_id)"
+                 " WHERE first_run_id IS NULL")
+    conn.execute("CREATE INDEX idx_postings_source_first_run_id ON postings (source, first_run_id)")
+
+
+@migration("0025_evaluation_state", was="m103_trust_evaluation_state")
+def m0025(db: sqlite_utils.Database) -> None:
+    """Evaluations say how complete they are and what they were computed from (completeness, inputs_digest:
+    the scoring step rescores a posting only when its digest changes, so every evaluation made before is
+    rescored once, with the current rules). The listing's score (the ``evaluations_score_*`` triggers) is ours
+    when we have an overall, else the app's, else our level alone (信息不足): every posting's is set so."""
+    conn = db.conn
+    conn.execute("ALTER TABLE evaluations ADD COLUMN completeness REAL")
+    conn.execute("ALTER TABLE evaluations ADD COLUMN inputs_digest TEXT")
+    conn.execute("UPDATE postings SET (score, score_level, score_by) = (SELECT overall, overall_level, scorer"
+                 " FROM evaluations WHERE posting_id = postings.id AND scorer IN ('jobcrawl-v1', 'source')"
+                 " AND (overall IS NOT NULL OR overall_level IS NOT NULL)"
+                 " ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)")
+
+
+@migration("0026_jobs_view", was="m140_jobs_view")
+def m0026(db: sqlite_utils.Database) -> None:
+    """The ``jobs`` view with both the compact listing's columns first (0022) and a hidden employer shown as
+    （企业未公开）, the local post time and what it rests on, and where the salary was read (0024)."""
+
+
+@migration("0027_stale_index", was="m150_stale_index")
+def m0027(db: sqlite_utils.Database) -> None:
+    """An index of (last_seen, closed_at), so that the listings' stale filter (crawler.store.history.HIDE_STALE) and
+    its count read the index alone instead of every open posting's row (bench/browse.py)."""
+    db.execute("CREATE INDEX IF NOT EXISTS idx_postings_last_seen_closed_at ON postings (last_seen, closed_at)")
+
+
+@migration("0028_raw_text_zlib", was="m160_raw_text_zlib")
+def m0028(db: sqlite_utils.Database) -> None:
+    """A raw input's long text is stored compressed (crawler/store/rows.py: ``pack_text``): inputs stored before
+    keep their text as it is, and are read either way (``raw_text``)."""
+    db.execute("ALTER TABLE raw_inputs ADD COLUMN text_zlib BLOB")
+
+
+@migration("0029_compact_evaluations")
+def m0029(db: sqlite_utils.Database) -> None:
+    """An evaluation keeps its signals in its own ``signals`` column and its evidence compact
+    (normalize/evaluation.py, read back as it was): the ``signals`` table and its rows go. Every stored
+    evaluation is converted here, ``source`` ones included; no posting is scored again for it."""
+    from normalize.evaluation import dumps, pack_evidence
+
+    conn = db.conn
+    conn.execute("ALTER TABLE evaluations ADD COLUMN signals TEXT")
+    pairs: dict[tuple[int, str], dict[str, list[list[str]]]] = {}
+    for pid, scorer, dim, key, value in conn.execute(
+            "SELECT posting_id, scorer, dimension, key, value FROM signals ORDER BY posting_id, scorer, dimension, position"):
+        pairs.setdefault((pid, scorer), {}).setdefault(dim, []).append([key, value])
+    rows = conn.execute("SELECT rowid, posting_id, scorer, evidence FROM evaluations").fetchall()
+    conn.executemany("UPDATE evaluations SET evidence = ?, signals = ? WHERE rowid = ?", (
+        (dumps(pack_evidence(json.loads(evidence))) if evidence else evidence, dumps(pairs.get((pid, scorer), {})), rowid)
+        for rowid, pid, scorer, evidence in rows))
+    conn.execute("DROP TABLE signals")
+
+
+def _rebuild(db: sqlite_utils.Database, table: str, create: str, select: str, indexes: tuple[str, ...] = ()) -> None:
+    """Make ``table`` again as ``create`` (its schema.sql statement, named ``{table}_new``), filled by ``select``
+    from the old one, and its ``indexes``."""
+    conn = db.conn
+    conn.execute(create)
+    conn.execute(f"INSERT INTO {table}_new {select}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {table}_new RENAME TO {table}")
+    for index in indexes:
+        conn.execute(index)
+
+
+@migration("0030_posting_skills_offsets")
+def m0030(db: sqlite_utils.Database) -> None:
+    """``posting_skills`` keeps where the first occurrence is (first_offset, length) and no copy of what the
+    section's text and ``skills`` hold (category, matched, snippet: read back by crawler.store.skills.evidence_records);
+    WITHOUT ROWID."""
+    _rebuild(db, "posting_skills", """CREATE TABLE posting_skills_new (
+    posting_id INTEGER REFERENCES postings (id),
+    skill TEXT REFERENCES skills (name),
+    section TEXT,
+    seq INTEGER,
+    count INTEGER,
+    first_offset INTEGER,
+    length INTEGER,
+    PRIMARY KEY (posting_id, skill, section)
+) WITHOUT ROWID""", "SELECT posting_id, skill, section, seq, count, first_offset, length(matched) FROM posting_skills",
+             ("CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id)",))
+
+
+@migration("0031_quarantine_points_at_input")
+def m0031(db: sqlite_utils.Database) -> None:
+    """A quarantine row keeps no copy of its input's whole stored text (crawler/store/rows.py: ``copies_input``):
+    ``text_in_input`` says so, and the copies stored before are cleared."""
+    from crawler.store.rows import copies_input, raw_text
+
+    conn = db.conn
+    conn.execute("ALTER TABLE quarantine ADD COLUMN text_in_input INTEGER NOT NULL DEFAULT 0")
+    rows = conn.execute("SELECT q.id, q.text, r.text, r.text_zlib FROM quarantine q"
+                        " JOIN raw_inputs r ON r.id = q.raw_input_id WHERE q.text IS NOT NULL")
+    conn.executemany("UPDATE quarantine SET text = NULL, text_in_input = 1 WHERE id = ?", [
+        (qid,) for qid, text, r_text, r_zlib in rows if copies_input(text, raw_text(r_text, r_zlib))])

@@ -1,0 +1,210 @@
+"""Plain rows: what the store stage makes of an item and the writer stores.
+
+The writer takes these, and only these: tuples of plain values, cheap to pickle, the same whether
+they were made in this process, in a worker process or on another machine (a Redis spool). Ids are
+not known here: the writer gives each posting its id and fills ``posting_id`` in the child rows.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping, NamedTuple
+
+from normalize.evaluation import dumps, pack_evidence, pack_signals
+from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
+from normalize.posting import level_for
+
+from crawler.store import fts
+from crawler.store.schema import POSTING_COLUMNS, flatten_posting
+from crawler.store.skills import skill_values
+
+POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
+"""The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
+EVAL_COLS = (
+    "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
+    "overall_level", "pay_level", "growth_level", "worklife_level", "mission_level",
+    "summary", "notes", "explanations", "evidence", "problems", "computed_at", "signals",
+)
+INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
+              "error", "postings", "reader", "text_zlib")
+COMPRESS_ABOVE = 512
+"""A raw input's text longer than this many characters is stored zlib-compressed (``text_zlib``), not as text
+(a single posting's text shrinks to about half; a shorter one hardly)."""
+ZLIB_LEVEL = 3  # 9–17 × smaller on app dumps at 190–300 MB/s; level 6 halves the speed for a third less
+QUARANTINE_COLS = ("source", "locator", "position", "input_sha256", "reason", "detail", "text")
+
+
+class PostingRow(NamedTuple):
+    """One posting and its child rows, without ids."""
+
+    key: str
+    content_hash: str
+    locator: str
+    input_sha256: str | None
+    first_seen: str
+    last_seen: str
+    complete_listing: bool
+    values: tuple
+    """The ``postings`` columns of :data:`POSTING_COLS`, in order."""
+    sections: list[tuple]
+    """``(seq, key, heading, position, text)`` per bullet."""
+    skills: list[tuple]
+    """``(skill, section, seq, count, first_offset, length)`` per skill and section (:func:`crawler.store.skills.skill_values`)."""
+    evaluation: tuple | None
+    """The source's own evaluation: the ``evaluations`` columns after ``posting_id``."""
+    search: tuple
+    """The posting's full-text index columns, prepared (crawler.store.fts.index_values)."""
+    dedupe: tuple | None = None
+    """Its dedupe key's columns (crawler.store.dedupe.key_values), made by the store stage; None: the dedupe step makes it."""
+
+
+def search_body(posting: Posting) -> str:
+    """Text indexed for full-text search besides title and company: every section bullet and tag."""
+    parts = [" ".join(posting.tags)]
+    for bullets in posting.sections.values():
+        parts.extend(bullets)
+    if posting.description and not posting.sections:
+        parts.append(posting.description)
+    return "\n".join(p for p in parts if p)
+
+
+def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
+    """An evaluation as its ``evaluations`` columns of :data:`EVAL_COLS` after ``posting_id``: evidence and signals
+    compact (normalize/evaluation.py)."""
+    return (
+        ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, overall_level,
+        *(ev.levels.get(d) for d in DIMENSIONS),
+        ev.summary, dumps(ev.notes), dumps(ev.explanations), dumps(pack_evidence(ev.evidence)), dumps(ev.problems),
+        computed_at, dumps(pack_signals(ev.signals)),
+    )
+
+
+SQLITE_INT_MIN, SQLITE_INT_MAX = -2**63, 2**63 - 1
+
+
+def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
+    """A normalized, tagged posting as the rows the writer stores (``dedupe``: its dedupe key's columns). Raises
+    ValueError for a number SQLite cannot store (a parser let an absurd count through): the store stage quarantines
+    that posting, where the writer would have failed its whole batch."""
+    flat = flatten_posting(p)
+    sections = []
+    seq = 0
+    for key, items in p.sections.items():
+        heading = p.section_headings.get(key)
+        for pos, text in enumerate(items):
+            sections.append((seq, key, heading, pos, text))
+            seq += 1
+    skills = skill_values(p.skill_evidence)
+    ev = p.source_evaluation
+    evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
+    values = tuple(flat[c] for c in POSTING_COLS)
+    for column, value in zip(POSTING_COLS, values):
+        if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
+            raise ValueError(f"{column} {value} does not fit an SQLite integer")
+    return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
+                      p.complete_listing, values, sections, skills, evaluation,
+                      fts.index_values(p.title, p.company, p.city, p.skills, search_body(p)), dedupe)
+
+
+def input_row(item: RawInput) -> tuple:
+    """A raw input as its ``raw_inputs`` columns of :data:`INPUT_COLS` (the reader as JSON, a long text
+    compressed: :func:`pack_text`)."""
+    text, text_zlib = pack_text(item.text)
+    return (item.source, item.locator, item.sha256, item.size, item.encoding, text, item.body, item.fetched_at,
+            item.as_of, item.status, item.error, item.postings,
+            None if item.reader is None else json.dumps(item.reader, ensure_ascii=False, sort_keys=True), text_zlib)
+
+
+def pack_text(text: str | None) -> tuple[str | None, bytes | None]:
+    """(text, text_zlib) as stored: a text over :data:`COMPRESS_ABOVE` characters goes compressed (UTF-8,
+    lone surrogates kept), a shorter one as it is."""
+    if text is None or len(text) <= COMPRESS_ABOVE:
+        return text, None
+    return None, zlib.compress(text.encode("utf-8", "surrogatepass"), ZLIB_LEVEL)
+
+
+RAW_TEXT_LIMIT = 2**30
+"""The most bytes a stored text may expand to when read (four times the default input cap)."""
+SQL_RAW_TEXT_LIMIT = 16 * 2**20
+"""The same for the SQL function ``raw_text`` in Datasette, where anyone who may run SQL can call it on any blob."""
+
+
+def raw_text(text: str | None, text_zlib: bytes | None, limit: int = RAW_TEXT_LIMIT) -> str | None:
+    """A stored raw input's text, whichever way it was stored (:func:`pack_text`). A blob that expands to more
+    than ``limit`` bytes (not one this project wrote) raises ValueError, after expanding only ``limit``."""
+    if text_zlib is None:
+        return text
+    inflater = zlib.decompressobj()
+    data = inflater.decompress(text_zlib, limit)
+    if inflater.unconsumed_tail:
+        raise ValueError(f"raw_text: the compressed text expands to more than {limit:,} bytes")
+    return data.decode("utf-8", "surrogatepass")
+
+
+def sql_raw_text(text: str | None, text_zlib: bytes | None) -> str | None:
+    """:func:`raw_text` as the SQL function ``raw_text(text, text_zlib)`` (Datasette), capped at
+    :data:`SQL_RAW_TEXT_LIMIT`."""
+    return raw_text(text, text_zlib, SQL_RAW_TEXT_LIMIT)
+
+
+def copies_input(text: str | None, input_text: str | None) -> bool:
+    """Whether a quarantine row's ``text`` is its input's whole stored text (a file that is no posting, the one
+    truncated posting of a page), stored there once: the row keeps NULL and ``text_in_input`` 1, read back as
+    ``raw_text(r.text, r.text_zlib)`` of its raw input. A text the SQL function cannot expand (over
+    :data:`SQL_RAW_TEXT_LIMIT` bytes) keeps its copy."""
+    return (text is not None and text == input_text
+            and (len(text) <= SQL_RAW_TEXT_LIMIT // 4 or len(text.encode("utf-8", "surrogatepass")) <= SQL_RAW_TEXT_LIMIT))
+
+
+def quarantine_row(item: Quarantined) -> tuple:
+    """A quarantined input or posting as :data:`QUARANTINE_COLS` (position -1: the whole input)."""
+    return (item.source, item.locator, -1 if item.position is None else item.position, item.input_sha256,
+            item.reason, item.detail, item.text)
+
+
+@dataclass
+class Batch:
+    """What one transaction writes: raw inputs, postings, quarantine rows, plain values only.
+
+    ``parsers`` maps a source to the parser version under which its inputs' complete parses are
+    recorded (crawler/ingest/ledger.py); ``run_id`` is the run the rows belong to; ``id`` names a batch that
+    travels through the Redis spool, which may deliver it twice: the writer stores each id once.
+    """
+
+    run_id: int | None = None
+    inputs: list[tuple] = field(default_factory=list)
+    postings: list[PostingRow] = field(default_factory=list)
+    quarantine: list[tuple] = field(default_factory=list)
+    parsers: dict[str, str] = field(default_factory=dict)
+    id: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.inputs) + len(self.postings) + len(self.quarantine)
+
+
+NOTHING_READ = hashlib.sha256(b"").hexdigest()
+"""``input_sha256`` of the quarantine row of a file not read at all (a FIFO, unreadable): the same problem on a
+re-run is the same row, and storing any input of that file later retires it."""
+
+_BOMS = {"utf-8-sig": codecs.BOM_UTF8, "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
+         "utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}
+
+
+def kept_whole(row: Mapping[str, Any]) -> bytes | None:
+    """The input's bytes when what is kept of it is all of it: its stored bytes, or its text in its encoding
+    (with the byte-order mark its decoding took off), whichever hashes to the input's SHA-256; else None."""
+    candidates = [bytes(row["body"])] if row.get("body") is not None else []
+    text, encoding = row.get("text"), row.get("encoding")
+    if text is not None and encoding:
+        codec = "utf-8" if encoding == "utf-8-sig" else encoding
+        try:
+            encoded = text.encode(codec)
+        except (LookupError, UnicodeError):
+            encoded = None
+        if encoded is not None:
+            candidates += [encoded, _BOMS.get(encoding, b"") + encoded]
+    return next((data for data in candidates if hashlib.sha256(data).hexdigest() == row["sha256"]), None)

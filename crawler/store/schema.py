@@ -1,0 +1,172 @@
+"""The jobcrawl database: :func:`open_db`, the postings row of a model, the columns' descriptions.
+
+The schema is ``schema.sql`` (a new database is made from it; :mod:`crawler.store.migrations` brings an old one
+to it). The ``postings`` columns are the flattening of :class:`normalize.models.Posting` (nested models
+become prefixed columns: ``salary.min`` → ``salary_min``), so the pydantic field descriptions document
+them; ``columns.yaml`` describes every other column (:func:`column_descriptions`, used by Datasette's
+metadata). Sections and evaluations live in child tables; the AI-insight lists are one JSON column.
+
+The schema is never derived from the models: a model field that needs a column gets it in ``schema.sql``
+and a new migration (``ALTER TABLE … ADD COLUMN``); tests/test_migrations.py fails while a model column
+has none.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlite_utils
+from pydantic import BaseModel
+
+from normalize.models import Posting
+
+from crawler.store import ReadOnlyDatabase, connect, connect_readonly, require_writable, unwritable
+from crawler.store.migrations import migrations, upgrade  # noqa: F401  (migrations: for tests and tools)
+
+COLUMNS_YAML = Path(__file__).with_name("columns.yaml")
+
+# Posting fields that live in child tables, not in postings columns.
+CHILD_FIELDS = {"sections", "section_headings", "source_evaluation", "skill_evidence"}
+
+
+# --------------------------------------------------------------------------- model ↔ columns
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` → X."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _sql_type(annotation: Any) -> type:
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    if annotation is bool or annotation is int:
+        return int
+    if annotation is float:
+        return float
+    if origin in (list, dict) or annotation in (list, dict):
+        return str  # JSON text
+    return str
+
+
+def model_columns(model: type[BaseModel], prefix: str = "", skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, tuple[str, ...], type, str]]:
+    """Yield ``(column, path, python_type, description)`` for every flattened field of ``model``."""
+    for name, info in model.model_fields.items():
+        if name in skip:
+            continue
+        annotation = _unwrap(info.annotation)
+        path = (name,)
+        if _is_model(annotation):
+            for column, sub, typ, desc in model_columns(annotation, prefix + name + "_"):
+                yield column, path + sub, typ, desc
+        else:
+            yield prefix + name, path, _sql_type(info.annotation), info.description or ""
+
+
+POSTING_COLUMNS = list(model_columns(Posting, skip=frozenset(CHILD_FIELDS)))
+
+
+def _leaf(path: tuple[str, ...]) -> Any:
+    """The annotation of the field a flattened column path ends at."""
+    model: type[BaseModel] = Posting
+    annotation: Any = None
+    for part in path:
+        annotation = _unwrap(model.model_fields[part].annotation)
+        if _is_model(annotation):
+            model = annotation
+    return annotation
+
+
+JSON_COLUMNS = {c for c, path, _, _ in POSTING_COLUMNS if typing.get_origin(_leaf(path)) in (list, dict)}
+BOOL_COLUMNS = {c for c, path, _, _ in POSTING_COLUMNS if _leaf(path) is bool}
+
+
+def flatten_posting(posting: Posting) -> dict[str, Any]:
+    """A :class:`Posting` as one ``postings`` row (JSON text for lists and dicts)."""
+    data = posting.model_dump(exclude=CHILD_FIELDS)
+    row: dict[str, Any] = {}
+    for column, path, _, _ in POSTING_COLUMNS:
+        value: Any = data
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if column in JSON_COLUMNS:
+            value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, bool):
+            value = int(value)
+        row[column] = value
+    return row
+
+
+def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``postings`` row back into the nested shape of :class:`Posting` (child fields not filled)."""
+    out: dict[str, Any] = {}
+    for column, path, _, _ in POSTING_COLUMNS:
+        value = row.get(column)
+        if column in JSON_COLUMNS and isinstance(value, str):
+            value = json.loads(value)
+        elif column in BOOL_COLUMNS and value is not None:
+            value = bool(value)
+        target = out
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        target[path[-1]] = value
+    return out
+
+
+def column_descriptions() -> dict[str, dict[str, str]]:
+    """Table or view → column → description: the model's field descriptions for ``postings``, then
+    ``columns.yaml`` (for Datasette metadata)."""
+    postings = {column: desc for column, _, _, desc in POSTING_COLUMNS}
+    postings.update(_documented()["postings"])
+    out = {"postings": postings}
+    for table, columns in _documented().items():
+        if table != "postings":
+            out[table] = {column: desc if desc is not None else postings[column] for column, desc in columns.items()}
+    return out
+
+
+@lru_cache(maxsize=1)
+def _documented() -> dict[str, dict[str, str | None]]:
+    import yaml
+
+    return yaml.safe_load(COLUMNS_YAML.read_text(encoding="utf-8"))
+
+
+def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Database:
+    """Open (creating if needed) a jobcrawl database: WAL mode, 16 KB pages, schema up to date.
+    :class:`ReadOnlyDatabase` when the file cannot be written (:func:`crawler.store.unwritable`).
+
+    ``readonly``: the one way commands that only read open it (:func:`crawler.store.readonly_uri`:
+    ``mode=ro``, immutable on read-only media). Pending migrations are applied first where the file
+    can be written, the one write such a command makes; a file that cannot be written and still
+    needs them raises :class:`ReadOnlyDatabase` (its schema is older than the code reading it)."""
+    path = Path(path)
+    if readonly:
+        db = sqlite_utils.Database(connect_readonly(path))
+        if not migrations.pending(db):
+            return db
+        db.close()
+        reason = unwritable(path)
+        if reason:
+            raise ReadOnlyDatabase(f"{path} {reason} and was made by an older jobcrawl (its schema needs upgrading): "
+                                   "run a writing command on a writable copy first, e.g. jobcrawl dedupe --db COPY")
+        open_db(path).close()
+        return sqlite_utils.Database(connect_readonly(path))
+    require_writable(path)
+    fresh = not path.exists() or path.stat().st_size == 0
+    db = connect(path, page_size=16384 if fresh else None)
+    upgrade(db)
+    return db

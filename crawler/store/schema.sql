@@ -1,0 +1,504 @@
+-- The jobcrawl schema as a new database gets it, in final form: crawler/store/migrations.py brings a database
+-- made by an earlier version to exactly this (tests/test_migrations.py). Column descriptions: columns.yaml
+-- and the field descriptions of normalize.models.Posting (the postings columns are its flattened fields).
+-- Column order is the order migrations added the columns in, so old and new databases read alike.
+
+-- ---------------------------------------------------------------------------------------------- runs and inputs
+
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT,
+    started TEXT,
+    finished TEXT,
+    status TEXT,
+    args TEXT,
+    files INTEGER,
+    found INTEGER,
+    new INTEGER,
+    updated INTEGER,
+    unchanged INTEGER,
+    quarantined INTEGER,
+    closed INTEGER,
+    stats TEXT,
+    source TEXT,
+    requests INTEGER,
+    responses TEXT,
+    errors INTEGER,
+    reopened INTEGER
+);
+CREATE INDEX idx_runs_source ON runs (source, kind);
+
+CREATE TABLE raw_inputs (
+    id INTEGER PRIMARY KEY,
+    source TEXT,
+    locator TEXT,
+    sha256 TEXT,
+    size INTEGER,
+    encoding TEXT,
+    text TEXT,
+    body BLOB,
+    fetched_at TEXT,
+    as_of TEXT,
+    status TEXT,
+    error TEXT,
+    postings INTEGER,
+    run_id INTEGER REFERENCES runs (id),
+    reader TEXT,
+    text_zlib BLOB
+);
+CREATE UNIQUE INDEX idx_raw_inputs_source_locator_sha256 ON raw_inputs (source, locator, sha256);
+
+-- The last complete parse of each stored input (crawler/ingest/ledger.py).
+CREATE TABLE input_parses (
+    raw_input_id INTEGER PRIMARY KEY REFERENCES raw_inputs (id),
+    as_of TEXT,
+    parser TEXT,
+    status TEXT,
+    postings INTEGER,
+    run_id INTEGER REFERENCES runs (id),
+    parsed_at TEXT
+);
+
+CREATE TABLE quarantine (
+    id INTEGER PRIMARY KEY,
+    raw_input_id INTEGER REFERENCES raw_inputs (id),
+    source TEXT,
+    locator TEXT,
+    position INTEGER,
+    input_sha256 TEXT,
+    reason TEXT,
+    detail TEXT,
+    text TEXT,
+    at TEXT,
+    run_id INTEGER REFERENCES runs (id),
+    text_in_input INTEGER NOT NULL DEFAULT 0
+);
+-- A quarantined input without a hash is stored once too (a unique index treats nulls as distinct).
+CREATE UNIQUE INDEX idx_quarantine_once ON quarantine (source, locator, coalesce(input_sha256, ''), position);
+
+-- Batches stored from the Redis item spool, once each (crawler/store/batches.py).
+CREATE TABLE spool_batches (
+    id TEXT PRIMARY KEY,
+    run_id INTEGER REFERENCES runs (id),
+    stored_at TEXT,
+    counts TEXT
+);
+CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id);
+
+-- ---------------------------------------------------------------------------------------------- postings
+
+-- normalize.models.Posting flattened (salary.min → salary_min), then the columns of storage and browsing.
+CREATE TABLE postings (
+    id INTEGER PRIMARY KEY,
+    key TEXT,
+    source TEXT,
+    source_id TEXT,
+    locator TEXT,
+    position INTEGER,
+    url TEXT,
+    company TEXT,
+    title TEXT,
+    city TEXT,
+    district TEXT,
+    location_raw TEXT,
+    category TEXT,
+    seniority TEXT,
+    employment_type TEXT,
+    work_mode TEXT,
+    remote INTEGER,
+    experience TEXT,
+    experience_min_years REAL,
+    experience_max_years REAL,
+    education TEXT,
+    company_info_raw TEXT,
+    company_info_industry TEXT,
+    company_info_funding_stage TEXT,
+    company_info_size_min INTEGER,
+    company_info_size_max INTEGER,
+    posted_raw TEXT,
+    posted_at TEXT,
+    posted_approx INTEGER,
+    is_new INTEGER,
+    published_label TEXT,
+    valid_through TEXT,
+    tags TEXT,
+    skills TEXT,
+    salary_raw TEXT,
+    salary_status TEXT,
+    salary_min REAL,
+    salary_max REAL,
+    salary_currency TEXT,
+    salary_period TEXT,
+    salary_months INTEGER,
+    salary_monthly_min REAL,
+    salary_monthly_max REAL,
+    salary_annual_min REAL,
+    salary_annual_max REAL,
+    salary_estimated INTEGER,
+    salary_implausible INTEGER,
+    salary_compare_raw TEXT,
+    salary_vs_median TEXT,
+    salary_compare_scope TEXT,
+    salary_signal_raw TEXT,
+    salary_signal_label TEXT,
+    salary_signal_min REAL,
+    salary_signal_max REAL,
+    salary_signal_currency TEXT,
+    salary_signal_period TEXT,
+    salary_signal_estimated INTEGER,
+    salary_signal_implausible INTEGER,
+    company_activity_label TEXT,
+    company_activity_raw TEXT,
+    company_activity_city TEXT,
+    company_activity_category TEXT,
+    company_activity_open_jobs INTEGER,
+    company_activity_open_jobs_approx INTEGER,
+    company_activity_open_in_category INTEGER,
+    market_label TEXT,
+    market_raw TEXT,
+    market_city TEXT,
+    market_category TEXT,
+    market_open_jobs INTEGER,
+    market_open_jobs_approx INTEGER,
+    market_open_in_category INTEGER,
+    description TEXT,
+    insights TEXT,
+    extra TEXT,
+    problems TEXT,
+    content_hash TEXT,
+    input_sha256 TEXT,
+    as_of TEXT,
+    first_seen TEXT,
+    last_seen TEXT,
+    closed_at TEXT,
+    complete_listing INTEGER,
+    raw_input_id INTEGER REFERENCES raw_inputs (id),
+    version INTEGER,
+    score INTEGER,
+    score_level TEXT,
+    score_by TEXT,
+    salary_source TEXT,
+    posted_source TEXT,
+    tz TEXT,
+    posted_local TEXT,
+    first_run_id INTEGER
+);
+CREATE UNIQUE INDEX idx_postings_key ON postings (key);
+CREATE INDEX idx_postings_company ON postings (company);
+CREATE INDEX idx_postings_city ON postings (city);
+CREATE INDEX idx_postings_category ON postings (category);
+CREATE INDEX idx_postings_posted_at ON postings (posted_at);
+CREATE INDEX idx_postings_first_seen ON postings (first_seen);
+CREATE INDEX idx_postings_last_seen ON postings (last_seen);
+CREATE INDEX idx_postings_closed_at ON postings (closed_at);
+CREATE INDEX idx_postings_salary_monthly_max ON postings (salary_monthly_max);
+CREATE INDEX idx_postings_source_first_run_id ON postings (source, first_run_id);
+-- The listings: sorts, usual filters, counts (a narrow index of the ids), the stale filter (history.HIDE_STALE).
+CREATE INDEX idx_postings_score ON postings (score);
+CREATE INDEX idx_postings_score_level ON postings (score_level);
+CREATE INDEX idx_postings_work_mode ON postings (work_mode);
+CREATE INDEX idx_postings_city_score ON postings (city, score);
+CREATE INDEX idx_postings_category_score ON postings (category, score);
+CREATE INDEX idx_postings_city_work_mode_salary_monthly_max ON postings (city, work_mode, salary_monthly_max);
+CREATE INDEX idx_postings_id ON postings (id);
+CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at);
+
+CREATE TABLE sections (
+    posting_id INTEGER REFERENCES postings (id),
+    seq INTEGER,
+    key TEXT,
+    heading TEXT,
+    position INTEGER,
+    text TEXT,
+    PRIMARY KEY (posting_id, seq)
+);
+CREATE INDEX idx_sections_key ON sections (key);
+
+CREATE TABLE posting_versions (
+    id INTEGER PRIMARY KEY,
+    posting_id INTEGER REFERENCES postings (id),
+    version INTEGER,
+    content_hash TEXT,
+    superseded_at TEXT,
+    snapshot TEXT
+);
+CREATE UNIQUE INDEX idx_posting_versions_posting_id_version ON posting_versions (posting_id, version);
+CREATE INDEX idx_posting_versions_superseded_at ON posting_versions (superseded_at);
+
+-- Closing and reopening as events, kept by the triggers below (no writer records them).
+CREATE TABLE posting_events (
+    id INTEGER PRIMARY KEY,
+    posting_id INTEGER NOT NULL REFERENCES postings (id),
+    event TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX idx_posting_events_posting ON posting_events (posting_id);
+CREATE INDEX idx_posting_events_at ON posting_events (at);
+
+CREATE TRIGGER postings_closed AFTER UPDATE OF closed_at ON postings
+    WHEN OLD.closed_at IS NULL AND NEW.closed_at IS NOT NULL
+    BEGIN INSERT INTO posting_events (posting_id, event, at) VALUES (NEW.id, 'closed', NEW.closed_at); END;
+CREATE TRIGGER postings_reopened AFTER UPDATE OF closed_at ON postings
+    WHEN OLD.closed_at IS NOT NULL AND NEW.closed_at IS NULL
+    BEGIN INSERT INTO posting_events (posting_id, event, at) VALUES (NEW.id, 'reopened', NEW.last_seen); END;
+
+CREATE TABLE listing_postings (
+    listing TEXT,
+    key TEXT,
+    first_seen TEXT,
+    last_seen TEXT,
+    closed_at TEXT,
+    run_id INTEGER REFERENCES runs (id),
+    PRIMARY KEY (listing, key)
+);
+CREATE INDEX idx_listing_postings_key ON listing_postings (key);
+
+-- One full-text index (crawler/store/fts.py): rowid = postings.id, filled by the writer.
+CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, tokenize="unicode61 tokenchars '+#'");
+
+-- ---------------------------------------------------------------------------------------------- skills
+
+CREATE TABLE skills (
+    name TEXT PRIMARY KEY,
+    category TEXT,
+    parent TEXT REFERENCES skills (name),
+    aliases TEXT,
+    frontier INTEGER,
+    kind TEXT
+);
+CREATE INDEX idx_skills_category ON skills (category);
+CREATE INDEX idx_skills_kind ON skills (kind);
+
+-- A skill's evidence in a section: its category, the text as written and the snippet are read from ``skills`` and
+-- the section's text (crawler/store/skills.py: evidence_records; the ``skill_evidence`` canned query).
+CREATE TABLE posting_skills (
+    posting_id INTEGER REFERENCES postings (id),
+    skill TEXT REFERENCES skills (name),
+    section TEXT,
+    seq INTEGER,
+    count INTEGER,
+    first_offset INTEGER,
+    length INTEGER,
+    PRIMARY KEY (posting_id, skill, section)
+) WITHOUT ROWID;
+CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id);
+
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT
+);
+
+-- ---------------------------------------------------------------------------------------------- scores
+
+CREATE TABLE evaluations (
+    posting_id INTEGER REFERENCES postings (id),
+    scorer TEXT,
+    overall INTEGER,
+    pay INTEGER,
+    growth INTEGER,
+    worklife INTEGER,
+    mission INTEGER,
+    overall_level TEXT,
+    pay_level TEXT,
+    growth_level TEXT,
+    worklife_level TEXT,
+    mission_level TEXT,
+    summary TEXT,
+    notes TEXT,
+    explanations TEXT,
+    evidence TEXT,
+    problems TEXT,
+    computed_at TEXT,
+    completeness REAL,
+    inputs_digest TEXT,
+    signals TEXT,
+    PRIMARY KEY (posting_id, scorer)
+);
+CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
+
+-- postings.score, score_level and score_by: the listing's score, kept by these triggers. Ours (jobcrawl-v1) when
+-- it has an overall, else the app's own (source), else our level alone (信息不足).
+CREATE TRIGGER evaluations_score_insert AFTER INSERT ON evaluations WHEN NEW.scorer IN ('jobcrawl-v1', 'source')
+BEGIN
+    UPDATE postings SET (score, score_level, score_by) = (
+        SELECT overall, overall_level, scorer FROM evaluations
+        WHERE posting_id = NEW.posting_id AND scorer IN ('jobcrawl-v1', 'source')
+            AND (overall IS NOT NULL OR overall_level IS NOT NULL)
+        ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
+    WHERE id = NEW.posting_id;
+END;
+CREATE TRIGGER evaluations_score_update AFTER UPDATE ON evaluations
+    WHEN NEW.scorer IN ('jobcrawl-v1', 'source') OR OLD.scorer IN ('jobcrawl-v1', 'source')
+BEGIN
+    UPDATE postings SET (score, score_level, score_by) = (
+        SELECT overall, overall_level, scorer FROM evaluations
+        WHERE posting_id = NEW.posting_id AND scorer IN ('jobcrawl-v1', 'source')
+            AND (overall IS NOT NULL OR overall_level IS NOT NULL)
+        ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
+    WHERE id = NEW.posting_id;
+END;
+CREATE TRIGGER evaluations_score_delete AFTER DELETE ON evaluations WHEN OLD.scorer IN ('jobcrawl-v1', 'source')
+BEGIN
+    UPDATE postings SET (score, score_level, score_by) = (
+        SELECT overall, overall_level, scorer FROM evaluations
+        WHERE posting_id = OLD.posting_id AND scorer IN ('jobcrawl-v1', 'source')
+            AND (overall IS NOT NULL OR overall_level IS NOT NULL)
+        ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
+    WHERE id = OLD.posting_id;
+END;
+
+
+-- Market statistics of the corpus (crawler.score.market), replaced on every scoring run.
+CREATE TABLE market_stats (
+    scope TEXT,
+    key TEXT,
+    currency TEXT,
+    n INTEGER,
+    p25 REAL,
+    median REAL,
+    p75 REAL,
+    computed_at TEXT
+);
+CREATE INDEX idx_market_stats_scope_key ON market_stats (scope, key);
+
+-- ---------------------------------------------------------------------------------------------- duplicates
+
+CREATE TABLE dedupe_signatures (
+    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
+    content_hash TEXT,
+    signature BLOB,
+    company TEXT,
+    title TEXT,
+    city TEXT,
+    fingerprint TEXT,
+    identity TEXT,
+    url TEXT,
+    has_jd INTEGER,
+    completeness INTEGER
+);
+CREATE INDEX idx_dedupe_signatures_fingerprint ON dedupe_signatures (fingerprint);
+
+CREATE TABLE dedupe_common_shingles (hash INTEGER PRIMARY KEY) WITHOUT ROWID;
+
+CREATE TABLE clusters (
+    id INTEGER PRIMARY KEY,
+    canonical_posting_id INTEGER REFERENCES postings (id),
+    size INTEGER,
+    companies INTEGER,
+    cities INTEGER,
+    reasons TEXT,
+    cross_company INTEGER,
+    first_seen TEXT,
+    last_seen TEXT
+);
+CREATE INDEX idx_clusters_size ON clusters (size);
+
+CREATE TABLE cluster_members (
+    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
+    cluster_id INTEGER REFERENCES clusters (id),
+    reason TEXT,
+    similarity REAL,
+    matched_posting_id INTEGER REFERENCES postings (id),
+    cross_company INTEGER,
+    different_city INTEGER
+);
+CREATE INDEX idx_cluster_members_cluster_id ON cluster_members (cluster_id);
+
+-- ---------------------------------------------------------------------------------------------- watches and alerts
+
+CREATE TABLE watches (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    search TEXT,
+    created_at TEXT NOT NULL,
+    removed_at TEXT
+);
+CREATE UNIQUE INDEX idx_watches_name ON watches (name) WHERE removed_at IS NULL;
+
+CREATE TABLE watch_matches (
+    watch_id INTEGER NOT NULL REFERENCES watches (id),
+    posting_id INTEGER NOT NULL REFERENCES postings (id),
+    matched_at TEXT NOT NULL,
+    run_id INTEGER REFERENCES runs (id),
+    baseline INTEGER NOT NULL DEFAULT 0,
+    reasons TEXT,
+    PRIMARY KEY (watch_id, posting_id)
+);
+CREATE INDEX idx_watch_matches_posting ON watch_matches (posting_id);
+
+CREATE TABLE watch_deliveries (
+    watch_id INTEGER NOT NULL REFERENCES watches (id),
+    posting_id INTEGER NOT NULL REFERENCES postings (id),
+    destination TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    created_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_attempt_at TEXT,
+    sent_at TEXT,
+    error TEXT,
+    PRIMARY KEY (watch_id, posting_id, destination)
+);
+CREATE INDEX idx_watch_deliveries_status ON watch_deliveries (status);
+
+-- Postings a profile's blocklist hides (never deleted).
+CREATE TABLE posting_blocks (
+    posting_id INTEGER NOT NULL REFERENCES postings (id),
+    profile TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    detail TEXT,
+    PRIMARY KEY (posting_id, profile)
+);
+
+-- ---------------------------------------------------------------------------------------------- views
+
+-- The listing people browse: a plain view, so SQLite flattens it and filters, facets and the sort use the
+-- postings indexes.
+CREATE VIEW jobs AS SELECT
+    id, title, coalesce(company, '（企业未公开）') AS company, city, salary_monthly_max AS salary, score, score_level,
+    posted_at, source, posted_local, category, work_mode, seniority, score_by, skills, posted_source, first_seen,
+    last_seen, closed_at, url, salary_monthly_min, salary_months, salary_currency, salary_period, salary_status,
+    salary_estimated, salary_raw, salary_source
+FROM postings;
+
+-- Personal fit beside the posting, one row per posting and profile: the four parts, their reasons, the blocklist
+-- rule, days since last seen (counted back from the newest last_seen of the database) and, for JobSpy imports,
+-- the board the row came from (its `site` column).
+CREATE VIEW fit AS SELECT
+    p.id, p.title, p.company, p.city, substr(e.scorer, 5) AS profile, e.overall AS fit,
+    json_extract(e.evidence, '$.overall[0].scores.skills') AS fit_skills,
+    json_extract(e.evidence, '$.overall[0].scores.salary') AS fit_salary,
+    json_extract(e.evidence, '$.overall[0].scores.city') AS fit_city,
+    json_extract(e.evidence, '$.overall[0].scores.mode') AS fit_mode,
+    json_extract(e.explanations, '$.skills') AS why_skills, json_extract(e.explanations, '$.salary') AS why_salary,
+    json_extract(e.explanations, '$.city') AS why_city, json_extract(e.explanations, '$.mode') AS why_mode,
+    b.rule AS blocked_by, p.salary_monthly_max AS salary, p.salary_monthly_min, p.salary_months, p.salary_currency,
+    p.salary_status, p.salary_estimated, p.salary_raw, p.score, p.work_mode,
+    CASE WHEN p.source = 'tabular' THEN json_extract(p.extra, '$.site') END AS site,
+    CAST(julianday((SELECT max(last_seen) FROM postings)) - julianday(p.last_seen) AS INTEGER) AS days_unseen,
+    p.closed_at, p.posted_at, p.first_seen, p.last_seen, p.url
+FROM evaluations e JOIN postings p ON p.id = e.posting_id
+LEFT JOIN posting_blocks b ON b.posting_id = e.posting_id AND b.profile = substr(e.scorer, 5)
+WHERE e.scorer LIKE 'fit:%';
+
+-- Per-source health of crawls (crawler/store/health.py). A run succeeded when it ended ok, or partial with postings
+-- found; the state is the last run's: robots-blocked (robots.txt forbade requests and nothing was found), empty (it
+-- ended ok and found nothing), failing since the first run after the last success, else ok.
+CREATE VIEW source_health AS
+WITH crawl_runs AS (
+    SELECT * FROM runs WHERE kind = 'crawl' AND source IS NOT NULL AND finished IS NOT NULL),
+succeeded AS (
+    SELECT source, max(started) AS last_success FROM crawl_runs
+    WHERE status = 'ok' OR (status = 'partial' AND found > 0) GROUP BY source),
+last AS (SELECT source, max(id) AS id FROM crawl_runs GROUP BY source)
+SELECT r.source, r.id AS last_run, r.started AS last_run_at, r.status AS last_status, s.last_success,
+    r.requests, r.responses, r.found, r.new, r.updated, r.closed, r.errors,
+    coalesce(json_extract(r.stats, '$."robotstxt/forbidden"'), 0) AS robots_forbidden,
+    CASE
+        WHEN r.found = 0 AND coalesce(json_extract(r.stats, '$."robotstxt/forbidden"'), 0) > 0 THEN 'robots-blocked'
+        WHEN r.found = 0 AND r.status = 'ok' THEN 'empty'
+        WHEN s.last_success IS NULL OR s.last_success < r.started THEN 'failing since ' || (
+            SELECT min(f.started) FROM crawl_runs f WHERE f.source = r.source AND f.started > coalesce(s.last_success, ''))
+        ELSE 'ok'
+    END AS state
+FROM last JOIN crawl_runs r ON r.id = last.id LEFT JOIN succeeded s ON s.source = r.source;
