@@ -1,10 +1,25 @@
-"""A function run in a fresh process (the dedupe step at scale): its result, or its failure."""
+"""Processes: when a run starts them besides its own (the one rule, below) and how (a function in a fresh
+process: its result, or its failure).
+
+``workers`` is the one switch (``--workers N``, default: the number of cores); with 1, everything runs in this
+process. Above 1, a step starts processes only where they win back their start-up (about 2 s of imports):
+
+- **reading** (Scrapy engines with the whole pipeline chain): one process per shard, up to ``workers``, for a
+  crawl or for an ingest of more than :data:`READ_APART_MIN_BYTES` of files; the one writer stays here;
+- **dedupe**: planned in a process of its own while this one scores, from :data:`DEDUPE_APART_MIN` postings;
+- **scoring**: up to :data:`MAX_SCORING` processes from :data:`SCORE_POOL_MIN` active postings, or from
+  :data:`SCORE_POOL_BESIDE_MIN` while the dedupe is planned beside it (then they yield the CPU to it).
+
+The run's phase lines name the processes of a phase that used more than this one.
+"""
 
 from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import traceback
+from dataclasses import dataclass
 from typing import Any, Callable
 
 
@@ -89,3 +104,51 @@ def call_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "job
     """``func(*args)`` in a newly spawned Python process (:func:`start_in_fresh_process`); returns its result.
     Raises :class:`ChildFailed` with the child's traceback, or its exit code if it died."""
     return start_in_fresh_process(func, *args, name=name).result()
+
+
+# --------------------------------------------------------------------------- when processes start
+
+READ_APART_MIN_BYTES = 2 * 2**20
+DEDUPE_APART_MIN = 5_000
+SCORE_POOL_MIN = 5_000
+SCORE_POOL_BESIDE_MIN = 20_000
+MAX_SCORING = 2
+SCORING_NICENESS = 10
+
+
+def default_workers() -> int:
+    """The switch's default: the number of cores."""
+    return os.cpu_count() or 1
+
+
+def reading(workers: int | None, input_bytes: int | None, shards: int) -> int:
+    """Worker processes that read: 0 (this process reads) or one per shard. ``input_bytes``: of an ingest's
+    files, None for a crawl (a crawl of one source runs in a worker too: its engine then does not share a core
+    with the writer); ``shards``: the parts the work splits into, at most ``workers``."""
+    if (workers or default_workers()) <= 1 or input_bytes is not None and input_bytes <= READ_APART_MIN_BYTES:
+        return 0
+    return max(1, shards)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """How the corpus steps after a run use processes: ``dedupe_apart`` (planned in a process of its own beside the
+    scoring), ``scoring`` processes (1: this one) and their ``niceness``."""
+
+    dedupe_apart: bool = False
+    scoring: int = 1
+    niceness: int = 0
+
+
+def scoring(workers: int | None, active: int, *, beside_dedupe: bool = False) -> int:
+    """Scoring processes for ``active`` postings (1: this process)."""
+    n = min(workers or default_workers(), MAX_SCORING)
+    return n if n > 1 and active >= (SCORE_POOL_BESIDE_MIN if beside_dedupe else SCORE_POOL_MIN) else 1
+
+
+def corpus(workers: int | None, postings: int, active: int) -> Corpus:
+    """The corpus steps' processes for a database of ``postings`` (``active`` of them open)."""
+    if (workers or default_workers()) <= 1 or postings < DEDUPE_APART_MIN:
+        return Corpus(scoring=scoring(workers, active))
+    pool = scoring(workers, active, beside_dedupe=True)
+    return Corpus(dedupe_apart=True, scoring=pool, niceness=SCORING_NICENESS if pool > 1 else 0)

@@ -8,6 +8,8 @@ import sqlite3
 
 import pytest
 
+from crawler.procs import Corpus
+
 from conftest import AS_OF, FIXTURES, SEEDS, export_records, run_cli
 
 pytestmark = pytest.mark.slow
@@ -276,23 +278,21 @@ def test_a_dedupe_that_must_write_first_is_not_planned(steps_db, tmp_path, reaso
         database.close()
 
 
-SCORING_BESIDE = [pytest.param(10**9, id="scored-in-this-process"),
-                  pytest.param(0, id="scored-by-two-yielding-workers")]
-"""crawler.run.runner.SIDE_BY_SIDE_WORKERS_MIN: above the corpus, this process scores; 0, two workers do."""
+SCORING_BESIDE = [pytest.param(Corpus(dedupe_apart=True), id="scored-in-this-process"),
+                  pytest.param(Corpus(dedupe_apart=True, scoring=2, niceness=10), id="scored-by-two-yielding-workers")]
+"""The processes of the corpus steps (crawler/procs.py): the dedupe planned apart; this process or two workers score."""
 
 
-@pytest.mark.parametrize("workers_min", SCORING_BESIDE)
-def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_db, tmp_path, monkeypatch,
-                                                                          workers_min):
+@pytest.mark.parametrize("processes", SCORING_BESIDE)
+def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_db, tmp_path, processes):
     from crawler.store.schema import open_db
     from crawler.run.runner import after_run
     from test_runner import Recorder
 
-    monkeypatch.setattr("crawler.run.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
     database = open_db(str(reset_copy(steps_db, tmp_path)))
     recorder = Recorder()
     try:
-        steps = after_run(database, fresh_process=True, progress=recorder)
+        steps = after_run(database, processes=processes, progress=recorder)
     finally:
         database.close()
     assert [e[:2] for e in recorder.events] == [("start", "dedupe"), ("start", "scoring"), ("finish", "dedupe"),
@@ -310,18 +310,17 @@ def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_
     pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON evaluations WHEN NEW.scorer = 'jobcrawl-v1'"
                  " BEGIN SELECT RAISE(ABORT, 'refused'); END", "score", 18, id="scoring-fails-dedupe-kept"),
 ])
-@pytest.mark.parametrize("workers_min", SCORING_BESIDE)
-def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_path, monkeypatch, trigger, step,
-                                                                  clustered, workers_min):
+@pytest.mark.parametrize("processes", SCORING_BESIDE)
+def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_path, trigger, step, clustered,
+                                                                  processes):
     """As when dedupe runs first: a failed dedupe stores no score, a failed scoring keeps the dedupe."""
     from crawler.store.schema import open_db
     from crawler.run.runner import StepFailed, after_run
 
-    monkeypatch.setattr("crawler.run.runner.SIDE_BY_SIDE_WORKERS_MIN", workers_min)
     database = open_db(str(reset_copy(steps_db, tmp_path, trigger)))
     try:
         with pytest.raises(StepFailed) as failed:
-            after_run(database, fresh_process=True)
+            after_run(database, processes=processes)
     finally:
         database.close()
     assert str(failed.value) == f"the {step} step failed: sqlite3.IntegrityError: refused"

@@ -410,13 +410,14 @@ def test_damaged_dumps_are_stored_or_quarantined_through_the_store(tmp_path):
 def test_the_corpus_steps_take_everything_fuzzed_above():
     """Last in this module: dedupe and scoring over every posting the fuzz tests above stored (one odd posting that
     failed a step would fail every run after it)."""
+    from crawler.procs import Corpus
     from crawler.run.runner import after_run
 
     if not _STORE:
         pytest.skip("only after the fuzz tests above, which fill the database")
     db = _writer().db
     stored = db["postings"].count
-    steps = after_run(db, fresh_process=False)
+    steps = after_run(db, processes=Corpus())
     assert stored > 50 and steps["dedupe"]["added"] == stored
     assert steps["score"]["scored"] == db.execute("SELECT count(*) FROM postings WHERE closed_at IS NULL").fetchone()[0]
 

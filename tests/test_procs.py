@@ -38,3 +38,47 @@ def test_settle_gc_freezes_what_is_alive_and_collects_gen_0_less_often(freeze, f
               "print(json.dumps([before, gc.get_freeze_count() > 1000, gc.get_threshold() == GC_THRESHOLDS]))")
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert json.loads(proc.stdout) == [0, frozen, True], proc.stderr
+
+
+MB = 2**20
+
+
+@pytest.mark.parametrize("workers, input_bytes, shards, expected", [
+    pytest.param(1, 50 * MB, 1, 0, id="one-worker-reads-here"),
+    pytest.param(2, 2 * MB, 2, 0, id="small-ingest-reads-here"),
+    pytest.param(2, 2 * MB + 1, 2, 2, id="larger-ingest-in-two-workers"),
+    pytest.param(4, 9 * MB, 1, 1, id="one-large-file-in-one-worker"),
+    pytest.param(2, None, 1, 1, id="a-crawl-of-one-source-in-a-worker"),
+    pytest.param(8, None, 3, 3, id="a-crawl-in-a-worker-per-shard"),
+])
+def test_when_reading_starts_worker_processes(workers, input_bytes, shards, expected):
+    from crawler.procs import reading
+
+    assert reading(workers, input_bytes, shards) == expected
+
+
+@pytest.mark.parametrize("workers, postings, active, expected", [
+    pytest.param(1, 90_000, 90_000, (False, 1, 0), id="one-worker-all-here"),
+    pytest.param(2, 4_999, 4_999, (False, 1, 0), id="small-corpus-here"),
+    pytest.param(2, 5_000, 5_000, (True, 1, 0), id="dedupe-apart-scoring-here"),
+    pytest.param(2, 30_000, 19_999, (True, 1, 0), id="few-active-scoring-here"),
+    pytest.param(2, 30_000, 20_000, (True, 2, 10), id="scoring-in-two-yielding-workers"),
+    pytest.param(8, 30_000, 20_000, (True, 2, 10), id="scoring-at-most-two"),
+])
+def test_when_the_corpus_steps_start_processes(workers, postings, active, expected):
+    from crawler.procs import corpus
+
+    got = corpus(workers, postings, active)
+    assert (got.dedupe_apart, got.scoring, got.niceness) == expected
+
+
+@pytest.mark.parametrize("workers, active, expected", [
+    pytest.param(1, 10**6, 1, id="one-worker"),
+    pytest.param(2, 4_999, 1, id="few"),
+    pytest.param(2, 5_000, 2, id="pool"),
+    pytest.param(3, 5_000, 2, id="at-most-two"),
+])
+def test_when_scoring_alone_starts_processes(workers, active, expected):
+    from crawler.procs import scoring
+
+    assert scoring(workers, active) == expected

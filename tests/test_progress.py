@@ -84,6 +84,25 @@ def test_unchanged_inputs_are_named_in_the_reading_line():
     assert out.getvalue() == "reading: 2 files · 2 postings (2 files unchanged, not read again) · 0.25 s\n"
 
 
+@pytest.mark.parametrize("phase, processes, counts, line", [
+    pytest.param("reading", 2, {"inputs": 12, "postings": 600}, "reading: 12 files · 600 postings · 2 worker processes · 1.5 s",
+                 id="reading-in-two-workers"),
+    pytest.param("reading", 0, {"inputs": 12, "postings": 600}, "reading: 12 files · 600 postings · 1.5 s",
+                 id="reading-here"),
+    pytest.param("dedupe", 1, {"added": 9}, "dedupe: 9 postings clustered · 1 worker process · 1.5 s", id="dedupe-apart"),
+    pytest.param("scoring", 2, {"scored": 9}, "scoring: 9 postings scored · 2 worker processes · 1.5 s",
+                 id="scoring-pool"),
+])
+def test_the_phase_line_names_the_worker_processes(phase, processes, counts, line):
+    """crawler/procs.py decides when a phase starts processes; its line says how many."""
+    out, clock = io.StringIO(), Clock()
+    progress = LogProgress(out, every=10, clock=clock, thread=False)
+    progress.start(phase, total_bytes=None, processes=processes)
+    clock.now += 1.5
+    progress.finish(phase, counts)
+    assert out.getvalue() == line + "\n"
+
+
 def test_the_log_thread_writes_without_being_asked():
     out = io.StringIO()
     progress = LogProgress(out, every=0.05)
@@ -172,7 +191,8 @@ def test_crawl_json_is_a_list_of_reports(tmp_path):
     assert [(r["source"], r["status"], r["crawl"]["failures"]) for r in reports] == [
         ("closed", "failed", {f"connection refused by 127.0.0.1:{port}": 1})]
     assert problem_lines(proc.stderr) == [f"closed: failed: connection refused by 127.0.0.1:{port}"]
-    assert re.fullmatch(r"reading: 0 pages · 0 postings · [\d.]+ s", proc.stderr.splitlines()[0])
+    # A crawl of one source reads in a worker process (crawler/procs.py): the line says so.
+    assert re.fullmatch(r"reading: 0 pages · 0 postings · 1 worker process · [\d.]+ s", proc.stderr.splitlines()[0])
 
 
 def run_in_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:

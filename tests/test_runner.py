@@ -16,33 +16,37 @@ import pytest
 from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
 from crawler.files import InputFile
 from crawler.report import CrawlReport, RunReport
+from crawler.procs import Corpus
 from crawler.run.runner import Job, _shards
 
 SCRIPT = """
 import json, sys
 sys.path.insert(0, "tests")  # worker processes start with this path too: tests/stage_doubles.py
-import crawler.run.runner
+import crawler.procs
 from crawler.files import resolve_inputs
 from crawler.run.runner import Job, run_job
 from crawler.ingest.textdump import TextdumpSpider
 from normalize.dates import parse_as_of
 
 if __name__ == "__main__":
-    db, workers, extra, steps_min, *paths = sys.argv[1:]
-    crawler.run.runner.DEDUPE_PROCESS_MIN = int(steps_min)
+    db, workers, extra, steps_min, read_min, *paths = sys.argv[1:]
+    crawler.procs.DEDUPE_APART_MIN, crawler.procs.READ_APART_MIN_BYTES = int(steps_min), int(read_min)
     settings = {"LOG_LEVEL": "CRITICAL"}
     if extra:  # one more pipeline, before normalize
         from crawler.settings import ITEM_PIPELINES
         settings["ITEM_PIPELINES"] = {**ITEM_PIPELINES, extra: 150}
     job = Job(TextdumpSpider, "ingest", {}, {"inputs": resolve_inputs(paths), "as_of": parse_as_of(%r, None)})
-    result = run_job(job, db, settings=settings, workers=int(workers), inline_max_bytes=0)
+    result = run_job(job, db, settings=settings, workers=int(workers))
     print(json.dumps({"status": result.status, "counts": result.counts, "steps": result.steps,
                       "stage_failed": result.crawl.stage_failed, "errors": result.errors, "workers": result.workers}))
 """ % AS_OF
 
 
-def ingest(db, workers: int, *paths, extra: str = "", steps_min: int = 20_000) -> dict:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(db), str(workers), extra, str(steps_min), *map(str, paths)],
+def ingest(db, workers: int, *paths, extra: str = "", steps_min: int = 20_000, read_min: int = 0) -> dict:
+    """Ingest ``paths`` with ``workers`` (crawler/procs.py's rule with its dedupe and reading thresholds set to
+    ``steps_min`` postings and ``read_min`` bytes) in a fresh process; the run's report as a dict."""
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(db), str(workers), extra, str(steps_min), str(read_min),
+                           *map(str, paths)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.stdout.strip(), proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -102,10 +106,10 @@ def test_a_worker_that_dies_fails_the_run_instead_of_hanging(tmp_path):
 
 @pytest.mark.slow
 def test_dedupe_in_a_fresh_process_gives_the_same_database(tmp_path):
-    # DEDUPE_PROCESS_MIN = 0: dedupe runs in a spawned process even for the 7 postings here.
+    # DEDUPE_APART_MIN = 0: dedupe runs in a spawned process even for the 7 postings here (reading stays here).
     paths = [SEEDS, FIXTURES / "reposts"]
-    results = {mode: ingest(tmp_path / f"{mode}.db", 1, *paths, steps_min=steps_min)
-               for mode, steps_min in (("fresh", 0), ("inline", 20_000))}
+    results = {mode: ingest(tmp_path / f"{mode}.db", workers, *paths, steps_min=steps_min, read_min=10**12)
+               for mode, workers, steps_min in (("fresh", 2, 0), ("inline", 1, 20_000))}
     assert results["fresh"] == results["inline"]
     assert results["fresh"]["steps"]["dedupe"]["added"] == 7 and results["fresh"]["steps"]["score"]["scored"] == 7
     records = {mode: export_records(tmp_path / f"{mode}.db") for mode in results}
@@ -321,8 +325,8 @@ class Recorder:
     def __init__(self):
         self.events = []
 
-    def start(self, phase, *, total_bytes=None):
-        self.events.append(("start", phase, total_bytes))
+    def start(self, phase, *, total_bytes=None, processes=0):
+        self.events.append(("start", phase, total_bytes) + ((processes,) if processes else ()))
 
     def advance(self, *, inputs=0, postings=0, nbytes=0):
         self.events.append(("advance", inputs, postings, nbytes))
@@ -356,7 +360,7 @@ def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
     writer = Writer(db)
     writer.write(batch)
     recorder = Recorder()
-    steps = after_run(db, fresh_process=False, progress=recorder)
+    steps = after_run(db, processes=Corpus(), progress=recorder)
     assert (steps["dedupe"]["added"], steps["dedupe"]["clusters"], steps["score"]["scored"]) == (2, 2, 2)
     assert [(e[0], e[1]) for e in recorder.events] == [("start", "dedupe"), ("finish", "dedupe"),
                                                        ("start", "scoring"), ("finish", "scoring")]
@@ -397,7 +401,7 @@ def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_pat
             return None
         [report] = runner.finish_jobs([runner.Job("textdump", "ingest", {})], path, [run_id],
                                       [CrawlReport(files=2, found=2, finish_reason="finished")],
-                                      {run_id: writer.counts_of(run_id)}, workers=1, stale_skills=False, taxonomy=None,
+                                      {run_id: writer.counts_of(run_id)}, crawled_by=1, workers=1, stale_skills=False, taxonomy=None,
                                       steps_pending=pending)
         return report.steps
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from crawler.procs import Corpus
+
 from conftest import AS_OF, SEEDS, problem_lines, run_cli
 from crawler.store.schema import open_db
 from crawler.run.runner import StepFailed, after_run
@@ -89,7 +91,7 @@ def test_after_run_names_the_step_and_keeps_the_error(tmp_path, fresh_process):
     database = open_db(str(path))
     try:
         with pytest.raises(StepFailed) as failed:
-            after_run(database, fresh_process=fresh_process)
+            after_run(database, processes=Corpus(dedupe_apart=fresh_process))
     finally:
         database.close()
     assert str(failed.value) == "the dedupe step failed: sqlite3.IntegrityError: cluster_members refused by the test"

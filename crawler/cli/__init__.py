@@ -84,9 +84,10 @@ REDIS_PREFIX_OPTION = click.option(
 
 WORKERS_OPTION = click.option(
     "--workers", type=click.IntRange(1, 64), metavar="N",
-    help="Worker processes, each running the Scrapy engine and the whole pipeline over a share of the inputs "
-         "(files of an ingest, sources of a crawl) while this process writes the database. Default: the number "
-         "of cores; a run of one source or of at most 2 MB of files runs in one process.")
+    help="The one switch for parallelism: at most N processes besides this one, which writes the database (1: "
+         "everything in this process). Reading (Scrapy engines and the whole pipeline over shares of the inputs) "
+         "starts them for a crawl or more than 2 MB of files; dedupe from 5,000 postings; scoring from 5,000 "
+         "active postings. The phase lines name them. Default: the number of cores.")
 
 
 def _run_output(command):

@@ -269,7 +269,7 @@ def _run(client, keys: Keys, crawl: str, me: str, jobs: list, db: str, url: str,
         written = written_counts(database.conn, run_ids)
         database.close()
         source_workers = {run_id: len(workers.get(job.source, ())) for job, run_id in zip(jobs, run_ids)}
-        return finish_jobs(jobs, db, run_ids, crawl_reports, written, workers=source_workers,
+        return finish_jobs(jobs, db, run_ids, crawl_reports, written, crawled_by=source_workers, workers=None,
                            stale_skills=stale_skills, taxonomy=taxonomy)
     except sqlite3.Error as err:
         if store_error is None:

@@ -21,8 +21,9 @@ PHASES = ("reading", "storing", "dedupe", "scoring")
 
 
 class Progress(Protocol):
-    def start(self, phase: str, *, total_bytes: int | None = None) -> None:
-        """A phase begins; ``reading`` may say how many bytes of input it will read."""
+    def start(self, phase: str, *, total_bytes: int | None = None, processes: int = 0) -> None:
+        """A phase begins; ``reading`` may say how many bytes of input it will read; ``processes``: the worker
+        processes it uses besides this one (crawler/procs.py), named in the line that ends it."""
 
     def advance(self, *, inputs: int = 0, postings: int = 0, nbytes: int = 0) -> None:
         """While reading: more inputs (files, pages) read, postings through the pipelines, bytes of input read."""
@@ -37,7 +38,7 @@ class Progress(Protocol):
 class NullProgress:
     """Shows nothing (``--quiet``, ``--json`` scripts that want stderr quiet too)."""
 
-    def start(self, phase: str, *, total_bytes: int | None = None) -> None:
+    def start(self, phase: str, *, total_bytes: int | None = None, processes: int = 0) -> None:
         pass
 
     def advance(self, *, inputs: int = 0, postings: int = 0, nbytes: int = 0) -> None:
@@ -72,10 +73,12 @@ class _Tally:
         self.total_bytes: int | None = None
         self.phase: str | None = None
         self.started: dict[str, float] = {}
+        self.processes: dict[str, int] = {}
 
-    def start(self, phase: str, total_bytes: int | None) -> None:
+    def start(self, phase: str, total_bytes: int | None, processes: int = 0) -> None:
         self.phase = phase
         self.started[phase] = self.clock()
+        self.processes[phase] = processes
         if phase == "reading":
             self.total_bytes = total_bytes or None
 
@@ -99,6 +102,9 @@ class _Tally:
     def line(self, phase: str, counts: dict[str, int]) -> str:
         """The line that ends a phase."""
         took = _seconds(self.elapsed(phase))
+        apart = self.processes.get(phase, 0)
+        if apart:
+            took = f"{apart} worker process{'es' if apart > 1 else ''} · {took}"
         if phase == "reading":
             unchanged = counts.get("inputs_unchanged", 0)
             return (f"reading: {_n(counts.get('inputs', 0))} {self.noun} · {_n(counts.get('postings', 0))} postings"
@@ -154,8 +160,8 @@ class LogProgress:
         else:
             self._write(f"{t.phase}: running for {_seconds(t.elapsed(t.phase))}")
 
-    def start(self, phase: str, *, total_bytes: int | None = None) -> None:
-        self.tally.start(phase, total_bytes)
+    def start(self, phase: str, *, total_bytes: int | None = None, processes: int = 0) -> None:
+        self.tally.start(phase, total_bytes, processes)
         self.last = self.tally.clock()
 
     def advance(self, *, inputs: int = 0, postings: int = 0, nbytes: int = 0) -> None:
@@ -197,8 +203,8 @@ class TerminalProgress:
             self.bar.close()
             self.bar = None
 
-    def start(self, phase: str, *, total_bytes: int | None = None) -> None:
-        self.tally.start(phase, total_bytes)
+    def start(self, phase: str, *, total_bytes: int | None = None, processes: int = 0) -> None:
+        self.tally.start(phase, total_bytes, processes)
         if phase != "storing":  # stored as read: no bar of its own
             self._bar(phase)
 

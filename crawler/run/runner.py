@@ -4,11 +4,9 @@
    parse (crawler/ingest/ledger.py: same path, bytes, anchor and parser) are counted here and never reach a
    spider; the ledger of table inputs is handed to the spider as an argument. Ingest and crawl spiders
    never read the database (the ``reparse`` spider's inputs are the raw inputs stored in it).
-2. **Shard.** ``workers`` processes (default: the number of cores) each run the Scrapy engine with the
-   whole pipeline chain over a shard: files for an ingest (balanced by bytes), sources for a crawl. A
+2. **Shard.** Worker processes (how many: crawler/procs.py, the one rule) each run the Scrapy engine
+   with the whole pipeline chain over a shard: files for an ingest (balanced by bytes), sources for a crawl. A
    crawl of one source runs in one worker too, so that its engine does not share a core with the writer.
-   An ingest too small to pay for a process start (at most :data:`INLINE_MAX_BYTES` of files), or any
-   run with ``workers=1``, runs in this process.
 3. **Write.** The store stage hands batches of plain rows to a sink (crawler/run/sinks.py). In this process
    they go straight to a background writer; from worker processes they come over a pipe to this process,
    which owns the one writer (crawler/store/writer.py) and its SQLite connection.
@@ -35,24 +33,12 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
+from crawler import procs as rule
 from crawler.procs import settle_gc
 from crawler.run.progress import NullProgress, Progress
 from crawler.report import CrawlReport, RunReport
 from crawler.run.project import SpiderRun, run_spiders
 
-INLINE_MAX_BYTES = 2 * 2**20
-"""Ingests of at most this many bytes of files run in this process: a worker's start-up (about 2 s of
-imports) costs more than a second core saves."""
-DEDUPE_PROCESS_MIN = 5_000
-"""From this many postings on, the dedupe step runs in a fresh process (see :func:`after_run`): beside the
-scoring, on the other core, and its index (about 2 KB a posting) and the run's own memory are not held by
-one process."""
-SIDE_BY_SIDE_WORKERS_MIN = 20_000
-"""From this many active postings on, the scoring beside the run's dedupe planning runs in two worker processes
-that yield the CPU to the planning (niceness :data:`SCORING_NICENESS`) and take the core it leaves: scoring
-costs about twice the planning there. Below, one scoring process (the main one) and the planning share the
-two cores evenly, and two more processes cost more than they win."""
-SCORING_NICENESS = 10
 ORPHAN_GRACE = 20.0
 """Seconds a worker whose parent is gone has to stop gracefully (a JOBDIR saved) before it exits."""
 SINK = "run"
@@ -70,10 +56,6 @@ class Job:
     spider_kwargs: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
-
-
-def default_workers() -> int:
-    return os.cpu_count() or 1
 
 
 # --------------------------------------------------------------------------- plan
@@ -437,14 +419,12 @@ class _Stopper:
 
 
 def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None, workers: int | None = None,
-             on_progress: Callable[[int], None] | None = None, progress: Progress | None = None,
-             inline_max_bytes: int = INLINE_MAX_BYTES) -> list[RunReport]:
+             on_progress: Callable[[int], None] | None = None, progress: Progress | None = None) -> list[RunReport]:
     """Run the jobs into ``db`` (see the module docstring); one :class:`RunReport` per job, in order.
 
-    ``workers``: processes (default: the number of cores); ``inline_max_bytes``: ingests of at most this many
-    bytes of files run in this process. ``progress`` hears of each phase (reading, storing, dedupe, scoring)
-    and, while reading, of the inputs, postings and bytes read (crawler/run/progress.py shows it);
-    ``on_progress`` gets the number of responses read since its last call.
+    ``workers``: the switch of crawler/procs.py (default: the number of cores). ``progress`` hears of each
+    phase (reading, storing, dedupe, scoring) and, while reading, of the inputs, postings and bytes read
+    (crawler/run/progress.py shows it); ``on_progress`` gets the number of responses read since its last call.
 
     A crawl that finished removes its JOBDIR, so the next scheduled run starts afresh; an interrupted
     one keeps it to resume.
@@ -467,24 +447,18 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     skipped = [_plan_ingest(job, db, overrides) if job.kind == "ingest" else CrawlReport() for job in jobs]
     active = [i for i, job in enumerate(jobs) if job.spider_kwargs.get("inputs", True)]
     sizes = [_input_bytes(jobs[i]) for i in active]
-    progress.start("reading", total_bytes=None if None in sizes else sum(sizes))
+    total = None if None in sizes else sum(sizes)
+    todo, ids = [jobs[i] for i in active], [run_ids[i] for i in active]
+    shards = _shards(todo, workers or rule.default_workers()) if active else []
+    apart = rule.reading(workers, total, len(shards)) if active else 0
+    progress.start("reading", total_bytes=total, processes=apart)
     crawl_reports: list[CrawlReport] = [CrawlReport(finish_reason="finished") for _ in jobs]
     written: dict[int | None, dict] = {}
-    processes = 1
     if active:
-        todo = [jobs[i] for i in active]
-        ids = [run_ids[i] for i in active]
-        n = workers or default_workers()
-        if any(size is None for size in sizes):
-            inline = n <= 1
-        else:
-            inline = n <= 1 or sum(sizes) <= inline_max_bytes
-        if inline:
-            got, written = _run_inline(todo, ids, db, overrides, on_progress, progress)
-        else:
-            shards = _shards(todo, n)
-            processes = len(shards)
+        if apart:
             got, written = _run_workers(todo, shards, ids, db, overrides, on_progress, progress)
+        else:
+            got, written = _run_inline(todo, ids, db, overrides, on_progress, progress)
         for i, report in zip(active, got):
             crawl_reports[i] = report
     for report, skip in zip(crawl_reports, skipped):
@@ -493,13 +467,15 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
                                 "postings": sum(r.found for r in crawl_reports),
                                 "inputs_unchanged": sum(r.files_unchanged for r in crawl_reports)})
 
-    return finish_jobs(jobs, db, run_ids, crawl_reports, written, workers=processes, stale_skills=stale_skills,
+    return finish_jobs(jobs, db, run_ids, crawl_reports, written, crawled_by=max(apart, 1), workers=workers,
+                       stale_skills=stale_skills,
                        taxonomy=taxonomy, alerts_config=overrides.get("JOBCRAWL_ALERTS_CONFIG"), progress=progress,
                        steps_pending=pending)
 
 
 def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: list[CrawlReport],
-                written: dict[int | None, dict], *, workers: int | dict[int, int], stale_skills: bool,
+                written: dict[int | None, dict], *, crawled_by: int | dict[int, int], workers: int | None,
+                stale_skills: bool,
                 taxonomy, alerts_config: str | None = None, progress: Progress | None = None,
                 steps_pending: bool = True) -> list[RunReport]:
     """The end of a run, local or distributed: each job's complete listings close what they miss, its
@@ -508,7 +484,8 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     The corpus steps are skipped (``{"skipped": 1}`` as their counts) when no posting was new, updated,
     closed, reopened or retagged and ``steps_pending`` is false (they succeeded after the last run that
     started before this one: crawler.store.runs.steps_pending): their inputs are what they were.
-    ``written``: the writer's counts per run id; ``workers``: processes that crawled (per run id, or one figure);
+    ``written``: the writer's counts per run id; ``crawled_by``: processes that crawled (per run id, or one figure);
+    ``workers``: the switch of crawler/procs.py, for the corpus steps;
     ``progress`` hears of the phases (storing, dedupe, scoring)."""
     progress = progress or NullProgress()
     from crawler.store import skills
@@ -520,7 +497,7 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     database = open_db(db)
     results = []
     for job, run_id, crawl in zip(jobs, run_ids, crawl_reports):
-        processes = workers.get(run_id, 0) if isinstance(workers, dict) else workers
+        processes = crawled_by.get(run_id, 0) if isinstance(crawled_by, dict) else crawled_by
         result = RunReport(run_id, job.kind, job.source, crawl, written=dict(written.get(run_id, {})), workers=processes)
         closing = close_missing(database, crawl.listings, run_id=run_id)
         result.closed, result.reopened, result.listings_complete = (closing["closed"], closing["reopened"],
@@ -540,7 +517,7 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     changed = steps_pending or bool(last.retagged) or any(
         result.counts[k] for result in results for k in ("new", "updated", "closed", "reopened"))
     try:
-        steps = after_run(database, progress=progress) if changed else {"dedupe": SKIPPED, "score": SKIPPED}
+        steps = after_run(database, workers=workers, progress=progress) if changed else {"dedupe": SKIPPED, "score": SKIPPED}
         set_steps_pending(database, False)
     except StepFailed as failed:  # the postings are stored; the runs say so, the step can be re-run
         steps = failed.steps
@@ -591,40 +568,43 @@ class StepFailed(RuntimeError):
         self.step, self.steps, self.detail = step, steps, detail
 
 
-def after_run(database, *, fresh_process: bool | None = None, progress: Progress | None = None
-              ) -> dict[str, dict[str, int]]:
+def after_run(database, *, workers: int | None = None, processes: rule.Corpus | None = None,
+              progress: Progress | None = None) -> dict[str, dict[str, int]]:
     """Corpus steps run at the end of every ingest and crawl: dedupe (incremental), then market
     statistics and our evaluation of every active posting (``jobcrawl-v1``).
 
-    ``fresh_process``: dedupe in a process of its own (default: from ``DEDUPE_PROCESS_MIN`` postings on).
-    There, when its work can be planned from reads (the item pipeline made every key: the usual case after a
-    run), it is planned while this process scores, and written in the scoring's transaction: both steps
-    commit together, on both cores. A step that raises ends the steps with :class:`StepFailed`: a failed dedupe
-    stores no score, a failed scoring keeps the dedupe (each commits as a whole, so re-running it is safe).
-    ``progress`` hears when each step starts and ends (phases dedupe, scoring).
+    ``processes`` (default: crawler/procs.py's rule for ``workers`` and this database): with
+    ``dedupe_apart``, when the dedupe's work can be planned from reads (the item pipeline made every key: the
+    usual case after a run), it is planned in a process of its own while this one scores, and written in the
+    scoring's transaction: both steps commit together, on both cores. A step that raises ends the steps with
+    :class:`StepFailed`: a failed dedupe stores no score, a failed scoring keeps the dedupe (each commits as a
+    whole, so re-running it is safe). ``progress`` hears when each step starts and ends (phases dedupe, scoring).
     """
     from crawler.store import file_of
     from crawler.procs import call_in_fresh_process
     from crawler.dedupe.step import dedupe, dedupe_at, plannable
     from crawler.score.step import score_corpus
+    from crawler.score.store import active_count
 
-    if fresh_process is None:
-        fresh_process = database["postings"].count >= DEDUPE_PROCESS_MIN
+    if processes is None:
+        processes = rule.corpus(workers, database["postings"].count, active_count(database.conn))
     progress = progress or NullProgress()
-    if fresh_process and file_of(database) and plannable(database.conn):
-        return _steps_side_by_side(database, progress)
+    apart = processes.dedupe_apart and bool(file_of(database))
+    if apart and plannable(database.conn):
+        return _steps_side_by_side(database, processes, progress)
     steps: dict[str, dict[str, int]] = {}
     step = "dedupe"
     try:
-        progress.start("dedupe")
-        if fresh_process:
+        progress.start("dedupe", processes=int(apart))
+        if apart:
             steps["dedupe"] = call_in_fresh_process(dedupe_at, file_of(database), name="jobcrawl-dedupe")
         else:
             steps["dedupe"] = dedupe(database)
         progress.finish("dedupe", steps["dedupe"])
         step = "score"
-        progress.start("scoring")
-        scored = score_corpus(database)
+        scoring = rule.scoring(workers, active_count(database.conn)) if apart else processes.scoring
+        progress.start("scoring", processes=scoring if scoring > 1 else 0)
+        scored = score_corpus(database, workers=scoring)
     except Exception as err:
         raise StepFailed(step, err, steps, traceback.format_exc()) from err
     steps["score"] = {k: v for k, v in scored.items() if isinstance(v, int)}
@@ -632,16 +612,7 @@ def after_run(database, *, fresh_process: bool | None = None, progress: Progress
     return steps
 
 
-def _scoring_beside(database) -> dict[str, int]:
-    """How the scoring runs beside the dedupe planning (:data:`SIDE_BY_SIDE_WORKERS_MIN`)."""
-    from crawler.score.store import active_count
-
-    if active_count(database.conn) >= SIDE_BY_SIDE_WORKERS_MIN:
-        return {"workers": min(2, os.cpu_count() or 1), "niceness": SCORING_NICENESS}
-    return {"workers": 1}
-
-
-def _steps_side_by_side(database, progress: Progress) -> dict[str, dict[str, int]]:
+def _steps_side_by_side(database, processes: rule.Corpus, progress: Progress) -> dict[str, dict[str, int]]:
     """:func:`after_run` with the dedupe planned in a fresh process while this one scores (see there)."""
     from crawler.store import file_of
     from crawler.procs import start_in_fresh_process
@@ -656,12 +627,13 @@ def _steps_side_by_side(database, progress: Progress) -> dict[str, dict[str, int
         plan = child.result()
         planned["counts"] = apply(database.conn, plan) if plan is not None else None
 
-    progress.start("dedupe")
+    progress.start("dedupe", processes=1)
     child = start_in_fresh_process(plan_at, file_of(database), name="jobcrawl-dedupe")
     try:
-        progress.start("scoring")
+        progress.start("scoring", processes=processes.scoring if processes.scoring > 1 else 0)
         try:
-            scored = score_corpus(database, before_commit=dedupe_in_transaction, **_scoring_beside(database))
+            scored = score_corpus(database, before_commit=dedupe_in_transaction, workers=processes.scoring,
+                                  niceness=processes.niceness)
         except Exception as err:
             if planned.get("step") == "dedupe":  # nothing stored: the scores went with it
                 raise StepFailed("dedupe", err, steps, traceback.format_exc()) from err

@@ -27,6 +27,7 @@ import sqlite_utils
 
 from crawler.store import connect_readonly, file_of
 from crawler.score import store
+from crawler import procs
 from crawler.procs import settle_gc
 from normalize.clock import now_iso as utcnow
 from normalize.fit import FIT_VERSION, FitProfile, score_fit
@@ -36,10 +37,6 @@ from normalize.skills import load_taxonomy
 
 from crawler.score.market import recompute
 
-PARALLEL_MIN = 5_000
-"""Active postings from which scoring runs in worker processes (starting them costs about a second of
-imports, which two cores win back from about this many postings on)."""
-MAX_WORKERS = 2
 
 
 def taxonomy_info(db: sqlite_utils.Database) -> dict[str, SkillInfo]:
@@ -148,8 +145,7 @@ def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | Non
     raises, nothing is stored). Returns ``scored`` and ``unchanged`` postings."""
     conn = db.conn
     if workers is None:
-        active = store.active_count(conn)
-        workers = min(MAX_WORKERS, os.cpu_count() or 1) if active >= PARALLEL_MIN else 1
+        workers = procs.scoring(None, store.active_count(conn))
     scored = unchanged = 0
     with conn:
         for batch in _scored_batches(db, rules, now, workers, force, niceness):
@@ -167,7 +163,7 @@ def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: 
     """Recompute the market statistics and score, with ``jobcrawl-v1``, every active posting whose inputs
     changed since it was last scored (every one with ``force``).
 
-    ``workers``: scoring processes; default 1 below ``PARALLEL_MIN`` active postings, else up to 2.
+    ``workers``: scoring processes (default: the rule of crawler/procs.py for the active postings).
     ``before_commit``: called last in the evaluations' transaction (the run writes its dedupe there).
     ``niceness``: added to the scoring processes' own (``os.nice``), so that they yield the CPU to a step
     running beside them (the run's dedupe planning) and take what it leaves.
