@@ -15,7 +15,6 @@ from datasketch import MinHash
 
 from normalize.dedupe import (
     count_companies,
-    BUCKET_CAP,
     NUM_PERM,
     SEED,
     Assignment,
@@ -38,14 +37,14 @@ from normalize.dedupe import (
     normalize_company,
     normalize_title,
     record_from_posting,
-    same_record,
     shingle_hashes,
     shingles,
     signature,
     signature_from_bytes,
     signature_to_bytes,
-    titles_agree,
+    names_agree,
 )
+from normalize.dedupe.lsh import BUCKET_CAP
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = sorted((ROOT / "seeds").glob("*.txt"))
@@ -93,22 +92,6 @@ URLS = [
 @pytest.mark.parametrize("url,expected", URLS)
 def test_canonical_url(url, expected):
     assert canonical_url(url) == expected
-
-
-SAME_RECORD = [
-    pytest.param({"source": "lever", "source_id": "1"}, {"source": "lever", "source_id": "1"}, True, id="source-id"),
-    pytest.param({"source": "lever", "source_id": "1"}, {"source": "ashby", "source_id": "1"}, False, id="other-source"),
-    pytest.param({"url": "https://a.com/j/1?utm_source=x"}, {"url": "http://A.com/j/1/"}, True, id="canonical-url"),
-    pytest.param({"url": "https://a.com/j/1"}, {"url": "https://a.com/j/2"}, False, id="other-url"),
-    pytest.param({"url": None}, {"url": None}, False, id="no-identity"),
-    pytest.param({"url": "mailto:hr@a.com"}, {"url": "mailto:hr@a.com"}, False, id="the-same-mail-address-is-no-page"),
-    pytest.param({"url": "javascript:void(0)"}, {"url": "javascript:void(0)"}, False, id="script-links-are-no-page"),
-]
-
-
-@pytest.mark.parametrize("a,b,expected", SAME_RECORD)
-def test_same_record(a, b, expected):
-    assert same_record(a, b) is expected
 
 
 # --------------------------------------------------------------------------- level (b)
@@ -159,7 +142,7 @@ def test_normalize_city(city, expected):
     pytest.param("算法工程师", "", True, id="unknown"),
 ])
 def test_titles_agree(a, b, expected):
-    assert titles_agree(a, b) is expected
+    assert names_agree(a, b) is expected
 
 
 REQ = ["本科及以上学历，计算机相关专业", "熟悉C++与CUDA编程", "有大模型推理优化经验者优先"]
@@ -217,19 +200,19 @@ def test_signature_is_datasketch_minhash():
 def test_signatures_of_many_records_are_hashed_a_slice_at_a_time(monkeypatch):
     """add_many hashes the records' shingles a slice of about _SIGNATURE_CHARS characters at a time (so 1,000
     long postings do not take a gigabyte at once); each record's signature is its own, wherever a slice ends."""
-    import normalize.dedupe as dedupe
+    from normalize.dedupe import minhash
 
     text = SEEDS[0].read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if len(line) > 8]
     contents = [lines[i % len(lines):] + [f"第{i}条"] for i in range(40)] + [[], ["短"]]
-    whole = dedupe._signatures(contents)
-    monkeypatch.setattr(dedupe, "_SIGNATURE_CHARS", 300)  # a slice ends every few records
-    sliced = dedupe._signatures(contents)
+    whole = minhash._signatures(contents)
+    monkeypatch.setattr(minhash, "_SIGNATURE_CHARS", 300)  # a slice ends every few records
+    sliced = minhash._signatures(contents)
     np.testing.assert_array_equal(sliced, whole)
     for i in (0, 3, 39, 41):  # as the record alone
-        np.testing.assert_array_equal(whole[i], dedupe._signatures([contents[i]])[0])
+        np.testing.assert_array_equal(whole[i], minhash._signatures([contents[i]])[0])
     assert (whole[40] == np.iinfo(np.uint32).max).all()  # no content: the empty signature
-    assert dedupe._signatures([]).shape == (0, NUM_PERM)
+    assert minhash._signatures([]).shape == (0, NUM_PERM)
 
 
 def test_signature_bytes_round_trip_and_pinned_prefix():
@@ -458,9 +441,9 @@ def _template_corpus() -> list[Record]:
 
 
 def test_add_many_gives_the_assignments_of_add(monkeypatch):
-    from normalize import dedupe
+    from normalize.dedupe.lsh import _BandIndex
 
-    monkeypatch.setattr(dedupe._BandIndex, "_FLUSH", 16)  # many sorted runs, merged while a batch is added
+    monkeypatch.setattr(_BandIndex, "_FLUSH", 16)  # many sorted runs, merged while a batch is added
     records = _template_corpus()
     one = Clusterer()
     expected = [one.add(r) for r in records]
@@ -487,12 +470,12 @@ def _lsm_lengths(pushes: int, entries: int) -> list[int]:
 
 @pytest.mark.parametrize("reserve", [0, 10_000], ids=["growing buffers", "merged in place"])
 def test_band_index_runs_are_stable_merges(monkeypatch, reserve):
-    from normalize import dedupe
+    from normalize.dedupe import lsh
 
-    monkeypatch.setattr(dedupe._BandIndex, "_FLUSH", 8)
-    monkeypatch.setattr(dedupe._BandIndex, "_STEP", 5)  # an in-place merge takes many steps
+    monkeypatch.setattr(lsh._BandIndex, "_FLUSH", 8)
+    monkeypatch.setattr(lsh._BandIndex, "_STEP", 5)  # an in-place merge takes many steps
     rng = np.random.default_rng(7)
-    index = dedupe._BandIndex()
+    index = lsh._BandIndex()
     index.reserve(reserve)
     added = []
     for row in range(301):
@@ -504,7 +487,7 @@ def test_band_index_runs_are_stable_merges(monkeypatch, reserve):
     assert all(run == sorted(run) for run in runs)  # by key, then by row: older rows first among equal keys
     assert sorted(p for run in runs for p in run) == sorted(p for p in added if p[1] < 300 // 8 * 8)
     # A bucket gives its most recent BUCKET_CAP rows of each run; a record gets their union, sorted.
-    monkeypatch.setattr(dedupe, "BUCKET_CAP", 5)
+    monkeypatch.setattr(lsh, "BUCKET_CAP", 5)
     records = ((3, 17), (5, 5), (99, 99), (17, 3))
     expected = [sorted({r for run in runs for key in set(keys) for r in [r for k, r in run if k == key][-5:]})
                 for keys in records]
@@ -527,7 +510,7 @@ def test_band_index_runs_are_stable_merges(monkeypatch, reserve):
 ])
 @pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
 def test_distinct_and_runs_give_what_np_unique_gives(values, dtype):
-    from normalize.dedupe import _distinct, _runs
+    from normalize.dedupe.minhash import _distinct, _runs
 
     array = np.asarray(values, dtype=dtype)
     expected, counts = np.unique(array, return_counts=True)
@@ -542,7 +525,7 @@ def test_distinct_and_runs_give_what_np_unique_gives(values, dtype):
 
 @pytest.mark.parametrize("reserve", [0, 5000], ids=["growing", "reserved"])
 def test_digest_map_keeps_the_first_row_of_each_digest(reserve):
-    from normalize.dedupe import _DigestMap
+    from normalize.dedupe.tables import _DigestMap
 
     digests = _DigestMap()
     digests.reserve(reserve)
@@ -561,7 +544,7 @@ def test_digest_map_keeps_the_first_row_of_each_digest(reserve):
 
 
 def test_chains_keep_each_clusters_rows_in_order_and_move_whole_clusters():
-    from normalize.dedupe import _Chains
+    from normalize.dedupe.tables import _Chains
 
     chains = _Chains()
     chains.reserve(10)
@@ -578,10 +561,10 @@ def test_chains_keep_each_clusters_rows_in_order_and_move_whole_clusters():
 
 
 def test_from_stored_reads_in_chunks_into_one_run(monkeypatch):
-    from normalize import dedupe
+    from normalize.dedupe import cluster, lsh
 
-    monkeypatch.setattr(dedupe, "_DECODE_CHUNK", 7)
-    monkeypatch.setattr(dedupe._BandIndex, "_STEP", 11)
+    monkeypatch.setattr(cluster, "_DECODE_CHUNK", 7)
+    monkeypatch.setattr(lsh._BandIndex, "_STEP", 11)
     records = _template_corpus()
     one = Clusterer()
     one.add_many(records)

@@ -82,8 +82,10 @@ def loaded(root: Path, modules: list[str], forbidden) -> dict[str, list[str]]:
 
 
 def impure_imports(root: Path) -> dict[str, list[str]]:
-    """Each module of ``root/normalize`` → the top-level impure packages its import loaded first."""
-    modules = sorted(f"normalize.{p.stem}" for p in (root / "normalize").glob("*.py") if p.stem != "__init__")
+    """Each module of ``root/normalize`` (packages in it included) → the top-level impure packages its import
+    loaded first."""
+    modules = sorted(".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+                     for p in (root / "normalize").rglob("*.py") if p.parent != root / "normalize" or p.stem != "__init__")
     assert len(modules) > 10
     return {name: sorted({m.partition(".")[0] for m in found})
             for name, found in loaded(root, modules, IMPURE).items()}
