@@ -131,9 +131,9 @@ SETTINGS = {
 # The pipelines of each partial mode (``--breakdown`` runs the middle two between bare and full).
 PARTIAL = {
     "bare": {},
-    "normalize": {"crawler.pipelines.validate.ValidatePipeline": 100, "crawler.pipelines.normalize.NormalizePipeline": 200},
-    "skills": {"crawler.pipelines.validate.ValidatePipeline": 100, "crawler.pipelines.normalize.NormalizePipeline": 200,
-               "crawler.pipelines.skills.SkillsPipeline": 300},
+    "normalize": {"crawler.pipelines.ValidatePipeline": 100, "crawler.pipelines.NormalizePipeline": 200},
+    "skills": {"crawler.pipelines.ValidatePipeline": 100, "crawler.pipelines.NormalizePipeline": 200,
+               "crawler.pipelines.SkillsPipeline": 300},
 }
 
 

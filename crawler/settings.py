@@ -23,13 +23,13 @@ EXTENSIONS = {"crawler.extensions.ItemErrors": 0, "crawler.extensions.QuietLog":
 # source (crawler.extensions.QuietLog); the CLI sets it false unless -v.
 JOBCRAWL_LOG_TRACEBACKS = True
 
-# The one pipeline chain, one concern each (see crawler/pipelines/__init__.py). Both cores are used
+# The one pipeline chain, one concern each (see crawler/pipelines.py). Both cores are used
 # by running the whole chain in worker processes over shards of the inputs (crawler/run/runner.py).
 ITEM_PIPELINES = {
-    "crawler.pipelines.validate.ValidatePipeline": 100,
-    "crawler.pipelines.normalize.NormalizePipeline": 200,
-    "crawler.pipelines.skills.SkillsPipeline": 300,
-    "crawler.pipelines.store.StorePipeline": 500,
+    "crawler.pipelines.ValidatePipeline": 100,
+    "crawler.pipelines.NormalizePipeline": 200,
+    "crawler.pipelines.SkillsPipeline": 300,
+    "crawler.pipelines.StorePipeline": 500,
 }
 
 # Storage

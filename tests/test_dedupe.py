@@ -668,7 +668,7 @@ def test_ingest_processes_do_not_import_scipy():
     import subprocess
     import sys
 
-    code = ("import sys, crawler.cli, crawler.run.project, crawler.run.runner, crawler.pipelines.store, crawler.dedupe.step, crawler.score.step\n"
+    code = ("import sys, crawler.cli, crawler.run.project, crawler.run.runner, crawler.pipelines, crawler.dedupe.step, crawler.score.step\n"
             "from normalize.dedupe import Clusterer, signature, signature_to_bytes\n"
             "c = Clusterer(); c.add_many([{'key': 'a', 'title': 't', 'text': '熟悉C++与CUDA编程，负责推理引擎算子开发'}])\n"
             "signature_to_bytes(signature('熟悉C++与CUDA编程'))\n"

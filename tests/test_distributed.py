@@ -226,8 +226,7 @@ import sys
 from crawler.distributed.worker import warm_up
 from crawler.settings import project_settings
 from normalize.skills import _load
-wanted = ["crawler.distributed.politeness", "crawler.pipelines.store",
-          "crawler.pipelines.skills", "scrapy.downloadermiddlewares.retry"]
+wanted = ["crawler.distributed.politeness", "crawler.pipelines", "scrapy.downloadermiddlewares.retry"]
 before = [m in sys.modules for m in wanted] + [_load.cache_info().currsize]
 settings = {"ITEM_PIPELINES": {sys.argv[1]: 900}} if len(sys.argv) > 1 else None
 try:
@@ -240,7 +239,7 @@ print(before, [m in sys.modules for m in wanted] + [_load.cache_info().currsize]
 
 
 @pytest.mark.parametrize("extra, out", [
-    pytest.param(None, "[False, False, False, False, 0] [True, True, True, True, 1]", id="loads-all"),
+    pytest.param(None, "[False, False, False, 0] [True, True, True, 1]", id="loads-all"),
     pytest.param("crawler.pipelines.NoSuchPipeline", "NameError", id="a-missing-component-fails-at-start"),
 ])
 def test_a_worker_warms_up_before_it_waits_for_a_crawl(extra, out):

@@ -10,7 +10,7 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from conftest import export_records, problem_lines, run_cli
-from crawler.pipelines.validate import ValidatePipeline
+from crawler.pipelines import ValidatePipeline
 from normalize.models import Quarantined, RawPosting, RawSection
 
 BASE = {"source": "tabular", "source_id": "x.csv#2", "locator": "x.csv", "position": 2, "fetched_at": "2026-12-01T00:00:00+00:00",

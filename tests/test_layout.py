@@ -97,11 +97,6 @@ def test_normalize_imports_no_scrapy_sqlite_or_crawler():
 
 
 @pytest.mark.slow
-def test_the_skills_pipeline_does_not_load_the_storage_package():
-    assert loaded(ROOT, ["crawler.pipelines.skills"], ["crawler.store"]) == {}
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("line, found", [
     pytest.param("import sqlite3", ["_sqlite3", "sqlite3"], id="sqlite3"),
     pytest.param("import sqlite_utils", ["_sqlite3", "sqlite3", "sqlite_utils"], id="sqlite_utils"),

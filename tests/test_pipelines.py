@@ -16,10 +16,7 @@ from crawler.store import fts
 from crawler.store.rows import POSTING_COLS, Batch, posting_row, search_body
 from crawler.files import ConfigFileError
 from crawler.ingest.appdump import parse_dump
-from crawler.pipelines.normalize import NormalizePipeline
-from crawler.pipelines.skills import SkillsPipeline
-from crawler.pipelines.store import StorePipeline
-from crawler.pipelines.validate import MAX_POSTING_CHARS, ValidatePipeline, _chars
+from crawler.pipelines import MAX_POSTING_CHARS, NormalizePipeline, SkillsPipeline, StorePipeline, ValidatePipeline, _chars
 from crawler.report import report_of
 from crawler.settings import ITEM_PIPELINES
 from crawler.run.sinks import SINKS
@@ -57,8 +54,8 @@ def through(stages, item):
 
 def test_the_chain_is_declared_once_in_order():
     assert sorted(ITEM_PIPELINES, key=ITEM_PIPELINES.get) == [
-        "crawler.pipelines.validate.ValidatePipeline", "crawler.pipelines.normalize.NormalizePipeline",
-        "crawler.pipelines.skills.SkillsPipeline", "crawler.pipelines.store.StorePipeline"]
+        "crawler.pipelines.ValidatePipeline", "crawler.pipelines.NormalizePipeline",
+        "crawler.pipelines.SkillsPipeline", "crawler.pipelines.StorePipeline"]
 
 
 # --------------------------------------------------------------------------- validate
@@ -239,7 +236,7 @@ def test_store_hands_batches_of_plain_rows_to_the_named_sink():
 
 
 def test_store_quarantines_a_posting_whose_row_cannot_be_made_and_keeps_the_rest_of_its_batch(monkeypatch):
-    import crawler.pipelines.store as store_module
+    import crawler.pipelines as store_module
 
     def row_or_bug(posting, keys=None):
         if posting.position == 1:
@@ -258,7 +255,7 @@ def test_store_quarantines_a_posting_whose_row_cannot_be_made_and_keeps_the_rest
 
 
 def test_a_number_sqlite_cannot_store_is_quarantined_with_its_posting_not_its_batch(monkeypatch):
-    import crawler.pipelines.normalize as normalize_module
+    import crawler.pipelines as normalize_module
 
     def absurd_head_count(raw, **kwargs):  # what a parser without a bound made of `99999999999999999999999人`
         posting = normalize_posting(raw, **kwargs)

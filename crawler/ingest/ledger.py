@@ -31,7 +31,7 @@ from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
 # The code that turns a dump into stored rows: parser, normalizers and their data, pipelines, storage.
-_PARSER_CODE = ("normalize", "crawler/ingest", "crawler/web/pages", "crawler/pipelines", "crawler/store",
+_PARSER_CODE = ("normalize", "crawler/ingest", "crawler/web/pages", "crawler/pipelines.py", "crawler/store",
                 "crawler/items.py")
 
 
