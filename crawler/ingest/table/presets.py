@@ -184,7 +184,7 @@ class Preset(BaseModel):
 
 def load_presets(path: Path = PRESETS_YAML) -> dict[str, Preset]:
     """The presets of ``path`` by name, in file order; pydantic's ValidationError (a ValueError) names what is wrong."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return {name: Preset(name=name, **spec) for name, spec in data.items()}
 
 
