@@ -8,7 +8,7 @@ number, never a default or the app's, which has its own column), the duplicate c
 similarity and member it matched, times in UTC and in the posting's zone. CSV and TSV start with a
 UTF-8 byte order mark by default: Excel reads a file without one in the machine's ANSI code page, which
 turns Chinese into mojibake. ``jobcrawl ingest`` reads such a file back (the ``jobcrawl`` preset of
-crawler/ingest/table.py).
+crawler/ingest/table/presets.yaml).
 """
 
 from __future__ import annotations

@@ -9,11 +9,13 @@ import codecs
 import hashlib
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "DecodeError",
     "decode_bytes",
+    "LineDecoder",
     "DETECTED",
     "reads_as_chinese",
     "reads_as_western",
@@ -142,6 +144,81 @@ def decode_bytes(data: bytes, *, declared: str | None = None) -> tuple[str, str]
             continue
     raise DecodeError("bad_encoding", f"unknown encoding: not UTF-8 (bad byte at {utf8_error.start}), and neither "
                                       "GB18030 nor windows-1252 reads it as text")
+
+
+@dataclass(frozen=True)
+class LineDecoder:
+    """The streaming form of :func:`decode_bytes`: an input decoded line by line, in bounded memory however long it
+    is. :meth:`for_head` judges the encoding on the input's first bytes as :func:`decode_bytes` judges a whole input;
+    :meth:`for_mixed` reads one that :func:`decode_bytes` rejects for mixed or bad bytes line by line anyway
+    (``lossy``). :meth:`line` decodes one line alone: in :attr:`by_line` encodings a ``\\n`` byte is never part of a
+    character. Unlike :func:`decode_bytes` it replaces bytes not in the encoding (by U+FFFD) and says so: the caller
+    sets the line apart and keeps its bytes."""
+
+    encoding: str
+    """As :func:`decode_bytes` names it (``utf-8-sig``: UTF-8 after a byte-order mark)."""
+    lossy: bool = False
+    """Lines with bytes not in the encoding are expected (the input mixes encodings or holds broken bytes)."""
+
+    @property
+    def codec(self) -> str:
+        """The codec lines are decoded with (the byte-order mark is skipped, not decoded)."""
+        return "utf-8" if self.encoding == "utf-8-sig" else self.encoding
+
+    @property
+    def bom(self) -> int:
+        """Bytes of the byte-order mark that start the input, left out of its first line."""
+        return len(codecs.BOM_UTF8) if self.encoding == "utf-8-sig" else 0
+
+    @property
+    def by_line(self) -> bool:
+        """The input can be decoded line by line (UTF-8, GB18030), else only whole (UTF-16/32, windows-1252)."""
+        return self.encoding in ("utf-8", "utf-8-sig", "gb18030")
+
+    def line(self, data: bytes) -> tuple[str, bool]:
+        """One line's text, and True when it held bytes not in the encoding (each read as U+FFFD)."""
+        try:
+            return data.decode(self.codec), False
+        except UnicodeDecodeError:
+            return data.decode(self.codec, "replace"), True
+
+    def text(self, data: bytes) -> str:
+        """Bytes shown as text: each byte not in the encoding read as U+FFFD."""
+        return data.decode(self.codec, "replace")
+
+    @classmethod
+    def for_head(cls, head: bytes) -> LineDecoder:
+        """The decoder of an input that starts with ``head`` and goes on: ``head`` up to its last ``\\n`` byte (all of it
+        when it has none) read by :func:`decode_bytes`, which may raise :class:`DecodeError`. In UTF-8 and GB18030 that
+        cut falls between characters; a UTF-16/32 head cut so is refused (``bad_encoding``)."""
+        cut = head.rfind(b"\n")
+        return cls(decode_bytes(head[:cut + 1] if cut > 0 else head)[1])
+
+    @classmethod
+    def for_mixed(cls, sample: bytes) -> LineDecoder:
+        """The lossy decoder of an input :func:`decode_bytes` rejects as ``mixed_encoding`` or ``bad_encoding``: UTF-8
+        after a UTF-8 byte-order mark, else the one of UTF-8 and GB18030 that reads more lines of ``sample`` (the
+        input's first bytes; UTF-8 on a tie). :class:`DecodeError` when ``sample`` looks binary."""
+        if sample.startswith(codecs.BOM_UTF8):
+            encoding = "utf-8-sig"
+        else:
+            readable = dict.fromkeys(("utf-8", "gb18030"), 0)
+            for line in sample.split(b"\n")[:-1] or [sample]:
+                for codec in readable:
+                    try:
+                        line.decode(codec)
+                        readable[codec] += 1
+                    except UnicodeDecodeError:
+                        pass
+            encoding = "utf-8" if readable["utf-8"] >= readable["gb18030"] else "gb18030"
+        decoder = cls(encoding, lossy=True)
+        controls = len(_C0_CONTROLS.findall(decoder.text(sample)))
+        if controls > max(8, len(sample) // 20):
+            raise DecodeError("binary", f"binary file ({controls} control characters in the first {len(sample)} bytes)")
+        return decoder
+
+
+_C0_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 DETECTED = ("gb18030", "cp1252")

@@ -26,6 +26,7 @@ from crawler.files import (ConfigFileError, InputError, Problem, TooLarge, open_
                             read_config_text, resolve_inputs, saved_at)
 from crawler.run.lock import LockHeld, db_lock, lock_path
 from crawler.ingest import table as tabular
+from crawler.ingest.table import records
 from crawler.ingest.table import TableReport, parse_table
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.text import DecodeError, decode_bytes, zero_filled_tail
@@ -552,7 +553,7 @@ def test_tables_lose_only_their_bad_rows(data, fmt, locator, stored, quarantined
 def test_an_unclosed_quote_is_cut_at_the_record_cap(monkeypatch):
     """A stray quote many rows later would close the field and make one record of all the rows
     between: past RECORD_CAP characters the record is cut and its lines are read again."""
-    monkeypatch.setattr(tabular, "RECORD_CAP", 200)
+    monkeypatch.setattr(records, "RECORD_CAP", 200)
     rows = [f"职位{i},公司{i},描述{i}" for i in range(3, 40)]
     data = ("职位名称,公司名称,职位描述\n甲,乙,\"没有闭合\n" + "\n".join(rows) + '\n丙,丁,x"y\n').encode()
     items, report = read_table(data)

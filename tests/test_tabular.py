@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import crawler.ingest.table as tabular
+import crawler.ingest.table.sniff as sniff
 from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, problem_lines, run_cli
 from crawler.ingest.table import (
     TableOptions,
@@ -387,7 +388,7 @@ def test_a_small_file_with_a_bad_byte_quarantines_its_row():
 
 def test_a_bad_byte_in_a_streamed_file_quarantines_its_row(tmp_path, monkeypatch):
     monkeypatch.setattr(tabular, "SINGLE_INPUT_BYTES", 40)
-    monkeypatch.setattr(tabular, "HEAD_BYTES", 30)  # the encoding is judged on the header line alone
+    monkeypatch.setattr(sniff, "HEAD_BYTES", 30)  # the encoding is judged on the header line alone
     path = tmp_path / "big.csv"
     path.write_bytes("职位名称,公司名称\n甲,乙\n".encode() + b"\xff\xfe,x\n" + "丙,丁\n".encode())
     items, report = read(path)
@@ -398,7 +399,7 @@ def test_a_bad_byte_in_a_streamed_file_quarantines_its_row(tmp_path, monkeypatch
 def test_large_file_is_read_as_a_stream_in_blocks(tmp_path, monkeypatch):
     monkeypatch.setattr(tabular, "SINGLE_INPUT_BYTES", 1000)
     monkeypatch.setattr(tabular, "BLOCK_ROWS", 40)
-    monkeypatch.setattr(tabular, "HEAD_BYTES", 300)
+    monkeypatch.setattr(sniff, "HEAD_BYTES", 300)
     lines = ["职位名称,公司名称,职位描述"] + [f"工程师{i},公司{i},\"第一行\r\n第二行{i}\"" for i in range(100)]
     lines.insert(51, "职位名称,公司名称,职位描述")
     data = ("\r\n".join(lines) + "\r\n").encode("utf-8")
