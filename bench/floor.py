@@ -62,16 +62,17 @@ def floor(folder: Path, db_path: Path) -> tuple[int, dict[str, float]]:
     import crawler.store.writer as writer_module
     from crawler.store.schema import open_db
     from crawler.ingest.appdump import parse_dump
-    from crawler.run.sinks import SINKS
+    from crawler.run.sinks import attach
     from crawler.dedupe.step import dedupe
     from crawler.score.step import score_corpus
     from crawler.settings import project_settings
     from normalize.clock import now_iso
 
-    sink = SINKS["floor"] = KeptBatches()
-    settings = project_settings({"JOBCRAWL_SINK": "floor", "JOBCRAWL_AS_OF_SOURCE": "as_of"})
+    sink = KeptBatches()
+    settings = project_settings({"JOBCRAWL_AS_OF_SOURCE": "as_of"})
     install_reactor(settings["TWISTED_REACTOR"])  # Scrapy wants it installed; no engine runs on it here
     crawler = get_crawler(settings_dict=settings.copy_to_dict())
+    attach(crawler, sink)
     stages = [(name, cls.from_crawler(crawler)) for name, cls in zip(STAGES, _stage_classes(settings))]
     stages[-1][1].open_spider()
     seconds: dict[str, float] = defaultdict(float)

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from crawler.files import quote_name, read_taxonomy
 from crawler.report import report_of
-from crawler.run.sinks import SINKS, WriterSink
+from crawler.run.sinks import WriterSink, attached
 from crawler.store.dedupe import key_values
 from crawler.store.rows import Batch, input_row, posting_row, quarantine_row
 from normalize.dedupe import posting_signatures
@@ -222,12 +222,13 @@ class SkillsPipeline:
 
 class StorePipeline:
     """Batches of ``batch_size`` postings (with the raw inputs and quarantine rows met meanwhile) go to the
-    sink named by ``JOBCRAWL_SINK``; without one, to a writer of its own on ``JOBCRAWL_DB``."""
+    sink the run attached to the crawler (crawler/run/sinks.py); without one, to a writer of its own on
+    ``JOBCRAWL_DB``."""
 
-    def __init__(self, crawler, sink_name: str | None, db_path: str | None, run_id: int | None, batch_size: int):
+    def __init__(self, crawler, db_path: str | None, run_id: int | None, batch_size: int):
         self.crawler = crawler
         self.report = report_of(crawler)
-        self.sink_name, self.db_path = sink_name, db_path
+        self.db_path = db_path
         self.run_id, self.batch_size = run_id, batch_size
         self.sink = None
         self.own_sink = False
@@ -239,16 +240,14 @@ class StorePipeline:
     def from_crawler(cls, crawler):
         s = crawler.settings
         run_id = s.get("JOBCRAWL_RUN_ID")
-        return cls(crawler, s.get("JOBCRAWL_SINK"), s.get("JOBCRAWL_DB"), int(run_id) if run_id else None,
-                   s.getint("JOBCRAWL_BATCH_SIZE"))
+        return cls(crawler, s.get("JOBCRAWL_DB"), int(run_id) if run_id else None, s.getint("JOBCRAWL_BATCH_SIZE"))
 
     def open_spider(self, spider=None):
         # The file spiders name the parser versions under which complete parses are recorded (crawler/ingest/ledger.py).
         self.parsers = dict(getattr(self.crawler.spider, "parsers", None) or {})
         self.batch = Batch(self.run_id, parsers=self.parsers)
-        if self.sink_name:
-            self.sink = SINKS[self.sink_name]
-        else:
+        self.sink = attached(self.crawler)
+        if self.sink is None:
             self.sink, self.own_sink = WriterSink(self.db_path, migrate=True), True
 
     def process_item(self, item, spider=None):

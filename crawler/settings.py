@@ -36,8 +36,6 @@ ITEM_PIPELINES = {
 JOBCRAWL_DB = "jobs.db"
 JOBCRAWL_BATCH_SIZE = 500          # postings per transaction
 JOBCRAWL_RUN_ID = None             # set by the run: the runs row this crawl reports to
-JOBCRAWL_SINK = None               # set by the run: where the store stage sends its rows (crawler/run/sinks.py);
-                                   # None = a writer of the crawl's own on JOBCRAWL_DB
 JOBCRAWL_MAX_FILE_SIZE = _max_file_bytes  # bytes (256 MB); a larger input file is quarantined, its first 64 KB kept
                                          # (jobcrawl ingest --max-file-size)
 JOBCRAWL_MAX_TITLE_CHARS = 200     # longer "titles" are not titles: quarantined

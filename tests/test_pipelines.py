@@ -19,7 +19,7 @@ from crawler.ingest.appdump import parse_dump
 from crawler.pipelines import MAX_POSTING_CHARS, NormalizePipeline, SkillsPipeline, StorePipeline, ValidatePipeline, _chars
 from crawler.report import report_of
 from crawler.settings import ITEM_PIPELINES
-from crawler.run.sinks import SINKS
+from crawler.run.sinks import attach
 from normalize.clock import iso_utc
 from normalize.dates import parse_as_of
 from normalize.models import Posting, Quarantined, RawInput, RawPosting
@@ -210,24 +210,21 @@ class ListSink:
 
 
 def stored_batches(crawler, n: int) -> list[Batch]:
-    """The batches the store stage of ``crawler`` (``JOBCRAWL_SINK="test-list"``) hands over for ``n`` copies of the
+    """The batches the store stage of ``crawler`` hands over to the sink attached to it for ``n`` copies of the
     seed's posting (positions 0 … n-1), normalized first."""
-    SINKS["test-list"] = sink = ListSink()
-    try:
-        normalize = NormalizePipeline.from_crawler(crawler)
-        store = StorePipeline.from_crawler(crawler)
-        store.open_spider()
-        raw = raw_posting()
-        for i in range(n):
-            store.process_item(normalize.process_item(raw.model_copy(update={"source_id": f"x#{i}", "position": i})))
-        store.close_spider()
-    finally:
-        del SINKS["test-list"]
+    attach(crawler, sink := ListSink())
+    normalize = NormalizePipeline.from_crawler(crawler)
+    store = StorePipeline.from_crawler(crawler)
+    store.open_spider()
+    raw = raw_posting()
+    for i in range(n):
+        store.process_item(normalize.process_item(raw.model_copy(update={"source_id": f"x#{i}", "position": i})))
+    store.close_spider()
     return sink.batches
 
 
 def test_store_hands_batches_of_plain_rows_to_the_named_sink():
-    batches = stored_batches(crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_RUN_ID=7, JOBCRAWL_BATCH_SIZE=2), 5)
+    batches = stored_batches(crawler_with(JOBCRAWL_RUN_ID=7, JOBCRAWL_BATCH_SIZE=2), 5)
     assert [len(b.postings) for b in batches] == [2, 2, 1]
     assert {b.run_id for b in batches} == {7}
     row = batches[0].postings[0]
@@ -244,7 +241,7 @@ def test_store_quarantines_a_posting_whose_row_cannot_be_made_and_keeps_the_rest
         return posting_row(posting, keys)
 
     monkeypatch.setattr(store_module, "posting_row", row_or_bug)
-    crawler = crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_BATCH_SIZE=3)
+    crawler = crawler_with(JOBCRAWL_BATCH_SIZE=3)
     batches = stored_batches(crawler, 5)
     assert [[dict(zip(POSTING_COLS, r.values))["position"] for r in b.postings] for b in batches] == [[0, 2], [3, 4]]
     assert [q[:6] for b in batches for q in b.quarantine] == [
@@ -264,7 +261,7 @@ def test_a_number_sqlite_cannot_store_is_quarantined_with_its_posting_not_its_ba
         return posting
 
     monkeypatch.setattr(normalize_module, "normalize_posting", absurd_head_count)
-    batches = stored_batches(crawler_with(JOBCRAWL_SINK="test-list", JOBCRAWL_BATCH_SIZE=3), 3)
+    batches = stored_batches(crawler_with(JOBCRAWL_BATCH_SIZE=3), 3)
     assert [dict(zip(POSTING_COLS, r.values))["position"] for b in batches for r in b.postings] == [0, 2]
     assert [q[4:6] for b in batches for q in b.quarantine] == [
         ("store_error", "store error: ValueError: company_info_size_min 99999999999999999999999 does not fit an "

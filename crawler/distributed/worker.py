@@ -110,7 +110,7 @@ class ClusterWorker:
         from twisted.internet import task
 
         from crawler.distributed.spool import RedisSink
-        from crawler.run.sinks import SINKS
+        from crawler.run.sinks import attach
 
         s = crawler.settings
         self.crawler = crawler
@@ -127,7 +127,7 @@ class ClusterWorker:
         self.watch: RedisWatch | None = s.get("JOBCRAWL_REDIS_WATCH")
         self.sink = RedisSink(self.client, self.keys.spool, attach=self._attach,
                               max_batches=s.getint("JOBCRAWL_SPOOL_MAX_BATCHES", 200), guard=self.plan_key)
-        SINKS[s["JOBCRAWL_SINK"]] = self.sink
+        attach(crawler, self.sink)
         self.last_sync = time.monotonic()
         self.loop = task.LoopingCall(self._tick)
         crawler.signals.connect(self.opened, signal=signals.spider_opened)
@@ -231,7 +231,7 @@ class ClusterWorker:
         self.final = True
         if reason != "finished":
             self.hold = True
-        from crawler.run.sinks import SINKS, SinkFailed
+        from crawler.run.sinks import SinkFailed
 
         try:
             self.sink.sync()
@@ -245,7 +245,6 @@ class ClusterWorker:
             if self.watch is None or not self.watch.failed(err):
                 raise
 
-        SINKS.pop(self.crawler.settings["JOBCRAWL_SINK"], None)
         logger.info("%s: closed (%s)", self.source, reason)
 
 
@@ -277,7 +276,6 @@ def crawler_settings(project, *, url: str, prefix: str, crawl: str, source: str,
     out = {**own,
            "JOBCRAWL_REDIS_URL": url, "JOBCRAWL_REDIS_PREFIX": prefix, "JOBCRAWL_CRAWL_ID": crawl,
            "JOBCRAWL_SOURCE": source, "JOBCRAWL_WORKER_ID": worker_id, "JOBCRAWL_RUN_ID": entry["run_id"],
-           "JOBCRAWL_SINK": f"redis:{crawl}:{source}",
            "SCHEDULER": "crawler.distributed.scheduler.ClusterScheduler",
            "SPIDER_MIDDLEWARES": {**project.getdict("SPIDER_MIDDLEWARES"), "crawler.distributed.worker.SeededStart": 0},
            "DOWNLOADER_MIDDLEWARES": mws, "EXTENSIONS": extensions,

@@ -9,6 +9,7 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
 from crawler.report import CrawlReport, report_of
+from crawler.run.sinks import attach
 from crawler.settings import project_settings
 from crawler.ingest.textdump import input_read
 
@@ -51,19 +52,22 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
                 on_response: Callable[[int], None] | None = None,
                 on_item: Callable[[Any], None] | None = None,
                 on_started: Callable[[CrawlerProcess], None] | None = None,
-                install_signal_handlers: bool = True) -> list[CrawlReport]:
+                install_signal_handlers: bool = True, sink=None) -> list[CrawlReport]:
     """Crawl every run at once in this process, to the end (blocking); return each crawl's report, in order.
 
     Each crawler has the project settings, then ``overrides``, then its own settings. A Twisted
     reactor cannot be restarted: call this once per process. ``on_response`` is called with 1 for each
     input read: a response, or a file of an ingest (:data:`~crawler.ingest.textdump.input_read`); ``on_item`` with
     each item through the pipelines (progress); ``on_started`` gets the process before the reactor
-    starts (a worker uses it to stop the crawl on its parent's word).
+    starts (a worker uses it to stop the crawl on its parent's word); ``sink``: where every crawler's store stage
+    sends its rows (crawler/run/sinks.py; None: each opens a writer of its own).
     """
     process = CrawlerProcess(project_settings(overrides))
     crawlers = []
     for run in runs:
         crawler = process.create_crawler(run.spidercls)
+        if sink is not None:
+            attach(crawler, sink)
         for key, value in run.settings.items():
             crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
         if on_response is not None:

@@ -41,8 +41,6 @@ from crawler.run.project import SpiderRun, run_spiders
 
 ORPHAN_GRACE = 20.0
 """Seconds a worker whose parent is gone has to stop gracefully (a JOBDIR saved) before it exits."""
-SINK = "run"
-"""Name under which a run registers its sink (``JOBCRAWL_SINK``)."""
 
 
 @dataclass
@@ -172,7 +170,7 @@ def _run_inline(jobs: list[Job], run_ids: list[int], db: str, overrides: dict[st
                 on_progress: Callable[[int], None] | None, progress: Progress
                 ) -> tuple[list[CrawlReport], dict[int | None, dict]]:
     """Every job in this process; the store stage writes through a background writer of this process."""
-    from crawler.run.sinks import SINKS, WriterSink
+    from crawler.run.sinks import WriterSink
 
     def responded(inputs: int) -> None:
         progress.advance(inputs=inputs)
@@ -180,28 +178,23 @@ def _run_inline(jobs: list[Job], run_ids: list[int], db: str, overrides: dict[st
             on_progress(inputs)
 
     sink = WriterSink(db)
-    SINKS[SINK] = sink
+    reports = run_spiders(_spider_runs(list(enumerate(jobs)), run_ids), overrides, sink=sink,
+                          on_response=responded, on_item=lambda item: progress.advance(**_item_counts(item)))
     try:
-        reports = run_spiders(_spider_runs(list(enumerate(jobs)), run_ids), {**overrides, "JOBCRAWL_SINK": SINK},
-                              on_response=responded, on_item=lambda item: progress.advance(**_item_counts(item)))
-        try:
-            sink.close()
-        except Exception as err:  # the writer failed: what it did not store is missing
-            for report in reports:
-                report.stage_failed = report.stage_failed or f"storing failed: {err!r}"
-    finally:
-        SINKS.pop(SINK, None)
+        sink.close()
+    except Exception as err:  # the writer failed: what it did not store is missing
+        for report in reports:
+            report.stage_failed = report.stage_failed or f"storing failed: {err!r}"
     return reports, {run_id: counts for run_id, counts in sink.writer.counts.items()}
 
 
 def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides: dict[str, Any]) -> None:
     """A worker process: run its shard's spiders with the pipe to the parent as the sink; send the reports."""
-    from crawler.run.sinks import SINKS, PipeSink
+    from crawler.run.sinks import PipeSink
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop (module docstring)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sink = PipeSink(conn)
-    SINKS[SINK] = sink
     progress = _Ticker(sink)
 
     stopping = threading.Event()
@@ -235,8 +228,7 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
         threading.Thread(target=control, name="jobcrawl-control", daemon=True).start()
 
     try:
-        reports = run_spiders(_spider_runs(entries, run_ids), {**overrides, "JOBCRAWL_SINK": SINK},
-                              on_response=progress.tick, on_item=progress.item, on_started=listen,
+        reports = run_spiders(_spider_runs(entries, run_ids), overrides, sink=sink, on_response=progress.tick, on_item=progress.item, on_started=listen,
                               install_signal_handlers=False)
         progress.flush()
         try:

@@ -1,10 +1,10 @@
 """Where the store stage sends its batches of plain rows (crawler/store/rows.py).
 
-A run registers the sink its crawlers use under a name (``JOBCRAWL_SINK``): the writer of this
+A run hands each crawler the sink it uses (:func:`attach`, before the crawl starts): the writer of this
 process (:class:`WriterSink`), the pipe to the parent process that owns the writer
 (:class:`PipeSink`, in a worker process), or the Redis item spool of a distributed run
-(:class:`RedisSink`, crawler/distributed/spool.py). A crawl with no sink registered (``scrapy
-crawl textdump …``) gets a :class:`WriterSink` of its own on ``JOBCRAWL_DB``.
+(:class:`RedisSink`, crawler/distributed/spool.py). A crawler given none (``scrapy crawl textdump …``) gets
+a :class:`WriterSink` of its own on ``JOBCRAWL_DB``.
 """
 
 from __future__ import annotations
@@ -15,16 +15,22 @@ from typing import Protocol
 
 from crawler.store.rows import Batch
 
-SINKS: dict[str, "Sink"] = {}
-"""Sinks registered by the run in this process, by name."""
-
-
 class Sink(Protocol):
     def put(self, batch: Batch) -> None:
         """Hand over one batch (may wait: back-pressure); raise when the rows can no longer be stored."""
 
     def close(self) -> None:
         """Wait until every batch handed over is stored (or sent); raise the first failure."""
+
+
+def attach(crawler, sink: "Sink") -> None:
+    """Give ``crawler``'s store stage ``sink`` (before its crawl starts)."""
+    crawler.jobcrawl_sink = sink
+
+
+def attached(crawler) -> "Sink | None":
+    """The sink given to ``crawler`` by its run, or None (the store stage then opens a writer of its own)."""
+    return getattr(crawler, "jobcrawl_sink", None)
 
 
 class SinkFailed(RuntimeError):

@@ -58,7 +58,7 @@ class JobdirGuard:
         started = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
         self.mark.write_text(f"pid {os.getpid()}, started {started}\n", encoding="utf-8")
         # In a run the store stage hands rows to the run's writer, which commits after the spider closed.
-        self.committed_after_close = bool(crawler.settings.get("JOBCRAWL_SINK"))
+        self.committed_after_close = getattr(crawler, "jobcrawl_sink", None) is not None  # crawler/run/sinks.py
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
