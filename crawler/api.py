@@ -1,7 +1,8 @@
 """The library API: what the command line, the tests and the benchmarks call to run jobcrawl.
 
 - :func:`ingest` files, :func:`crawl` sources, :func:`reparse` stored raw inputs: each a run into a database
-  (crawler/run/runner.py), returning its :class:`~crawler.report.RunReport`.
+  (crawler/run/runner.py), returning its :class:`~crawler.report.RunReport`; :func:`ingest_job` checks an ingest's
+  options and chooses its spider without running it, :func:`run` runs such jobs.
 - :func:`refresh` the corpus steps a run ends with, in order: :data:`REFRESH_STEPS`.
 - :func:`score` what ``jobcrawl score`` does: scores, a profile's fit, the agreement report.
 
@@ -32,19 +33,33 @@ class UsageError(ValueError):
         self.option = option
 
 
-def ingest(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: str = "auto", preset: str | None = None,
-           mapping: Iterable[str] = (), constants: Iterable[str] = (), tz: str | None = None, batch_size: int = 500,
-           reparse: bool = False, max_file_size: int = 256 * 2**20, workers: int | None = None,
-           settings: dict[str, Any] | None = None, progress: Progress | None = None) -> RunReport:
+def ingest(paths: Iterable[str], db: str, *, workers: int | None = None, settings: dict[str, Any] | None = None,
+           progress: Progress | None = None, **options: Any) -> RunReport:
     """Ingest files (text dumps of the job app, csv / jsonl / lines tables) into ``db``, then refresh it.
 
-    ``paths``: files, folders or globs; ``as_of``: ISO anchor of relative times (default: each file's mtime);
-    ``fmt``, ``preset``, ``mapping`` (``FIELD=COLUMN``), ``constants`` (``FIELD=VALUE``): how tables are read;
-    ``reparse``: parse unchanged inputs too; ``settings``: more Scrapy or jobcrawl settings (over the options).
+    ``paths``: files, folders or globs; ``options``: those of :func:`ingest_job`; ``workers``: processes (default:
+    the number of cores); ``settings``: more Scrapy or jobcrawl settings (over the options).
 
     >>> report = ingest(["seeds"], "jobs.db", as_of="2026-11-29T12:00:00+08:00")
     >>> report.counts["new"], report.status
     (2, 'ok')
+    """
+    job, own = ingest_job(paths, db, **options)
+    return run([job], db, workers=workers, settings={**own, **(settings or {})}, progress=progress)[0]
+
+
+def ingest_job(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: str = "auto",
+               preset: str | None = None, mapping: Iterable[str] = (), constants: Iterable[str] = (),
+               tz: str | None = None, batch_size: int = 500, reparse: bool = False,
+               max_file_size: int = 256 * 2**20) -> tuple[Any, dict[str, Any]]:
+    """The checked job of an :func:`ingest` (its spider chosen by the files' formats) and the settings its options
+    make, not run yet. ``as_of``: ISO anchor of relative times (default: each file's mtime); ``fmt``, ``preset``,
+    ``mapping`` (``FIELD=COLUMN``), ``constants`` (``FIELD=VALUE``): how tables are read; ``reparse``: parse
+    unchanged inputs too.
+
+    >>> job, settings = ingest_job(["seeds"], "jobs.db", batch_size=100)
+    >>> job.spidercls.name, settings["JOBCRAWL_BATCH_SIZE"]
+    ('textdump', 100)
     """
     from crawler.files import INGEST_SUFFIXES, InputError, resolve_inputs
     from crawler.ingest.table import format_for
@@ -79,10 +94,9 @@ def ingest(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: str 
         raise UsageError("--preset, --map and --value apply to csv, jsonl and lines files; "
                          "PATHS hold only text dumps (see --format)")
 
-    settings = {"JOBCRAWL_BATCH_SIZE": batch_size, "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_MAX_FILE_SIZE": max_file_size,
-                "JOBCRAWL_TZ": tz, "JOBCRAWL_AS_OF_SOURCE": "as_of" if as_of else "file_mtime", **(settings or {})}
-    return _run([Job(spidercls, "ingest", run_args, spider_kwargs)], db, workers=workers, settings=settings,
-                progress=progress)[0]
+    return Job(spidercls, "ingest", run_args, spider_kwargs), {
+        "JOBCRAWL_BATCH_SIZE": batch_size, "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_MAX_FILE_SIZE": max_file_size,
+        "JOBCRAWL_TZ": tz, "JOBCRAWL_AS_OF_SOURCE": "as_of" if as_of else "file_mtime"}
 
 
 def _as_of(value: str | None):
@@ -160,7 +174,7 @@ def crawl(names: Iterable[str], db: str, *, all_sources: bool = False, sources_f
     if redis_url and (jobdir or workers):
         raise UsageError("--jobdir and --workers are for local crawls (the queue of --redis is in Redis)")
     if not redis_url:
-        return _run(jobs, db, workers=workers, settings=settings, progress=progress)
+        return run(jobs, db, workers=workers, settings=settings, progress=progress)
 
     from crawler.distributed.cluster import connect
     from crawler.distributed.coordinator import run_distributed
@@ -191,10 +205,12 @@ def reparse(db: str, *, sources: Iterable[str] = (), settings: dict[str, Any] | 
         raise UsageError(f"no raw input of {', '.join(map(repr, unknown))} in {db} (its sources: "
                          f"{', '.join(stored) or 'none'})", "--source")
     job = Job(ReparseSpider, "reparse", {"sources": sources}, {"db": str(Path(db).resolve()), "sources": sources})
-    return _run([job], db, workers=1, settings=settings, progress=progress)[0]
+    return run([job], db, workers=1, settings=settings, progress=progress)[0]
 
 
-def _run(jobs: list, db: str, **options: Any) -> list[RunReport]:
+def run(jobs: list, db: str, **options: Any) -> list[RunReport]:
+    """Run jobs (crawler.run.runner.Job, e.g. from :func:`ingest_job`) into ``db`` under its lock, then refresh it:
+    crawler.run.runner.run_jobs, whose keyword ``options`` it takes. One report per job, in order."""
     from crawler.run.lock import db_lock
     from crawler.run.runner import run_jobs
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AS_OF, ROOT, SEEDS, run_cli
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, run_cli
 from crawler import api
 
 CALL = """
@@ -70,6 +70,19 @@ def test_ingest_of_the_seeds_then_a_second_run(tmp_path, then, expected):
     assert first == {"status": "ok", "counts": counts(new=2), "steps": FIRST_STEPS, "alerts": NO_ALERTS}
     if then:
         assert call(db, then[0], **then[1]) == expected
+
+
+@pytest.mark.parametrize("paths, options, spider, args", [
+    pytest.param([SEEDS], {}, "textdump", {"paths": [str(SEEDS)], "as_of": None}, id="dumps"),
+    pytest.param([FIXTURES / "tabular" / "jobspy.csv"], {"preset": "jobspy", "as_of": AS_OF}, "tabular",
+                 {"paths": [str(FIXTURES / "tabular" / "jobspy.csv")], "as_of": AS_OF, "format": "auto",
+                  "preset": "jobspy", "mapping": [], "constants": []}, id="table"),
+])
+def test_an_ingest_job_reads_its_files_with_the_spider_of_their_format(tmp_path, paths, options, spider, args):
+    job, settings = api.ingest_job(map(str, paths), str(tmp_path / "jobs.db"), batch_size=7, **options)
+    assert (job.spidercls.name, job.kind, job.args) == (spider, "ingest", args)
+    assert settings == {"JOBCRAWL_BATCH_SIZE": 7, "JOBCRAWL_REPARSE": False, "JOBCRAWL_MAX_FILE_SIZE": 256 * 2**20,
+                        "JOBCRAWL_TZ": None, "JOBCRAWL_AS_OF_SOURCE": "as_of" if "as_of" in options else "file_mtime"}
 
 
 @pytest.fixture

@@ -89,7 +89,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
                                 max_requests=max_requests, settings=settings, workers=workers, redis_url=redis_url,
                                 store=not no_store, prefix=prefix, stall_timeout=stall_timeout,
                                 say=lambda line: click.echo(line, err=True), progress=progress)
-    except _cluster_failures() as err:
+    except _cluster_failures() if redis_url else () as err:
         from crawler.distributed.coordinator import ClusterBusy
 
         click.echo(f"jobcrawl crawl: {err}", err=True)
@@ -121,7 +121,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
 
 def _cluster_failures() -> tuple[type[Exception], ...]:
     """What ends a ``crawl --redis`` with one line: Redis unreachable or lost, a writer that failed (exit 3), another
-    run on the prefix (exit 4). Looked up only when a crawl raises, so a local crawl never imports Redis."""
+    run on the prefix (exit 4). Looked up only when such a crawl raises: a local crawl never imports Redis."""
     from crawler.distributed.cluster import RedisUnreachable
     from crawler.distributed.coordinator import ClusterBusy, StoreFailed
 

@@ -117,15 +117,16 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     from crawler import api
     from crawler.run.progress import make_progress
 
-    settings = {**run_settings(verbose), **setting_pairs(scrapy_settings, "-s")}
-    progress = make_progress(sys.stderr, quiet=quiet, noun="files")
-    try:
-        with calling("ingest"):
-            result = api.ingest(paths, db, as_of=as_of, fmt=fmt, preset=preset, mapping=mapping, constants=constants,
-                                tz=tz, batch_size=batch_size, reparse=reparse, max_file_size=max_file_size,
-                                workers=workers, settings=settings, progress=progress)
-    finally:
-        progress.close()
+    with calling("ingest"):
+        job, options = api.ingest_job(paths, db, as_of=as_of, fmt=fmt, preset=preset, mapping=mapping,
+                                      constants=constants, tz=tz, batch_size=batch_size, reparse=reparse,
+                                      max_file_size=max_file_size)
+        settings = {**run_settings(verbose), **options, **setting_pairs(scrapy_settings, "-s")}
+        progress = make_progress(sys.stderr, quiet=quiet, noun="files")
+        try:
+            [result] = api.run([job], db, workers=workers, settings=settings, progress=progress)
+        finally:
+            progress.close()
     _report(result, db, quiet=quiet, as_json=as_json)
 
 

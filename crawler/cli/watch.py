@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from crawler.cli import DB_OPTION, check_search, main, require_db, say
+from crawler.cli import DB_OPTION, calling, check_search, main, require_db, say
 
 
 CONFIG_OPTION = click.option(
@@ -70,7 +70,7 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
 
     from crawler.alerts.delivery import ConfigError, add_watch
     from crawler.store.schema import open_db
-    from crawler.run.lock import LockHeld, db_lock
+    from crawler.run.lock import db_lock
     from normalize.watch import WatchSpec
 
     config = _alerts_config(config_path)
@@ -84,7 +84,7 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
         raise click.UsageError(f"{'.'.join(str(p) for p in first['loc'])}: "
                                f"{first['msg'].removeprefix('Value error, ')}") from None
     try:
-        with db_lock(db):
+        with calling("watch add"), db_lock(db):
             database = open_db(db)
             try:
                 added = add_watch(database, spec, config=config, include_existing=include_existing)
@@ -92,9 +92,6 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
                 database.close()
     except (ValueError, ConfigError) as err:
         raise click.UsageError(str(err)) from None
-    except LockHeld as err:
-        click.echo(f"jobcrawl watch add: {err}", err=True)
-        raise SystemExit(4) from None
     later = "delivered on the next run" if include_existing else "the baseline (never delivered)"
     click.echo(f"watch {name} added (#{added['id']}) → {', '.join(names)}; "
                f"{added['matching']} postings match already: {later}")
@@ -172,17 +169,13 @@ def watch_deliver(db: str, config_path: str | None) -> None:
       jobcrawl watch deliver --db jobs.db --config alerts.toml
     """
     from crawler.alerts.delivery import deliver_new_matches
-    from crawler.run.lock import LockHeld, db_lock
+    from crawler.run.lock import db_lock
 
     require_db(db)
     if config_path is not None:
         _alerts_config(config_path)
-    try:
-        with db_lock(db):
-            report = deliver_new_matches(db, config_path=config_path)
-    except LockHeld as err:
-        click.echo(f"jobcrawl watch deliver: {err}", err=True)
-        raise SystemExit(4) from None
+    with calling("watch deliver"), db_lock(db):
+        report = deliver_new_matches(db, config_path=config_path)
     lines = report.lines() or ["alerts: no watches and nothing pending"]
     for i, line in enumerate(lines):
         say(line, err=i > 0)
