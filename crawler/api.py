@@ -35,7 +35,8 @@ class UsageError(ValueError):
 
 def ingest(paths: Iterable[str], db: str, *, workers: int | None = None, settings: dict[str, Any] | None = None,
            progress: Progress | None = None, **options: Any) -> RunReport:
-    """Ingest files (text dumps of the job app, csv / jsonl / lines tables) into ``db``, then refresh it.
+    """Ingest files (text dumps of the job app, csv / jsonl / lines tables) into ``db``, then run the
+    corpus steps of :func:`refresh` (skipped when no posting changed).
 
     ``paths``: files, folders or globs; ``options``: those of :func:`ingest_job`; ``workers``: processes (default:
     the number of cores); ``settings``: more Scrapy or jobcrawl settings (over the options).
@@ -137,7 +138,8 @@ def crawl(names: Iterable[str], db: str, *, all_sources: bool = False, sources_f
           workers: int | None = None, redis_url: str | None = None, store: bool = True, prefix: str = "jobcrawl",
           stall_timeout: float = 300, say: Callable[[str], None] | None = None,
           progress: Progress | None = None) -> list[RunReport]:
-    """Crawl the named sources (or ``all_sources`` enabled ones) of a sources file into ``db``, then refresh it.
+    """Crawl the named sources (or ``all_sources`` enabled ones) of a sources file into ``db``, then refresh
+    it as :func:`ingest` does.
 
     ``sources_file``: default $JOBCRAWL_SOURCES, else ./sources.toml. Each source has its HTTP cache in
     ``<db>.httpcache/<source>/`` and, with ``jobdir``, its resumable state in ``jobdir/<source>/``. With
@@ -189,7 +191,7 @@ def crawl(names: Iterable[str], db: str, *, all_sources: bool = False, sources_f
 def reparse(db: str, *, sources: Iterable[str] = (), settings: dict[str, Any] | None = None,
             progress: Progress | None = None) -> RunReport:
     """Parse the raw inputs stored in ``db`` (all, or those of ``sources``) again with today's parsers, then
-    refresh it. ``db`` must exist; a source with no raw input stored is a :class:`UsageError`.
+    refresh it as :func:`ingest` does. ``db`` must exist; a source with no raw input stored is a :class:`UsageError`.
 
     >>> reparse("jobs.db", sources=["textdump"]).counts["unchanged"]
     2
@@ -209,8 +211,9 @@ def reparse(db: str, *, sources: Iterable[str] = (), settings: dict[str, Any] | 
 
 
 def run(jobs: list, db: str, **options: Any) -> list[RunReport]:
-    """Run jobs (crawler.run.runner.Job, e.g. from :func:`ingest_job`) into ``db`` under its lock, then refresh it:
-    crawler.run.runner.run_jobs, whose keyword ``options`` it takes. One report per job, in order."""
+    """Run jobs (crawler.run.runner.Job, e.g. from :func:`ingest_job`) into ``db`` under its lock, then refresh it
+    as :func:`ingest` does: crawler.run.runner.run_jobs, whose keyword ``options`` it takes. One report per job, in
+    order."""
     from crawler.run.lock import db_lock
     from crawler.run.runner import run_jobs
 
