@@ -232,7 +232,7 @@ def test_a_refused_port_is_named_with_its_host():
     pytest.param(["ok", "interrupted"], 3, id="interrupted"),
 ])
 def test_crawl_exit_status(statuses, code):
-    from crawler.cli import crawl_exit_status
+    from crawler.cli.crawl import crawl_exit_status
 
     assert crawl_exit_status(statuses) == code
 
