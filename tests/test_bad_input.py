@@ -218,7 +218,7 @@ def test_links_that_are_no_web_page_are_kept_and_identify_nothing(tmp_path):
         ("CUDA 算子工程师", "javascript:alert(3)"), ("推理工程师", "mailto:hr@example.com"),
         ("编译器工程师", "mailto:hr@example.com"), ("感知算法工程师", "http://example.com:abc/jobs/1")]
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 1
-    assert conn.execute("SELECT count(DISTINCT cluster_id) FROM cluster_members").fetchone()[0] == 4
+    assert conn.execute("SELECT count(DISTINCT cluster_id) FROM dedupe_signatures").fetchone()[0] == 4
 
 
 def test_absurd_numbers_are_kept_as_written_not_a_failed_run(tmp_path):

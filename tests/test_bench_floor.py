@@ -25,7 +25,7 @@ QUERIES = {
     "skills": "SELECT p.key, s.skill, s.section, s.count FROM posting_skills s JOIN postings p ON p.id = s.posting_id",
     "evaluations": "SELECT p.key, e.scorer, e.overall, e.pay, e.growth, e.worklife, e.mission, e.evidence, e.signals"
                    " FROM evaluations e JOIN postings p ON p.id = e.posting_id",
-    "clusters": "SELECT count(DISTINCT cluster_id), count(*) FROM cluster_members",
+    "clusters": "SELECT count(DISTINCT cluster_id), count(cluster_id) FROM dedupe_signatures",
     "search": "SELECT count(*) FROM postings_fts WHERE postings_fts MATCH 'CUDA'",
     "raw inputs": "SELECT locator, sha256 FROM raw_inputs",
 }

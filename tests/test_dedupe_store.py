@@ -27,11 +27,18 @@ def family_db(tmp_path_factory):
     return db
 
 
+MEMBERSHIP = ("(SELECT s.posting_id, s.cluster_id, coalesce(m.reason, 'new') AS reason,"
+              " coalesce(m.similarity, 1.0) AS similarity, m.matched_posting_id, coalesce(m.cross_company, 0) AS"
+              " cross_company, coalesce(m.different_city, 0) AS different_city FROM dedupe_signatures s"
+              " LEFT JOIN cluster_members m USING (posting_id) WHERE s.cluster_id IS NOT NULL)")
+"""Every clustered posting's member row: stored for clusters of two or more, read as a new member's for one alone."""
+
+
 def members(db) -> dict[str, tuple]:
     conn = sqlite3.connect(db)
     rows = conn.execute(
         "SELECT p.locator, m.cluster_id, m.reason, m.cross_company, m.different_city, q.locator, m.similarity"
-        " FROM cluster_members m JOIN postings p ON p.id = m.posting_id"
+        f" FROM {MEMBERSHIP} m JOIN postings p ON p.id = m.posting_id"
         " LEFT JOIN postings q ON q.id = m.matched_posting_id"
     ).fetchall()
     return {r[0]: r[1:] for r in rows}
@@ -102,13 +109,13 @@ def test_a_changed_posting_keeps_its_cluster_and_gets_a_fresh_signature(tmp_path
     db = tmp_path / "jobs.db"
     run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True)
     conn = sqlite3.connect(db)
-    before = conn.execute("SELECT posting_id, cluster_id, reason FROM cluster_members ORDER BY posting_id").fetchall()
+    before = conn.execute(f"SELECT posting_id, cluster_id, reason FROM {MEMBERSHIP} ORDER BY posting_id").fetchall()
     assert before == [(1, 1, "new"), (2, 1, "same_content")]
     (folder / "000.txt").write_text(seed.replace("针对主流大模型，完成全链路性能分析、瓶颈定位与优化落地",
                                                  "针对主流大模型完成全链路性能分析与瓶颈定位"), encoding="utf-8")
     proc = run_cli("ingest", str(folder), "--db", str(db), "--as-of", AS_OF, check=True)
     assert "updated 1 · unchanged 1" in proc.stdout
-    assert conn.execute("SELECT posting_id, cluster_id, reason FROM cluster_members ORDER BY posting_id").fetchall() == before
+    assert conn.execute(f"SELECT posting_id, cluster_id, reason FROM {MEMBERSHIP} ORDER BY posting_id").fetchall() == before
     stale = conn.execute("SELECT count(*) FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
                          " WHERE s.content_hash IS NOT p.content_hash").fetchone()[0]
     assert stale == 0
@@ -145,8 +152,7 @@ def test_an_old_database_moves_to_the_new_rules(tmp_path, args):
     assert clusters(db) == [
         (5, 2, 2, '{"cross_company_copy": 1, "near_duplicate": 2, "new": 1, "same_content": 1}', 1),  # the seed family
         (2, 1, 1, '{"new": 1, "same_identity": 1}', 0),  # the one card listed twice
-        (1, 1, 1, '{"new": 1}', 0),
-    ]
+    ]  # a cluster of one member has no row
     again = run_cli("dedupe", "--db", str(db), *args, check=True)
     assert again.stdout == ("dedupe: 18 clustered · 5 joined a cluster · 0 clusters merged · 13 clusters, 5 duplicates in all\n"
                             if args else "dedupe: 0 clustered · 0 joined a cluster · 0 clusters merged · 13 clusters, "
@@ -173,10 +179,11 @@ def test_the_first_dedupe_step_keeps_the_keys_the_workers_made(tmp_path):
 
 # --------------------------------------------------------------------------- the dedupe planned beside the scoring
 
-RESET = ("DELETE FROM cluster_members", "DELETE FROM clusters", "DELETE FROM dedupe_common_shingles",
+RESET = ("DELETE FROM cluster_members", "DELETE FROM clusters", "UPDATE dedupe_signatures SET cluster_id = NULL",
+         "DELETE FROM dedupe_common_shingles",
          "DELETE FROM meta WHERE key = 'common_shingles'", "DELETE FROM evaluations WHERE scorer = 'jobcrawl-v1'")
 MEMBERS = ("SELECT posting_id, cluster_id, reason, similarity, matched_posting_id, cross_company, different_city"
-           " FROM cluster_members ORDER BY posting_id")
+           f" FROM {MEMBERSHIP} ORDER BY posting_id")
 CLUSTERS = "SELECT id, canonical_posting_id, size, companies, cities, reasons, cross_company FROM clusters ORDER BY id"
 
 
@@ -209,7 +216,7 @@ def test_a_planned_dedupe_writes_what_the_dedupe_step_writes(steps_db, tmp_path)
     from crawler.dedupe.step import apply, plan
 
     expected = (rows(steps_db, MEMBERS), rows(steps_db, CLUSTERS))
-    assert len(expected[0]) == 18 and len(expected[1]) == 13
+    assert len(expected[0]) == 18 and len(expected[1]) == 2  # clusters of two or more members have a row
     database = open_db(str(reset_copy(steps_db, tmp_path)))
     try:
         before = database.conn.total_changes
@@ -305,7 +312,8 @@ def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_
 
 
 @pytest.mark.parametrize("trigger,step,clustered", [
-    pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON cluster_members BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    pytest.param("CREATE TRIGGER refuse BEFORE UPDATE OF cluster_id ON dedupe_signatures"
+                 " BEGIN SELECT RAISE(ABORT, 'refused'); END",
                  "dedupe", 0, id="dedupe-fails-no-score-stored"),
     pytest.param("CREATE TRIGGER refuse BEFORE INSERT ON evaluations WHEN NEW.scorer = 'jobcrawl-v1'"
                  " BEGIN SELECT RAISE(ABORT, 'refused'); END", "score", 18, id="scoring-fails-dedupe-kept"),
@@ -326,5 +334,5 @@ def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_
     assert str(failed.value) == f"the {step} step failed: sqlite3.IntegrityError: refused"
     assert failed.value.steps.get("dedupe", {}).get("added") == (18 if step == "score" else None)
     copy = tmp_path / "copy.db"
-    assert rows(copy, "SELECT count(*) FROM cluster_members") == [(clustered,)]
+    assert rows(copy, "SELECT count(cluster_id) FROM dedupe_signatures") == [(clustered,)]
     assert rows(copy, "SELECT count(*) FROM evaluations WHERE scorer = 'jobcrawl-v1'") == [(0,)]

@@ -330,6 +330,7 @@ def evidence_db(tmp_path_factory) -> Path:
                      " VALUES (1, 1, 3, 2, 2, 1)")
         conn.executemany("INSERT INTO cluster_members (posting_id, cluster_id, reason, similarity, matched_posting_id,"
                          " cross_company, different_city) VALUES (?, ?, ?, ?, ?, ?, ?)", MEMBERS)
+        conn.executemany("INSERT INTO dedupe_signatures (posting_id, cluster_id) VALUES (?, ?)", [m[:2] for m in MEMBERS])
 
     return _new_db(tmp_path_factory, "evidence", fill)
 

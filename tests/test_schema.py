@@ -35,12 +35,12 @@ def test_migrations_bring_an_old_database_forward(tmp_path):
     open_db(path).close()  # idempotent
 
 
-def test_a_new_database_gets_16_kb_pages_and_wal_mode(tmp_path):
+def test_a_new_database_gets_4_kb_pages_and_wal_mode(tmp_path):
     # page_size takes effect only before the file's first write, so connect() sets it before WAL mode.
     db = open_db(tmp_path / "jobs.db")
-    assert db.execute("PRAGMA page_size").fetchone()[0] == 16384
+    assert db.execute("PRAGMA page_size").fetchone()[0] == 4096
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()
     again = open_db(tmp_path / "jobs.db")  # an existing file keeps its pages
-    assert again.execute("PRAGMA page_size").fetchone()[0] == 16384
+    assert again.execute("PRAGMA page_size").fetchone()[0] == 4096
     assert "postings" in again.table_names()

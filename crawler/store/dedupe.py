@@ -1,6 +1,10 @@
 """SQL of the dedupe step: stored dedupe keys (``dedupe_signatures``), clusters and their members, and the
 corpus's boilerplate shingles (``dedupe_common_shingles``).
 
+A clustered posting's cluster is ``dedupe_signatures.cluster_id``. ``clusters`` and ``cluster_members`` have rows
+only for clusters of two or more members: a posting alone in its cluster reads as :data:`ALONE` (the member row
+it would have), and gets that row once another posting joins it (:func:`write_clusters`).
+
 Imports neither the schema module nor the pydantic models: the dedupe step may run in a process of its own.
 """
 
@@ -22,8 +26,12 @@ BATCH = 1000
 KEY_COLUMNS = ("posting_id", "content_hash", "signature", "company", "title", "city", "fingerprint", "identity", "url",
                "has_jd", "completeness")
 """Columns of ``dedupe_signatures``, in the order of :func:`key_row`."""
-_INSERT_KEY = (f"INSERT OR REPLACE INTO dedupe_signatures ({', '.join(KEY_COLUMNS)}) "
-               f"VALUES ({', '.join('?' * len(KEY_COLUMNS))})")
+_INSERT_KEY = (f"INSERT INTO dedupe_signatures ({', '.join(KEY_COLUMNS)}) VALUES ({', '.join('?' * len(KEY_COLUMNS))})"
+               f" ON CONFLICT (posting_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in KEY_COLUMNS[1:])}")
+"""A key replaces the stored one and keeps its posting's cluster."""
+ALONE = ("new", 1.0, None, 0, 0)
+"""The member row's reason, similarity, matched posting, cross company and different city of a posting alone in its
+cluster (the first member of every cluster has these)."""
 _KEY_FIELDS = "s.signature, s.company, s.title, s.city, s.fingerprint, s.identity, s.url, s.has_jd, s.completeness"
 _ORDER = "p.locator || char(31) || printf('%012d', p.position) || char(31) || p.key"
 """A posting's place in its input: the same from run to run, unlike its row id (worker processes deliver
@@ -92,7 +100,8 @@ def key_values(key: DedupeKey) -> tuple:
 
 
 def store_keys(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:
-    """Insert or replace :func:`key_row` rows, made by this code (keys of ``SIGNATURE_VERSION``).
+    """Insert or replace :func:`key_row` rows, made by this code (keys of ``SIGNATURE_VERSION``); a posting keeps
+    its cluster.
 
     The first keys stored in a database no dedupe step has run on record that version, so that its first
     step keeps them (the item pipeline made them in the worker processes) instead of making them again."""
@@ -151,7 +160,7 @@ def unclustered(conn: sqlite3.Connection) -> list[int]:
     the delivery)."""
     return [r[0] for r in conn.execute(
         "SELECT s.posting_id FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
-        f" WHERE s.posting_id NOT IN (SELECT posting_id FROM cluster_members) ORDER BY p.first_run_id, {_ORDER}")]
+        f" WHERE s.cluster_id IS NULL ORDER BY p.first_run_id, {_ORDER}")]
 
 
 def corpus_order(conn: sqlite3.Connection) -> Iterator[int]:
@@ -171,14 +180,14 @@ def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey]
 
 
 def clustered_count(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT count(*) FROM cluster_members").fetchone()[0]
+    return conn.execute("SELECT count(cluster_id) FROM dedupe_signatures").fetchone()[0]
 
 
 def clustered(conn: sqlite3.Connection) -> Iterator[tuple[int, DedupeKey, int]]:
     """Every clustered posting as ``(id, key, cluster id)``, streamed in id order."""
     for row in conn.execute(
-            f"SELECT s.posting_id, m.cluster_id, {_KEY_FIELDS} FROM dedupe_signatures s"
-            " JOIN cluster_members m USING (posting_id) ORDER BY s.posting_id"):
+            f"SELECT s.posting_id, s.cluster_id, {_KEY_FIELDS} FROM dedupe_signatures s"
+            " WHERE s.cluster_id IS NOT NULL ORDER BY s.posting_id"):
         yield row[0], _key(row[2:]), row[1]
 
 
@@ -186,16 +195,22 @@ def clustered(conn: sqlite3.Connection) -> Iterator[tuple[int, DedupeKey, int]]:
 
 
 def write_members(conn: sqlite3.Connection, rows: list[tuple]) -> None:
-    """Insert or replace ``cluster_members`` rows (posting, cluster, reason, similarity, matched posting,
-    cross company, different city)."""
-    conn.executemany("INSERT OR REPLACE INTO cluster_members (posting_id, cluster_id, reason, similarity,"
-                     " matched_posting_id, cross_company, different_city) VALUES (?,?,?,?,?,?,?)", rows)
+    """Record the clusters of members (posting, cluster, reason, similarity, matched posting, cross company,
+    different city): every posting's cluster; the ``cluster_members`` rows of those that joined another posting
+    (a new one's row, :data:`ALONE`, is written once its cluster has another member: :func:`write_clusters`)."""
+    conn.executemany("UPDATE dedupe_signatures SET cluster_id = ? WHERE posting_id = ?", ((r[1], r[0]) for r in rows))
+    conn.executemany(_INSERT_MEMBER, [r for r in rows if r[2:] != ALONE])
+
+
+_INSERT_MEMBER = ("INSERT OR REPLACE INTO cluster_members (posting_id, cluster_id, reason, similarity, matched_posting_id,"
+                  " cross_company, different_city) VALUES (?,?,?,?,?,?,?)")
 
 
 def move_members(conn: sqlite3.Connection, survivor: int, absorbed: Iterable[int]) -> None:
     """Move the members of the ``absorbed`` clusters into ``survivor``; their cluster rows go."""
     absorbed = list(absorbed)
     q = _marks(absorbed)
+    conn.execute(f"UPDATE dedupe_signatures SET cluster_id = ? WHERE cluster_id IN ({q})", (survivor, *absorbed))
     conn.execute(f"UPDATE cluster_members SET cluster_id = ? WHERE cluster_id IN ({q})", (survivor, *absorbed))
     conn.execute(f"DELETE FROM clusters WHERE id IN ({q})", absorbed)
 
@@ -205,23 +220,30 @@ def clusters_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
     out: set[int] = set()
     for part in _chunks(ids):
         out.update(r[0] for r in conn.execute(
-            f"SELECT cluster_id FROM cluster_members WHERE posting_id IN ({_marks(part)})", part))
+            f"SELECT cluster_id FROM dedupe_signatures WHERE posting_id IN ({_marks(part)}) AND cluster_id IS NOT NULL",
+            part))
     return out
 
 
 def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
-    """Recompute the ``clusters`` rows of ``cluster_ids`` from their members: canonical member
+    """Give the members of ``cluster_ids`` without a ``cluster_members`` row theirs (:data:`ALONE`) where the cluster
+    has two or more members, and recompute the ``clusters`` rows of those clusters from their members: canonical member
     (``choose_canonical`` on the stored completeness and the run that first saw it), size, companies (normalized names, counted by
     ``count_companies``: 华为 and 华为技术有限公司 are one, and so are 天力物业 and 天力物业发展), cities, reasons.
 
     Members are read as small tuples, one cluster at a time (the largest cluster bounds the memory)."""
     for part in _chunks(cluster_ids):
+        q = _marks(part)
+        conn.execute("INSERT OR IGNORE INTO cluster_members (posting_id, cluster_id, reason, similarity, matched_posting_id,"
+                     " cross_company, different_city) SELECT posting_id, cluster_id, ?, ?, ?, ?, ? FROM dedupe_signatures"
+                     f" WHERE cluster_id IN (SELECT cluster_id FROM dedupe_signatures WHERE cluster_id IN ({q})"
+                     " GROUP BY cluster_id HAVING count(*) > 1)", (*ALONE, *part))
         members = conn.execute(
             "SELECT m.cluster_id, m.posting_id, m.reason, m.cross_company, coalesce(s.company, p.company), p.city,"
             f" p.first_seen, p.last_seen, s.completeness, {_ORDER}, {_SEEN} FROM cluster_members m"
             " JOIN postings p ON p.id = m.posting_id"
             " LEFT JOIN dedupe_signatures s ON s.posting_id = m.posting_id"
-            f" WHERE m.cluster_id IN ({_marks(part)}) ORDER BY m.cluster_id", part)
+            f" WHERE m.cluster_id IN ({q}) ORDER BY m.cluster_id", part)
         found: set[int] = set()
         rows = []
         for cid, group in groupby(members, key=itemgetter(0)):
@@ -242,8 +264,8 @@ def write_clusters(conn: sqlite3.Connection, cluster_ids: list[int]) -> None:
 
 
 def totals(conn: sqlite3.Connection) -> dict[str, int]:
-    """Clusters and duplicates (members that are not the first of their cluster) in the database."""
-    return {"clusters": conn.execute("SELECT count(*) FROM clusters").fetchone()[0],
+    """Clusters (of any size) and duplicates (members that are not the first of their cluster) in the database."""
+    return {"clusters": conn.execute("SELECT count(DISTINCT cluster_id) FROM dedupe_signatures").fetchone()[0],
             "duplicates": conn.execute("SELECT count(*) FROM cluster_members WHERE reason != 'new'").fetchone()[0]}
 
 
@@ -284,7 +306,8 @@ def jd_sample(conn: sqlite3.Connection, limit: int) -> list[int]:
 
 
 def largest_clusters(conn: sqlite3.Connection, top: int) -> list[tuple[int, int, int, int, str]]:
-    """The ``top`` largest clusters as (id, size, companies, cities, reasons JSON), largest first."""
+    """The ``top`` largest clusters of two or more members as (id, size, companies, cities, reasons JSON), largest
+    first."""
     return conn.execute("SELECT id, size, companies, cities, reasons FROM clusters"
                         " ORDER BY size DESC, companies DESC, id LIMIT ?", (top,)).fetchall()
 

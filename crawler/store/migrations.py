@@ -629,3 +629,18 @@ def m0031(db: sqlite_utils.Database) -> None:
                         " JOIN raw_inputs r ON r.id = q.raw_input_id WHERE q.text IS NOT NULL")
     conn.executemany("UPDATE quarantine SET text = NULL, text_in_input = 1 WHERE id = ?", [
         (qid,) for qid, text, r_text, r_zlib in rows if copies_input(text, raw_text(r_text, r_zlib))])
+
+
+@migration("0032_no_singleton_clusters")
+def m0032(db: sqlite_utils.Database) -> None:
+    """A posting's cluster is kept in ``dedupe_signatures.cluster_id``; ``clusters`` and ``cluster_members`` keep rows
+    only for clusters of two or more members (a member alone is new, similarity 1.0, its own canonical member): the
+    rows of clusters of one member go."""
+    conn = db.conn
+    conn.execute("ALTER TABLE dedupe_signatures ADD COLUMN cluster_id INTEGER")
+    conn.execute("UPDATE dedupe_signatures SET cluster_id = (SELECT cluster_id FROM cluster_members m"
+                 " WHERE m.posting_id = dedupe_signatures.posting_id)")
+    conn.execute("CREATE INDEX idx_dedupe_signatures_cluster_id ON dedupe_signatures (cluster_id)")
+    alone = "SELECT cluster_id FROM cluster_members GROUP BY cluster_id HAVING count(*) < 2"
+    conn.execute(f"DELETE FROM clusters WHERE id IN ({alone})")
+    conn.execute(f"DELETE FROM cluster_members WHERE cluster_id IN ({alone})")

@@ -21,6 +21,7 @@ from normalize.evaluation import unpack_evidence, unpack_signals
 from normalize.models import DIMENSIONS
 from normalize.score import FACT_RULES, SCORER, PostingFacts, render_evaluation
 
+from crawler.store.dedupe import ALONE
 from crawler.store.schema import unflatten_posting
 from crawler.store.skills import categories, evidence_records
 
@@ -74,12 +75,11 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
             grouped[child["posting_id"]].append(child)
         children[table] = grouped
 
-    clusters = {}
-    if db["cluster_members"].exists():
-        clusters = {r[0]: r[1:] for r in db.execute(
-            "SELECT m.posting_id, m.cluster_id, c.canonical_posting_id, m.reason, m.similarity, m.matched_posting_id,"
-            " m.cross_company, m.different_city FROM cluster_members m"
-            f" JOIN clusters c ON c.id = m.cluster_id WHERE m.posting_id IN ({q})", ids)}
+    clusters = {r[0]: r[1:3] + (r[3:] if r[3] is not None else ALONE) for r in db.execute(
+        "SELECT s.posting_id, s.cluster_id, coalesce(c.canonical_posting_id, s.posting_id), m.reason, m.similarity,"
+        " m.matched_posting_id, m.cross_company, m.different_city FROM dedupe_signatures s"
+        " LEFT JOIN cluster_members m ON m.posting_id = s.posting_id LEFT JOIN clusters c ON c.id = m.cluster_id"
+        f" WHERE s.posting_id IN ({q}) AND s.cluster_id IS NOT NULL", ids)}
     skill_categories = categories(db)
     out = []
     for row in rows:

@@ -50,7 +50,7 @@ def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, sou
         if mark_stale:
             stale = "SELECT id FROM runs WHERE status = 'running' AND id != ?"
             db.execute(f"UPDATE postings SET first_run_id = ? WHERE first_run_id IN ({stale})"
-                       " AND id NOT IN (SELECT posting_id FROM cluster_members)", (cur.lastrowid, cur.lastrowid))
+                       " AND id NOT IN (SELECT posting_id FROM dedupe_signatures WHERE cluster_id IS NOT NULL)", (cur.lastrowid, cur.lastrowid))
             db.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running' AND id != ?", (cur.lastrowid,))
     return cur.lastrowid
 

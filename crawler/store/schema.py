@@ -146,7 +146,7 @@ def _documented() -> dict[str, dict[str, str | None]]:
 
 
 def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Database:
-    """Open (creating if needed) a jobcrawl database: WAL mode, 16 KB pages, schema up to date.
+    """Open (creating if needed) a jobcrawl database: WAL mode, 4 KB pages, schema up to date.
     :class:`ReadOnlyDatabase` when the file cannot be written (:func:`crawler.store.unwritable`).
 
     ``readonly``: the one way commands that only read open it (:func:`crawler.store.readonly_uri`:
@@ -167,6 +167,6 @@ def open_db(path: str | Path, *, readonly: bool = False) -> sqlite_utils.Databas
         return sqlite_utils.Database(connect_readonly(path))
     require_writable(path)
     fresh = not path.exists() or path.stat().st_size == 0
-    db = connect(path, page_size=16384 if fresh else None)
+    db = connect(path, page_size=4096 if fresh else None)
     upgrade(db)
     return db

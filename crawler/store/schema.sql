@@ -374,12 +374,17 @@ CREATE TABLE dedupe_signatures (
     identity TEXT,
     url TEXT,
     has_jd INTEGER,
-    completeness INTEGER
+    completeness INTEGER,
+    cluster_id INTEGER
 );
 CREATE INDEX idx_dedupe_signatures_fingerprint ON dedupe_signatures (fingerprint);
+CREATE INDEX idx_dedupe_signatures_cluster_id ON dedupe_signatures (cluster_id);
 
 CREATE TABLE dedupe_common_shingles (hash INTEGER PRIMARY KEY) WITHOUT ROWID;
 
+-- Every clustered posting has its cluster in dedupe_signatures.cluster_id; clusters and cluster_members hold rows
+-- only for clusters of two or more members. A posting without a member row is alone in its cluster: reason new,
+-- similarity 1.0, its own canonical member (crawler/store/dedupe.py).
 CREATE TABLE clusters (
     id INTEGER PRIMARY KEY,
     canonical_posting_id INTEGER REFERENCES postings (id),
