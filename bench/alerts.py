@@ -32,7 +32,8 @@ def timed(label: str, fn) -> None:
 
 
 def main() -> None:
-    from crawler.alerts.delivery import add_watch, deliver_new_matches, load_config
+    from crawler.alerts.config import load_config
+    from crawler.alerts.delivery import add_watch, deliver_new_matches
     from crawler.store.schema import open_db
     from normalize.watch import WatchSpec
 

@@ -1,4 +1,5 @@
-"""crawler/alerts/delivery.py in-process: the retry schedule, what is not retried, the config's paths and secrets."""
+"""crawler/alerts/transports.py and config.py in-process: the retry schedule, what is not retried, the config's
+paths and secrets."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import threading
 
 import pytest
 
-from crawler.alerts import delivery as alerts
-from crawler.alerts.delivery import (Alert, ConfigError, EmailDest, FileDest, NtfyDest, SendError, WebhookDest, load_config,
-                            send_alert)
+from crawler.alerts import transports
+from crawler.alerts.config import ConfigError, EmailDest, FileDest, NtfyDest, WebhookDest, load_config
+from crawler.alerts.transports import Alert, SendError, send_alert
 from receivers import Dripper, Receiver
 
 POSTING = {"id": 1, "title": "AI算子开发工程师", "company": "吉利汽车", "city": "杭州", "salary": "43K", "salary_raw": "43K",
@@ -150,7 +151,7 @@ def test_a_fifo_nobody_reads_is_a_failed_delivery_not_a_hang(tmp_path, monkeypat
     os.mkfifo(fifo)
     with pytest.raises(SendError, match=f"^{fifo}: a FIFO \\(named pipe\\) that nobody reads$"):
         send_alert(FileDest(type="file", path=str(fifo)), Alert("w", [POSTING]), out=None)
-    monkeypatch.setattr(alerts, "FILE_WRITE_SECONDS", 0.5)  # a reader that opened it and reads nothing
+    monkeypatch.setattr(transports, "FILE_WRITE_SECONDS", 0.5)  # a reader that opened it and reads nothing
     held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
         big = Alert("w", [dict(POSTING, title="职" * 40_000)])  # more than a pipe holds

@@ -521,7 +521,7 @@ def test_secrets_in_the_alerts_config_are_neither_stored_nor_printed(seeded, tmp
 
 # --------------------------------------------------------------------------- control characters in printed text (issue #38)
 
-from crawler.alerts.delivery import Alert  # noqa: E402
+from crawler.alerts.transports import Alert  # noqa: E402
 import ast  # noqa: E402
 import unicodedata  # noqa: E402
 

@@ -26,8 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import AS_OF, SEEDS, free_port, run_cli, start_serve
-from crawler.alerts.delivery import (Alert, ConfigError, NtfyDest, WebhookDest, add_watch, deliver_new_matches, load_config,
-                            send_alert)
+from crawler.alerts.config import ConfigError, NtfyDest, WebhookDest, load_config
+from crawler.alerts.delivery import add_watch, deliver_new_matches
+from crawler.alerts.transports import Alert, send_alert
 from crawler.store.schema import open_db
 from normalize.redact import looks_like_token, redact, redact_url
 from normalize.watch import WatchSpec

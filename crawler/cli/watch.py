@@ -14,7 +14,7 @@ CONFIG_OPTION = click.option(
 
 
 def _alerts_config(config_path: str | None):
-    from crawler.alerts.delivery import ConfigError, load_config
+    from crawler.alerts.config import ConfigError, load_config
 
     try:
         return load_config(config_path)
@@ -68,7 +68,8 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
     """
     from pydantic import ValidationError
 
-    from crawler.alerts.delivery import ConfigError, add_watch
+    from crawler.alerts.config import ConfigError
+    from crawler.alerts.delivery import add_watch
     from crawler.store.schema import open_db
     from crawler.run.lock import db_lock
     from normalize.watch import WatchSpec
