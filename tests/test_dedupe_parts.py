@@ -3,34 +3,17 @@ that signatures and boilerplate share, and the one agreement rule of company nam
 
 from __future__ import annotations
 
-import ast
-
 import numpy as np
 import pytest
 
 import normalize.dedupe
-from conftest import ROOT
 from normalize.dedupe import Record, common_shingles, names_agree
 from normalize.dedupe import minhash
-
-
-def _imported_from_the_package() -> set[str]:
-    """Names imported ``from normalize.dedupe import …`` (or ``from .dedupe import …`` in normalize/) anywhere in
-    crawler/, browse/, bench/, normalize/ and tests/, but the package's modules."""
-    names = set()
-    for folder in ("crawler", "browse", "bench", "normalize", "tests"):
-        for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom) and (
-                        node.module == "normalize.dedupe" or node.level == 1 and node.module == "dedupe"
-                        and path.parent == ROOT / "normalize"):
-                    names.update(a.name for a in node.names
-                                 if not (ROOT / "normalize" / "dedupe" / f"{a.name}.py").exists())
-    return names
+from package_api import imported_names
 
 
 def test_the_package_names_every_name_other_packages_import():
-    imported = _imported_from_the_package()
+    imported = imported_names("normalize.dedupe")
     assert "Clusterer" in imported and "canonical_url" in imported  # the scan finds the importers
     assert sorted(imported - set(normalize.dedupe.__all__)) == []
     assert all(hasattr(normalize.dedupe, name) for name in normalize.dedupe.__all__)

@@ -1,4 +1,4 @@
-"""The scoring rules (normalize/score.py) and personal fit (normalize/fit.py), pure: example tables,
+"""The scoring rules (normalize/score/) and personal fit (normalize/fit.py), pure: example tables,
 the seeds' exact scores, and property tests (hypothesis) for the monotonic rules and the 0–100 range."""
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def score(db: str, report: bool, top: int, profile_file: str | None, force: bool
     category and city + category where at least 20 salaries exist, open postings per company and
     city + category), then stores our evaluation of every active posting as scorer jobcrawl-v1:
     scores, levels (信息不足 where the evidence is too little) and the evidence of every rule that
-    fired (rules: normalize/score.py); its explanations and signals are rendered from them when
+    fired (rules: normalize/score/); its explanations and signals are rendered from them when
     read (export, posting page). A posting whose inputs (its
     facts, the market figures it uses, the rules' version) have not changed since it was scored is
     not scored again, unless --all. Re-scoring replaces only our own rows; the app's own evaluation
