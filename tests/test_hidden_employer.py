@@ -74,8 +74,10 @@ def test_hidden_employers_are_stored_and_shown(tmp_path):
     again.write_text(CSV.replace("CUDA算子开发工程师,,上海", "CUDA算子开发工程师（急招）,,上海"), encoding="utf-8")
     run_cli("ingest", str(again), "--db", str(db))
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT p.locator, p.version, m.cluster_id, m.reason FROM cluster_members m JOIN postings p"
-                        " ON p.id = m.posting_id WHERE p.url LIKE '%/2.shtml'").fetchall()
+    # A posting alone in its cluster has no cluster_members row (its reason is 'new').
+    rows = conn.execute("SELECT p.locator, p.version, s.cluster_id, coalesce(m.reason, 'new') FROM postings p"
+                        " JOIN dedupe_signatures s ON s.posting_id = p.id LEFT JOIN cluster_members m"
+                        " ON m.posting_id = p.id WHERE p.url LIKE '%/2.shtml'").fetchall()
     assert rows == [("liepin_again.csv", 2, records["2.shtml"]["cluster_id"], "new")]
     page = posting_page(conn, records["2.shtml"]["id"])
     assert page["company"] == "（企业未公开）"

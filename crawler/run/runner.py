@@ -472,7 +472,7 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
                 steps_pending: bool = True) -> list[RunReport]:
     """The end of a run, local or distributed: each job's complete listings close what they miss, its
     status is decided; a changed taxonomy retags; the corpus steps run, then the watches' alerts (config
-    ``alerts_config``, default crawler.alerts.delivery' lookup); each ``runs`` row is finished.
+    ``alerts_config``, default: crawler.alerts.config.default_config_path); each ``runs`` row is finished.
     The corpus steps are skipped (``{"skipped": 1}`` as their counts) when no posting was new, updated,
     closed, reopened or retagged and ``steps_pending`` is false (they succeeded after the last run that
     started before this one: crawler.store.runs.steps_pending): their inputs are what they were.
