@@ -67,6 +67,7 @@ sys.path.insert(0, str(ROOT))
 
 from crawler.store import fts  # noqa: E402
 from crawler.store.schema import open_db  # noqa: E402
+from crawler.store.sections import section_bullets, section_text  # noqa: E402
 from crawler.store.skills import sync_taxonomy  # noqa: E402
 from normalize.posting import level_for  # noqa: E402
 from normalize.skills import load_taxonomy  # noqa: E402
@@ -141,9 +142,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
     tail = [s.name for s in taxonomy.skills if s.name not in head]
     bases = [{"title": b["title"], "sections": b} for b in map(json.loads, (ROOT / "fixtures/dedupe/bases.jsonl").open())]
     for t in templates:
-        t["sections"] = {}
-        for sec in t["section_rows"]:
-            t["sections"].setdefault(sec["key"], []).append(sec["text"])
+        t["sections"] = {sec["key"]: section_bullets(sec["text"]) for sec in t["section_rows"]}
     skill_pool = head + tail
     skill_cum = list(itertools.accumulate(1 / (r + 1) ** 0.8 for r in range(len(skill_pool))))
     company = _picker(rng, *_companies(rng))
@@ -198,34 +197,35 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             postings.append([row.get(c) for c in columns])
 
             base = t if rng.random() < 0.2 or english else rng.choice(bases)
-            keep = []
+            keep: dict[str, tuple[str, list[str]]] = {}
             for key, heading in (("about", "关于这个职位"), ("requirements", "最低要求"), ("responsibilities", "工作职责")):
                 items = list(base["sections"].get(key, []))
                 if key == "requirements":
                     rng.shuffle(items)
                     items = items[: max(2, len(items) - rng.randint(0, 3))]
-                keep.extend([pid, 0, key, heading, j, text] for j, text in enumerate(items))
+                if items:
+                    keep[key] = (heading, items)
             if english:
-                keep = [[pid, 0, "requirements", "Requirements", j, b] for j, b in enumerate(rng.sample(EN_BULLETS, 4))]
+                keep = {"requirements": ("Requirements", rng.sample(EN_BULLETS, 4))}
             elif base is not t:
                 row["title"] = base["title"]
-            keep.append([pid, 0, "responsibilities", "工作职责", 99, f"参与第{pid}号项目的研发与交付，编号{pid * 7919 % 100000}"])
-            for seq, b in enumerate(keep):
-                b[1] = seq
-            sections.extend(keep)
+            keep.setdefault("responsibilities", ("工作职责", []))[1].append(
+                f"参与第{pid}号项目的研发与交付，编号{pid * 7919 % 100000}")
+            own = [(pid, seq, key, heading, section_text(key, items)) for seq, (key, (heading, items)) in enumerate(keep.items())]
+            sections.extend(own)
 
             ev = dict(t["evaluation"], posting_id=pid, overall=source, overall_level=level_for(source))
             evals.append([ev[c] for c in ev_cols])
             evals.append([ev[c] for c in ev_cols])
             evals[-1][1], evals[-1][2], evals[-1][7] = "jobcrawl-v1", ours, level_for(ours)
             skills.extend((pid, s, "requirements", seq, 1, 0, len(s)) for seq, s in enumerate(chosen))
-            body = "\n".join([" ".join(t["tags"]) if base is t else "", *(b[5] for b in keep)])
+            body = "\n".join([" ".join(t["tags"]) if base is t else "", *(r[4] for r in own)])
             fts_rows.append((pid, row["title"], row["company"], row["city"], chosen, body))
 
         with conn:
             conn.executemany(insert_ev, evals)  # before the postings rows: the score triggers find nothing to update
             conn.executemany(insert_posting, postings)
-            conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)", sections)
+            conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)", sections)
             conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, count, first_offset, length)"
                              " VALUES (?,?,?,?,?,?,?)", skills)
             fts.insert_rows(conn, fts_rows)

@@ -4,7 +4,6 @@ stored input digests, the agreement report's pairs, best fits and the skills' ta
 from __future__ import annotations
 
 import sqlite3
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -12,6 +11,7 @@ from normalize.models import Evaluation
 from normalize.score import SCORER
 
 from crawler.store.rows import EVAL_COLS, evaluation_values
+from crawler.store.sections import bullets_by_posting
 
 ACTIVE = "closed_at IS NULL"
 BATCH = 2000
@@ -52,13 +52,9 @@ def id_ranges(conn: sqlite3.Connection, where: str = ACTIVE, batch: int = BATCH)
 def read_range(conn: sqlite3.Connection, first: int, last: int, where: str = ACTIVE) -> RawBatch:
     """Postings rows matching ``where`` with ids ``first``..``last``, and their bullets in order."""
     rows = conn.execute(f"{_SELECT} WHERE id BETWEEN ? AND ? AND ({where}) ORDER BY id", (first, last)).fetchall()
-    sections: dict[int, dict[str, list[str]]] = defaultdict(dict)
-    for pid, key, text in conn.execute(
+    return rows, bullets_by_posting(conn.execute(
         "SELECT posting_id, key, text FROM sections WHERE posting_id BETWEEN ? AND ? ORDER BY posting_id, seq",
-        (first, last),
-    ):
-        sections[pid].setdefault(key, []).append(text)
-    return rows, sections
+        (first, last)))
 
 
 def active_count(conn: sqlite3.Connection) -> int:

@@ -22,6 +22,8 @@ import numpy as np
 
 from normalize.dedupe import SIGNATURE_VERSION, CommonShingles, DedupeKey, choose_canonical, count_companies
 
+from crawler.store.sections import bullets_by_posting
+
 BATCH = 1000
 KEY_COLUMNS = ("posting_id", "content_hash", "signature", "company", "title", "city", "fingerprint", "identity", "url",
                "has_jd", "completeness")
@@ -133,10 +135,8 @@ def postings(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, st
             "SELECT id, content_hash, company, title, city, description, first_seen, url, salary_raw,"
             f" salary_monthly_min, salary_monthly_max, salary_currency, salary_months FROM postings WHERE id IN ({q})",
             part)}
-        sections: dict[int, dict[str, list[str]]] = defaultdict(dict)
-        for pid, key, text in conn.execute(
-                f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", part):
-            sections[pid].setdefault(key, []).append(text)
+        sections = bullets_by_posting(conn.execute(
+            f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", part))
         for pid in part:
             if pid not in rows:
                 continue

@@ -19,6 +19,8 @@ import re
 import sqlite3
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -644,3 +646,28 @@ def m0032(db: sqlite_utils.Database) -> None:
     alone = "SELECT cluster_id FROM cluster_members GROUP BY cluster_id HAVING count(*) < 2"
     conn.execute(f"DELETE FROM clusters WHERE id IN ({alone})")
     conn.execute(f"DELETE FROM cluster_members WHERE cluster_id IN ({alone})")
+
+
+@migration("0033_compact_sections")
+def m0033(db: sqlite_utils.Database) -> None:
+    """``sections`` keeps one row per section, its bullets one a line (crawler/store/sections.py), WITHOUT ROWID
+    and without the index on ``key`` (no query of the project's reads by key): a bullet's row, position and heading
+    copy go. Sections are numbered (``seq``) in the order of their first bullet."""
+    conn = db.conn
+    conn.execute("""CREATE TABLE sections_new (
+    posting_id INTEGER REFERENCES postings (id),
+    seq INTEGER,
+    key TEXT,
+    heading TEXT,
+    text TEXT,
+    PRIMARY KEY (posting_id, seq)
+) WITHOUT ROWID""")
+    rows = conn.execute("SELECT posting_id, key, heading, text FROM sections ORDER BY posting_id, seq")
+    for pid, group in groupby(rows, key=itemgetter(0)):
+        found: dict[str, tuple[str | None, list[str]]] = {}
+        for _, key, heading, text in group:
+            found.setdefault(key, (heading, []))[1].append(text)
+        conn.executemany("INSERT INTO sections_new VALUES (?, ?, ?, ?, ?)", (
+            (pid, seq, key, heading, "\n".join(bullets)) for seq, (key, (heading, bullets)) in enumerate(found.items())))
+    conn.execute("DROP TABLE sections")
+    conn.execute("ALTER TABLE sections_new RENAME TO sections")

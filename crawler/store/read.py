@@ -23,6 +23,7 @@ from normalize.score import FACT_RULES, SCORER, PostingFacts, render_evaluation
 
 from crawler.store.dedupe import ALONE
 from crawler.store.schema import unflatten_posting
+from crawler.store.sections import section_bullets
 from crawler.store.skills import categories, evidence_records
 
 BATCH = 500
@@ -88,8 +89,8 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         sections: dict[str, list[str]] = {}
         headings: dict[str, str] = {}
         for s in children["sections"][pid]:
-            sections.setdefault(s["key"], []).append(s["text"])
-            headings.setdefault(s["key"], s["heading"] or "")
+            sections[s["key"]] = section_bullets(s["text"])
+            headings[s["key"]] = s["heading"] or ""
         rec["sections"] = sections
         rec["section_headings"] = headings
         rec["skill_evidence"] = evidence_records(children["posting_skills"][pid], sections, rec.get("tags") or [],

@@ -20,6 +20,7 @@ from normalize.posting import level_for
 
 from crawler.store import fts
 from crawler.store.schema import POSTING_COLUMNS, flatten_posting
+from crawler.store.sections import section_text
 from crawler.store.skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
@@ -51,7 +52,7 @@ class PostingRow(NamedTuple):
     values: tuple
     """The ``postings`` columns of :data:`POSTING_COLS`, in order."""
     sections: list[tuple]
-    """``(seq, key, heading, position, text)`` per bullet."""
+    """``(seq, key, heading, text)`` per section with bullets (crawler/store/sections.py)."""
     skills: list[tuple]
     """``(skill, section, seq, count, first_offset, length)`` per skill and section (:func:`crawler.store.skills.skill_values`)."""
     evaluation: tuple | None
@@ -88,16 +89,12 @@ SQLITE_INT_MIN, SQLITE_INT_MAX = -2**63, 2**63 - 1
 
 def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     """A normalized, tagged posting as the rows the writer stores (``dedupe``: its dedupe key's columns). Raises
-    ValueError for a number SQLite cannot store (a parser let an absurd count through): the store stage quarantines
-    that posting, where the writer would have failed its whole batch."""
+    ValueError for a number SQLite cannot store (a parser let an absurd count through) or a bullet the section rows
+    cannot (crawler/store/sections.py): the store stage quarantines that posting, where the writer would have failed
+    its whole batch."""
     flat = flatten_posting(p)
-    sections = []
-    seq = 0
-    for key, items in p.sections.items():
-        heading = p.section_headings.get(key)
-        for pos, text in enumerate(items):
-            sections.append((seq, key, heading, pos, text))
-            seq += 1
+    sections = [(seq, key, p.section_headings.get(key), section_text(key, bullets))
+                for seq, (key, bullets) in enumerate((k, b) for k, b in p.sections.items() if b)]
     skills = skill_values(p.skill_evidence)
     ev = p.source_evaluation
     evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None

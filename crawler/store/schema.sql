@@ -208,11 +208,9 @@ CREATE TABLE sections (
     seq INTEGER,
     key TEXT,
     heading TEXT,
-    position INTEGER,
     text TEXT,
     PRIMARY KEY (posting_id, seq)
-);
-CREATE INDEX idx_sections_key ON sections (key);
+) WITHOUT ROWID;
 
 CREATE TABLE posting_versions (
     id INTEGER PRIMARY KEY,

@@ -56,7 +56,7 @@ _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at
     cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
 _Q_TEXT = QUARANTINE_COLS.index("text")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
-_INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, position, text) VALUES (?,?,?,?,?,?)"
+_INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
     "source", "locator", "sha256", "status", "postings", "as_of", "reader"))
