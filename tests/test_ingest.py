@@ -141,7 +141,7 @@ def test_changed_posting_updates_row_and_keeps_old_version(tmp_path, db_path):
     old = json.loads(snapshot)
     assert (old["salary"]["raw"], old["salary"]["min"], len(old["sections"]["requirements"])) == ("43K", 43000, 8)
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 2  # both versions of the file kept
-    assert conn.execute("SELECT count(*) FROM sections").fetchone()[0] == 16  # children replaced, not duplicated
+    assert conn.execute("SELECT count(*) FROM sections").fetchone()[0] == 4  # children replaced, not duplicated (a row a section)
     assert conn.execute("SELECT count(*) FROM postings_fts").fetchone()[0] == 1
 
 
