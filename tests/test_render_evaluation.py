@@ -55,6 +55,22 @@ def test_sentences_read_back_from_stored_evidence_are_the_scorers(facts, market)
     assert prose.signals == {d: [(s.key, s.value) for s in ev.signals[d]] for d in DIMENSIONS}
 
 
+@pytest.mark.parametrize("below, above, shown", [
+    pytest.param(327, 51, "第87百分位", id="86.51-reads-87"),
+    pytest.param(326, 52, "第86百分位", id="86.24-reads-86"),
+    pytest.param(10, 10, "第50百分位", id="exactly-50"),
+])
+def test_the_percentile_read_back_is_rounded_once(below, above, shown):
+    """The stored percentile keeps the digits its sentence needs: 327 of 378 peers below is the 86.51st percentile,
+    the 87th (stored as 86.5, it read back as the 86th)."""
+    f = dataclasses.replace(SEED, city="杭州", category="人工智能", compare_raw=None, vs_median=None)
+    market = Market.build([("人工智能", "杭州", "CNY", 1000)] * below + [("人工智能", "杭州", "CNY", 10**6)] * above)
+    ev = score_posting(f, market, INFO)
+    stored = unpack_evidence(json.loads(dumps(pack_evidence(ev.evidence))))
+    prose = render_evaluation({d: getattr(ev, d) for d in DIMENSIONS}, stored, f)
+    assert shown in prose.explanations["pay"] and shown in prose.signals["pay"][0][1]
+
+
 SEED000_SUMMARY = "AI算子开发工程师（吉利汽车）：智能驾驶方向技术岗，成长空间大，但工作生活信号有限。"
 
 

@@ -21,7 +21,7 @@ from .render import compare_text, render_evaluation
 from .rules import INSUFFICIENT, RULE_ORDER, Hit, find_rules
 
 SCORER = "jobcrawl-v1"
-SCORER_VERSION = "3"
+SCORER_VERSION = "4"
 """Version of these rules: part of every score's inputs, so a new version scores every posting again."""
 WEIGHTS = {"pay": 0.35, "growth": 0.25, "worklife": 0.20, "mission": 0.20}
 """Weights of the overall score; they reproduce the app's overall from its dimensions on both seeds."""
@@ -105,7 +105,7 @@ def _pay(f: PostingFacts, market: Market, hits: Mapping[str, Hit]) -> tuple[_Dim
         p = group.percentile(value)
         evidence.append({"rule": "salary_percentile", "text": text, "monthly": _pts(value), "scope": group.scope,
                          "key": group.key, "currency": group.currency, "n": group.n, "p25": p25, "median": median,
-                         "p75": p75, "percentile": round(p, 1), "points": _pts(PAY_SLOPE * p)})
+                         "p75": p75, "percentile": round(p, 6), "points": _pts(PAY_SLOPE * p)})
     elif f.vs_median in COMPARE_PERCENTILE:
         p = COMPARE_PERCENTILE[f.vs_median]
         evidence.append({"rule": "base", "points": PAY_BASE})
