@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from crawler.files import MAX_FILE_BYTES
 from crawler.report import RunReport
 from crawler.run.progress import Progress
 
@@ -52,7 +53,7 @@ def ingest(paths: Iterable[str], db: str, *, workers: int | None = None, setting
 def ingest_job(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: str = "auto",
                preset: str | None = None, mapping: Iterable[str] = (), constants: Iterable[str] = (),
                tz: str | None = None, batch_size: int = 500, reparse: bool = False,
-               max_file_size: int = 256 * 2**20) -> tuple[Any, dict[str, Any]]:
+               max_file_size: int = MAX_FILE_BYTES) -> tuple[Any, dict[str, Any]]:
     """The checked job of an :func:`ingest` (its spider chosen by the files' formats) and the settings its options
     make, not run yet. ``as_of``: ISO anchor of relative times (default: each file's mtime); ``fmt``, ``preset``,
     ``mapping`` (``FIELD=COLUMN``), ``constants`` (``FIELD=VALUE``): how tables are read; ``reparse``: parse
