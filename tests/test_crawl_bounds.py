@@ -125,17 +125,26 @@ def test_cache_entries_not_requested_for_long_are_pruned(big_site, tmp_path):
 
 
 def test_the_bound_holds_in_a_distributed_run(big_site, redis_server, tmp_path):
-    """Two workers share the queue in Redis: the cap, the order and the bound are the same as in one process."""
+    """Two workers share the queue in Redis: the cap and the queue's bound hold as in one process."""
     redis_server.client().flushall()
     workers = [start_worker(redis_server.url, "--once") for _ in range(2)]
     try:
         run, paths = crawl_index(big_site, tmp_path, "max_requests = 10\nmax_queued = 4", "--redis", redis_server.url)
     finally:
         stop(workers)
-    # which of the index's sitemaps a worker takes first is the Redis queue's choice; it is read alone
+    # Which of the index's sitemaps a worker takes first is the Redis queue's choice. A sitemap fetched by the
+    # other worker releases the index only when this one runs idle, so a second sitemap may be read meanwhile
+    # (a slow run can go on so through the index); every page comes from a sitemap fetched before it.
     assert paths[:2] == ["/robots.txt", "/index.xml"]
-    first = re.fullmatch(r"/sitemap-(\d)\.xml", paths[2]).group(1)
-    assert len(paths) - 3 == 7
-    assert all(re.fullmatch(rf"/jobs/page\.html\?id={first}-\d+", p) for p in paths[3:])
+    assert re.fullmatch(r"/sitemap-\d\.xml", paths[2]), paths
+    sitemaps, pages = [], 0
+    for path in paths[2:]:
+        if m := re.fullmatch(r"/sitemap-(\d)\.xml", path):
+            sitemaps.append(m.group(1))
+        else:
+            assert re.fullmatch(r"/jobs/page\.html\?id=(\d)-\d+", path).group(1) in sitemaps, paths
+            pages += 1
+    assert len(paths) == 10, paths  # the cap
     assert (run["status"], run["stats"]["finish_reason"]) == ("partial", "request_cap")
-    assert run["stats"]["jobcrawl/sitemap/urls_read"] <= 1 + 7 + 4
+    # entries read: the index's that were scheduled, the pages requested and at most a queue's worth
+    assert run["stats"]["jobcrawl/sitemap/urls_read"] <= len(sitemaps) + pages + 4

@@ -10,7 +10,8 @@ filtered the same way. A sitemap that cannot be read (not XML, or decompressing 
 cap) is a failed request of the source. Sitemaps are read as a stream, as the request queue has
 room: at most ``JOBCRAWL_MAX_QUEUED`` (a source's ``max_queued``) requests wait, never more than the
 request cap has left (plus the one it refuses, which ends the crawl); the sitemaps an index lists
-are read one at a time, and the crawl ends once every sitemap is read. Stats:
+are read one at a time (in a distributed run, a listed sitemap that another worker fetched releases
+its lister once this worker runs idle), and the crawl ends once every sitemap is read. Stats:
 ``jobcrawl/sitemap/urls_read`` (entries read) and ``jobcrawl/sitemap/queue_peak`` (the most
 requests queued after a read). Every page is parsed by
 :class:`crawler.web.pages.jsonld.JsonLdPage`; pages without a posting (indexes, navigation) are not
