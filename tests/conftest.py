@@ -106,9 +106,9 @@ def sqlite_runs(monkeypatch):
 
 # The test files that take longest (`pytest --durations=40`), longest first. They are handed out first: with
 # `--dist loadfile` a file runs whole in one process, and a long file started last keeps one core busy alone.
-LONGEST_FIRST = ("test_distributed.py", "test_hostile_crawl.py", "test_crawl.py", "test_ats_more.py", "test_crash.py",
-                 "test_serve.py", "test_bad_input.py", "test_distributed_faults.py", "test_import_shared.py",
-                 "test_shared_trust.py", "test_reingest.py", "test_tabular.py", "test_score_report.py", "test_alerts.py")
+LONGEST_FIRST = ("test_hostile_crawl.py", "test_crawl.py", "test_distributed.py", "test_ats_more.py", "test_serve.py",
+                 "test_bad_input.py", "test_distributed_faults.py", "test_shared_trust.py", "test_crash.py",
+                 "test_reingest.py", "test_tabular.py", "test_import_shared.py", "test_score_report.py", "test_alerts.py")
 
 
 def pytest_collection_modifyitems(config, items):

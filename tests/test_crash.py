@@ -17,7 +17,7 @@ from conftest import AS_OF, ROOT, export_records, run_cli
 
 pytestmark = pytest.mark.slow
 
-N = 3000
+N = 1000  # 7 MB of dumps: over the size from which worker processes read (crawler/procs.py)
 
 
 def _count(db) -> int:

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import run_cli
 from mockserver import MockServer
+from test_crawl import QUICK_THROTTLE
 from test_distributed import redis_server, start_worker, stop  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.slow
@@ -59,7 +60,7 @@ allow_private = true
 """)
     before = len(server.hits())
     db = tmp_path / "jobs.db"
-    proc = run_cli("crawl", "big", "--sources", str(sources), "--db", str(db), *options, timeout=120)
+    proc = run_cli("crawl", "big", "--sources", str(sources), "--db", str(db), *QUICK_THROTTLE, *options, timeout=120)
     assert proc.returncode == 1, proc.stderr  # a request cap reached: partly
     conn = sqlite3.connect(db)
     status, stats = conn.execute("SELECT status, stats FROM runs WHERE source = 'big'").fetchone()
@@ -103,7 +104,7 @@ def test_cache_entries_not_requested_for_long_are_pruned(big_site, tmp_path):
     def crawl(*urls: str, options: tuple[str, ...] = ()) -> None:
         sources.write_text(f'[sources.site]\nspider = "jsonld"\nstart_urls = {json.dumps(list(urls))}\n'
                            'follow = false\nallow_private = true\n')
-        proc = run_cli("crawl", "site", "--sources", str(sources), "--db", str(db), *options)
+        proc = run_cli("crawl", "site", "--sources", str(sources), "--db", str(db), *QUICK_THROTTLE, *options)
         assert proc.returncode == 0, proc.stderr
 
     crawl(a, b, c)

@@ -20,7 +20,7 @@ from bench.crawl import page
 from conftest import ROOT, run_cli
 from mockserver import MockServer
 from redisserver import RedisServer
-from test_distributed import redis_server, redis_url, sources_file, start_worker, stop, table  # noqa: F401 — fixtures
+from test_distributed import QUICK_HEARTBEAT, redis_server, redis_url, sources_file, start_worker, stop, table  # noqa: F401 — fixtures
 
 pytestmark = pytest.mark.slow
 
@@ -56,18 +56,19 @@ settings = {{ AUTOTHROTTLE_ENABLED = false{settings} }}
 {extra}"""
 
 
-def coordinator(sources: Path, db: Path, url: str, *args: str) -> subprocess.Popen:
+def coordinator(sources: Path, db: Path, url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(sources),
                              "--db", str(db), "--redis", url, "-q", *args], cwd=ROOT,
-                            env=dict(os.environ, PYTHONUTF8="1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env or dict(os.environ, PYTHONUTF8="1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 
 
-def worker(url: str, log: Path, *args: str) -> subprocess.Popen:
+def worker(url: str, log: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     """A worker whose stderr goes to ``log`` (read while it runs)."""
     with open(log, "w", encoding="utf-8") as err:
         return subprocess.Popen([sys.executable, "-m", "crawler.cli", "worker", "--redis", url, *args], cwd=ROOT,
-                                env=dict(os.environ, PYTHONUTF8="1"), stdout=subprocess.DEVNULL, stderr=err, text=True)
+                                env=env or dict(os.environ, PYTHONUTF8="1"), stdout=subprocess.DEVNULL, stderr=err,
+                                text=True)
 
 
 def poll(what, *, timeout: float = 60, message: str = "") -> object:
@@ -278,11 +279,12 @@ def test_a_worker_resumed_after_its_run_ended_fetches_and_pushes_nothing(site, r
 
     sources = sources_file(tmp_path / "sources.toml", source("late", site.base, "late", "delay = 0.1"))
     db = tmp_path / "jobs.db"
-    paused, other = worker(redis_url, tmp_path / "paused.log"), worker(redis_url, tmp_path / "other.log")
+    paused = worker(redis_url, tmp_path / "paused.log", env=QUICK_HEARTBEAT)
+    other = worker(redis_url, tmp_path / "other.log", env=QUICK_HEARTBEAT)
     client = redis.Redis.from_url(redis_url)
     try:
         before = len(site.hits())
-        proc = coordinator(sources, db, redis_url)
+        proc = coordinator(sources, db, redis_url, env=QUICK_HEARTBEAT)
 
         def holding() -> bool:
             key = next(client.scan_iter(match="jobcrawl:crawl:*:late:inflight"), None)

@@ -21,7 +21,7 @@ from crawler.report import summary_note
 from crawler.web.safety import Origin, address_problem
 from hostile_server import HostileServer
 from mockserver import MockServer, build_docroot
-from test_crawl import CONTACT, runs, table
+from test_crawl import CONTACT, QUICK_THROTTLE, runs, table
 
 MB = 2**20
 JOB_PAGE = (FIXTURES / "web" / "site" / "jobs" / "8.html").read_text(encoding="utf-8")
@@ -224,7 +224,7 @@ def crawl(tmp: Path, sources: str, *args: str, rss: bool = False, timeout: float
     path.write_text(f'contact = "{CONTACT}"\n\n{sources}', encoding="utf-8")
     # -v: a line per failed request (what these tests look at); the log itself only at ERROR level.
     command = [sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(path), "--db", str(db), "-v",
-               "-s", "LOG_LEVEL=ERROR", *args]
+               "-s", "LOG_LEVEL=ERROR", *QUICK_THROTTLE, *args]
     if rss:
         command = [sys.executable, "-c", PEAK_RSS, *command]
     proc = subprocess.run(command, cwd=ROOT, env=dict(os.environ, PYTHONUTF8="1"), capture_output=True, text=True,

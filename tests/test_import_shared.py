@@ -55,10 +55,16 @@ def data_rows(path: Path, options: list[str]) -> int:
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
-    """Each file ingested into one database; per file its table report, postings, sections and quarantine."""
+    """The files ingested into one database, one run per set of options (the CSV files together); per file the
+    run's process, its table report, postings, sections and quarantine."""
     db = tmp_path_factory.mktemp("shared") / "jobs.db"
-    procs = {name: run_cli("ingest", str(SHARED_ZH / name), *options, "--db", str(db), timeout=1800)
-             for name, options in FILES.items()}
+    by_options: dict[tuple[str, ...], list[str]] = {}
+    for name, options in FILES.items():
+        by_options.setdefault(tuple(options), []).append(name)
+    procs = {}
+    for options, names in by_options.items():
+        proc = run_cli("ingest", *(str(SHARED_ZH / name) for name in names), *options, "--db", str(db), timeout=1800)
+        procs.update(dict.fromkeys(names, proc))
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     reports = {t["locator"]: t for (stats,) in conn.execute("SELECT stats FROM runs ORDER BY id")

@@ -20,6 +20,7 @@ import pytest
 from conftest import FIXTURES, ROOT, run_cli
 from mockserver import MockServer, build_docroot
 from receivers import Receiver, SmtpSink
+from test_crawl import QUICK_THROTTLE
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +70,7 @@ def test_morning_loop(tmp_path, monkeypatch):
         monkeypatch.setenv("JOBCRAWL_ALERTS_CONFIG", str(config))
 
         def crawl():
-            return run_cli("crawl", "exampleai", "--sources", str(sources), "--db", str(db), check=True)
+            return run_cli("crawl", "exampleai", "--sources", str(sources), "--db", str(db), *QUICK_THROTTLE, check=True)
 
         crawl()
         added = run_cli("watch", "add", "cuda-sh", "--search", "CUDA", "--city", "Shanghai", "--db", str(db), check=True)

@@ -37,8 +37,9 @@ import redis
 
 from normalize.redact import redact
 
-HEARTBEAT_TTL = 10.0
-"""Seconds after which a worker, writer or coordinator that stopped renewing its key counts as gone."""
+HEARTBEAT_TTL = float(os.environ.get("JOBCRAWL_HEARTBEAT_TTL") or 10.0)
+"""Seconds after which a worker, writer or coordinator that stopped renewing its key counts as gone
+(``$JOBCRAWL_HEARTBEAT_TTL``, the same in every process of a cluster; renewed every quarter of it)."""
 
 
 class RedisUnreachable(RuntimeError):
