@@ -1,12 +1,12 @@
 """The one full-text index over postings: ``postings_fts``, FTS5 ``unicode61`` over marked-up text.
 
 Columns: ``title, company, city, skills, body, parts``. ``skills`` holds the posting's canonical
-skill names, ``body`` its tags and JD bullets (or the description when it has no sections), and
+skill names, ``body`` its tags and JD bullets (or the description when it has no section rows), and
 ``parts`` the parts of the compound Latin names of its title and skills (``FlashAttention`` →
 ``Flash Attention``, ``TensorRT`` → ``Tensor RT``), so that ``Attention`` finds ``FlashAttention``
 (the body's own compounds are not split: that cost as much as indexing the body).
 
-Every value is stored as :func:`index_text` writes it: each CJK character is a token of its own
+Every value is indexed as :func:`index_text` writes it: each CJK character is a token of its own
 (``\\x1f``, a separator for ``unicode61``, between the characters) and a break token (U+E000,
 private use) between a CJK run and whatever text comes next; Latin text stays words (``CUDA``,
 ``c++``: ``+`` and ``#`` are token characters); full-width letters and digits are narrowed. A CJK
