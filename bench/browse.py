@@ -6,7 +6,7 @@ the JD bullets from the seeds (one posting in five), the 296 real Chinese JDs of
 ``fixtures/dedupe/bases.jsonl`` or a few English bullets (one in eight),
 written directly with ``executemany`` into a database made by ``crawler.store.schema.open_db``, with
 the skills table synced from the taxonomy, sections, evaluations, posting_skills and the
-full-text index filled (its rows go through ``crawler.store.fts.insert_rows``, as the writer's do).
+full-text index filled from the stored rows (``crawler.store.fts.rebuild``).
 Then starts ``jobcrawl serve`` on 127.0.0.1 (the normal read-only mode, or ``--immutable``), waits
 until it has warmed its cache, and measures over HTTP:
 
@@ -159,7 +159,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
     insert_ev = f"INSERT INTO evaluations ({', '.join(ev_cols)}) VALUES ({', '.join('?' * len(ev_cols))})"
 
     for start in range(0, n, batch):
-        postings, sections, evals, skills, fts_rows = [], [], [], [], []
+        postings, sections, evals, skills = [], [], [], []
         for i in range(start, min(n, start + batch)):
             pid = i + 1
             t = templates[i % len(templates)]
@@ -219,8 +219,6 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             evals.append([ev[c] for c in ev_cols])
             evals[-1][1], evals[-1][2], evals[-1][7] = "jobcrawl-v1", ours, level_for(ours)
             skills.extend((pid, s, "requirements", seq, 1, 0, len(s)) for seq, s in enumerate(chosen))
-            body = "\n".join([" ".join(t["tags"]) if base is t else "", *(r[4] for r in own)])
-            fts_rows.append((pid, row["title"], row["company"], row["city"], chosen, body))
 
         with conn:
             conn.executemany(insert_ev, evals)  # before the postings rows: the score triggers find nothing to update
@@ -228,10 +226,10 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)", sections)
             conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, count, first_offset, length)"
                              " VALUES (?,?,?,?,?,?,?)", skills)
-            fts.insert_rows(conn, fts_rows)
         print(f"\r  generated {min(n, start + batch):,}/{n:,}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     with conn:
+        fts.rebuild(conn)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('bench_postings', ?)", (str(n),))
     conn.execute("PRAGMA optimize")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

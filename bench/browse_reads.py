@@ -61,6 +61,7 @@ def rows_read(db: Path) -> None:
     print(f"facet index loaded in {time.perf_counter() - start:.0f} s")
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.create_function("escape_fts", 1, fts.fts_query)
+    fts.register(conn)
     conn.create_function(SEARCH_FUNCTION, 2, search_function(conn, served))
     conn.create_function(CHOSEN_FUNCTION, 2, chosen_function(served))
     read: list[int] = []

@@ -180,19 +180,26 @@ def test_compound_parts():
     assert fts.compound_parts("CUDA C++ Python 大模型") == ""
 
 
-def test_delete_insert_and_set_skills():
-    conn = _index(["负责交易系统后端服务的设计与开发，熟悉Kafka"])
+def test_delete_insert_and_set_skills(tmp_path):
+    from crawler.store.schema import open_db
+
+    conn = open_db(tmp_path / "jobs.db").conn
     with conn:
-        fts.set_skills(conn, [(1, ["Kafka", "FlashAttention"]), (99, ["Go"])])
+        conn.execute("INSERT INTO postings (id, key, description) VALUES (1, 'a', '负责交易系统后端服务的设计与开发，熟悉Kafka')")
+        fts.rebuild(conn)
+    with conn:
+        fts.set_skills(conn, [(1, '["Kafka", "FlashAttention"]'), (99, '["Go"]')])
     assert fts.search_ids(conn, "Kafka") == [1]
     assert fts.search_ids(conn, "Attention") == [1]  # the part of a skill name
     with conn:
         fts.delete_rows(conn, [(1,)])
+        conn.execute("UPDATE postings SET title = '后端工程师', company = '地平线', city = '北京', skills = '[\"Java\", \"Go\"]',"
+                     " description = '负责支付系统' WHERE id = 1")
         fts.insert_rows(conn, [(1, "后端工程师", "地平线", "北京", "Java; Go", "负责支付系统")])
     assert (fts.search_ids(conn, "kafka"), fts.search_ids(conn, "支付"), fts.search_ids(conn, "北京")) == ([], [1], [1])
     assert fts.search_ids(conn, "Java Go 后端") == [1]
     assert fts.search_ids(conn, "。") == []
-    conn.execute(f"INSERT INTO {fts.TABLE} ({fts.TABLE}, rank) VALUES ('integrity-check', 0)")
+    conn.execute(f"INSERT INTO {fts.TABLE} ({fts.TABLE}, rank) VALUES ('integrity-check', 1)")
 
 
 def test_search_ids_limit():
@@ -234,6 +241,7 @@ def test_rebuild_indexes_what_the_writer_indexes(seeded_db, tmp_path):
     path = tmp_path / "jobs.db"
     shutil.copy(seeded_db, path)
     conn = sqlite3.connect(path)
+    fts.register(conn)
     written = conn.execute(f"SELECT * FROM {fts.TABLE} ORDER BY rowid").fetchall()
     with conn:
         assert fts.rebuild(conn) == 2

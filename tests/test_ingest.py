@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, FIXTURES, SEEDS, export_records, run_cli
+from crawler.store import fts
 from crawler.store.rows import raw_text
 
 pytestmark = pytest.mark.slow
@@ -102,6 +103,7 @@ def test_database_is_wal_and_migrated(seeded_db):
 def _dump(db) -> list[str]:
     """Every row of the data tables (not the runs log), for comparing whole databases."""
     conn = sqlite3.connect(db)
+    fts.register(conn)
     out = []
     for table in ("raw_inputs", "postings", "sections", "evaluations", "posting_skills", "posting_versions", "quarantine"):
         cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] not in ("run_id", "fetched_at")]
@@ -142,7 +144,7 @@ def test_changed_posting_updates_row_and_keeps_old_version(tmp_path, db_path):
     assert (old["salary"]["raw"], old["salary"]["min"], len(old["sections"]["requirements"])) == ("43K", 43000, 8)
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 2  # both versions of the file kept
     assert conn.execute("SELECT count(*) FROM sections").fetchone()[0] == 4  # children replaced, not duplicated (a row a section)
-    assert conn.execute("SELECT count(*) FROM postings_fts").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM postings_fts_docsize").fetchone()[0] == 1  # a row an indexed posting
 
 
 def test_usage_errors_exit_2(tmp_path, db_path):

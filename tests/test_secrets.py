@@ -29,6 +29,7 @@ from conftest import AS_OF, SEEDS, free_port, run_cli, start_serve
 from crawler.alerts.config import ConfigError, NtfyDest, WebhookDest, load_config
 from crawler.alerts.delivery import add_watch, deliver_new_matches
 from crawler.alerts.transports import Alert, send_alert
+from crawler.store import fts
 from crawler.store.schema import open_db
 from normalize.redact import looks_like_token, redact, redact_url
 from normalize.watch import WatchSpec
@@ -176,6 +177,7 @@ def forms(secret: str) -> set[str]:
 def stored_text(db: Path) -> str:
     """Every cell of every table, as text."""
     with sqlite3.connect(db) as conn:
+        fts.register(conn)
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return "\n".join(repr(row) for t in tables for row in conn.execute(f'SELECT * FROM "{t}"'))
 

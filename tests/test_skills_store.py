@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF, SEEDS, export_records, run_cli
-from crawler.store.fts import PLAIN_SQL, search_ids
+from crawler.store.fts import PLAIN_SQL, register, search_ids
 from normalize.skills import load_taxonomy
 
 pytestmark = pytest.mark.slow
@@ -62,6 +62,7 @@ def test_skills_table_mirrors_the_taxonomy(seeded_db):
 def test_retag_is_idempotent_and_follows_taxonomy_changes(tmp_path, db_path):
     run_cli("ingest", str(SEEDS), "--db", str(db_path), "--as-of", AS_OF, check=True)
     conn = sqlite3.connect(db_path)
+    register(conn)
     dump = lambda: conn.execute("SELECT * FROM posting_skills ORDER BY posting_id, seq").fetchall()  # noqa: E731
     before = dump()
     proc = run_cli("retag", "--db", str(db_path), check=True)

@@ -39,7 +39,7 @@ from browse.filters import (CHOSEN_FUNCTION, SEARCH_FUNCTION, SEARCH_PARAM, TABL
                             search_function)
 from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import highlighted, listing_url, posting_page, safe_url, salary_label
-from crawler.store.fts import fts_query
+from crawler.store import fts
 from crawler.store.rows import sql_raw_text
 
 SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
@@ -49,8 +49,9 @@ RENDERED = {"salary", "id", "posting_id", "title", "skills", "skill", "score", "
 @hookimpl(trylast=True)
 def prepare_connection(conn, database, datasette):
     # trylast: runs after Datasette's own hook, which registers the stock escape_fts.
-    conn.create_function("escape_fts", 1, fts_query, deterministic=True)
+    conn.create_function("escape_fts", 1, fts.fts_query, deterministic=True)
     conn.create_function("raw_text", 2, sql_raw_text, deterministic=True)
+    fts.register(conn)  # the index reads its text (snippets) through them
     db = datasette.get_database(database) if database == DATABASE else None
     if db is not None and hasattr(db, "loaded_facet_index"):
         conn.create_function(SEARCH_FUNCTION, 2, search_function(conn, db), deterministic=True)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import sqlite_utils
 
+from crawler.store import fts
+
 
 class ReadOnlyDatabase(sqlite3.OperationalError):
     """The database must be written (a writing command, or a read of a file pending migrations) and cannot be."""
@@ -61,14 +63,17 @@ def readonly_uri(path: str | Path) -> str:
 
 
 def connect_readonly(path: str | Path, **kwargs) -> sqlite3.Connection:
-    """A read-only connection to the database file at ``path`` (:func:`readonly_uri`); ``kwargs`` go to
-    ``sqlite3.connect``."""
-    return sqlite3.connect(readonly_uri(path), uri=True, **kwargs)
+    """A read-only connection to the database file at ``path`` (:func:`readonly_uri`), the full-text index's
+    functions registered (:func:`crawler.store.fts.register`); ``kwargs`` go to ``sqlite3.connect``."""
+    conn = sqlite3.connect(readonly_uri(path), uri=True, **kwargs)
+    fts.register(conn)
+    return conn
 
 
 def connect(path: str | Path, *, page_size: int | None = None) -> sqlite_utils.Database:
-    """Open the database file at ``path`` in WAL mode with jobcrawl's pragmas, without migrating it
-    (``page_size`` is set first: it takes effect only in a new, empty file).
+    """Open the database file at ``path`` in WAL mode with jobcrawl's pragmas and the full-text index's functions
+    (:func:`crawler.store.fts.register`), without migrating it (``page_size`` is set first: it takes effect only in
+    a new, empty file).
 
     ``schema.open_db`` uses it; so does a process that works on a database a run has opened already,
     such as the dedupe step's own process: the schema module imports the pydantic models (about 11 MB)
@@ -80,6 +85,7 @@ def connect(path: str | Path, *, page_size: int | None = None) -> sqlite_utils.D
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA busy_timeout = 10000")
+    fts.register(db.conn)
     return db
 
 

@@ -1,12 +1,12 @@
 """The one full-text index over postings: ``postings_fts``, FTS5 ``unicode61`` over marked-up text.
 
 Columns: ``title, company, city, skills, body, parts``. ``skills`` holds the posting's canonical
-skill names, ``body`` its tags and JD bullets (or the description when it has no sections), and
+skill names, ``body`` its tags and JD bullets (or the description when it has no section rows), and
 ``parts`` the parts of the compound Latin names of its title and skills (``FlashAttention`` →
 ``Flash Attention``, ``TensorRT`` → ``Tensor RT``), so that ``Attention`` finds ``FlashAttention``
 (the body's own compounds are not split: that cost as much as indexing the body).
 
-Every value is stored as :func:`index_text` writes it: each CJK character is a token of its own
+Every value is indexed as :func:`index_text` writes it: each CJK character is a token of its own
 (``\\x1f``, a separator for ``unicode61``, between the characters) and a break token (U+E000,
 private use) between a CJK run and whatever text comes next; Latin text stays words (``CUDA``,
 ``c++``: ``+`` and ``#`` are token characters); full-width letters and digits are narrowed. A CJK
@@ -20,13 +20,21 @@ aside (U+200B …: they would split a word or a CJK run), so FTS5's own ``snippe
 (:func:`snippet_sql`). Its indexing cost is measured
 by ``bench/fts.py`` (figures in bench/README.md).
 
-The writer calls :func:`insert_rows` and :func:`delete_rows` in its transaction; retagging calls
+The index keeps no copy of the text (an FTS5 external-content table): what it needs of it (snippets,
+``delete``, ``rebuild``) it reads from the view ``postings_fts_source`` over ``postings`` and ``sections``, which
+marks the stored text up through the SQL functions of :func:`register` — every connection that reads more than
+the index's rowids registers them (``crawler.store.connect``, the Datasette plugin). :func:`index_values` is
+what the view computes, so the writer indexes exactly what a later ``delete`` reads; a posting's indexed
+columns change only between :func:`delete_rows` and an insert (:func:`set_skills` does both).
+
+The writer calls :func:`insert_prepared` and :func:`delete_rows` in its transaction; retagging calls
 :func:`set_skills`; migrations call :func:`rebuild`. Saved searches and exports call
 :func:`search_ids`. No other module knows the index.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -34,6 +42,8 @@ from collections.abc import Iterable, Sequence
 from normalize.text import FORMAT_CHARS, MAYBE_FORMAT_CHARS, drop_format
 
 TABLE = "postings_fts"
+SOURCE = "postings_fts_source"
+"""The view the index reads its text from (schema.sql)."""
 COLUMNS = ("title", "company", "city", "skills", "body", "parts")
 SEP = "\x1f"  # between the characters of a CJK run: a separator for unicode61, never in stored text
 BREAK = "\ue000"  # after a CJK run: a token of its own, so characters of two runs are never side by side
@@ -105,10 +115,17 @@ def _skills_text(skills: str | Sequence[str] | None) -> str:
     return skills if isinstance(skills, str) else "; ".join(skills)
 
 
+def body_text(tags: Sequence[str], sections: str | None, description: str | None) -> str:
+    """The text of the ``body`` column: the tags, then the text of the posting's ``sections`` rows (one a line, in
+    order), or its description when it has none."""
+    return "\n".join(p for p in (" ".join(tags), sections or description) if p)
+
+
 def index_values(title: str | None, company: str | None, city: str | None, skills: str | Sequence[str] | None,
                  body: str | None) -> tuple:
     """The :data:`COLUMNS` of a posting's ``postings_fts`` row (the text prepared for the index; the store
-    stage makes them in the worker processes, the writer only inserts them)."""
+    stage makes them in the worker processes, the writer only inserts them). Made of a stored posting's
+    values (``body``: :func:`body_text`), they are what ``postings_fts_source`` reads for it."""
     skills = _skills_text(skills)
     return (index_text(title), index_text(company), index_text(city), index_text(skills), index_text(body),
             compound_parts(title, skills))
@@ -118,6 +135,31 @@ def index_row(posting_id: int, title: str | None, company: str | None, city: str
               skills: str | Sequence[str] | None, body: str | None) -> tuple:
     """One ``postings_fts`` row (rowid first, then :data:`COLUMNS`) from a posting's fields."""
     return (posting_id, *index_values(title, company, city, skills, body))
+
+
+def _names(stored: str | None) -> list[str]:
+    """A stored JSON list of names (tags, skills); anything else: none."""
+    try:
+        value = json.loads(stored) if stored else None
+    except ValueError:
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+FUNCTIONS = {
+    "fts_text": index_text,
+    "fts_skills": lambda skills: index_text("; ".join(_names(skills))),
+    "fts_body": lambda tags, sections, description: index_text(body_text(_names(tags), sections, description)),
+    "fts_parts": lambda title, skills: compound_parts(title, "; ".join(_names(skills))),
+}
+"""The SQL functions of ``postings_fts_source``: its columns from the stored values as :func:`index_values` makes them."""
+
+
+def register(conn: sqlite3.Connection) -> None:
+    """Register :data:`FUNCTIONS` on ``conn``, so that it can read the index's text (snippets, columns) and write
+    the index."""
+    for name, function in FUNCTIONS.items():
+        conn.create_function(name, function.__code__.co_argcount, function, deterministic=True)
 
 
 # --------------------------------------------------------------------------- queries
@@ -204,12 +246,13 @@ def search_ids(conn: sqlite3.Connection, query: str, *, limit: int | None = None
 # --------------------------------------------------------------------------- writing
 
 _INSERT = f"INSERT INTO {TABLE} (rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_FROM_SOURCE = f"INSERT INTO {TABLE} (rowid, {', '.join(COLUMNS)}) SELECT id, {', '.join(COLUMNS)} FROM {SOURCE} WHERE id = ?"
 
 
 def insert_rows(conn: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
     """Index postings not indexed yet. Each row is ``(posting_id, title, company, city, skills,
     body)``: ``skills`` the canonical skill names (a list, or one text), ``body`` the tags and JD
-    bullets (one text); None for a missing value."""
+    bullets (one text, :func:`body_text`); None for a missing value."""
     conn.executemany(_INSERT, [index_row(*row) for row in rows])
 
 
@@ -218,40 +261,27 @@ def insert_prepared(conn: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
     conn.executemany(_INSERT, rows)
 
 
+def _id_rows(ids: Iterable[int | Sequence[int]]) -> list[tuple[int]]:
+    return [(i[0],) if isinstance(i, (tuple, list)) else (i,) for i in ids]
+
+
 def delete_rows(conn: sqlite3.Connection, ids: Iterable[int | Sequence[int]]) -> None:
-    """Remove postings from the index (ids, or 1-tuples of ids as the writer keeps them)."""
-    conn.executemany(f"DELETE FROM {TABLE} WHERE rowid = ?",
-                     [(i[0],) if isinstance(i, (tuple, list)) else (i,) for i in ids])
+    """Remove indexed postings from the index (ids, or 1-tuples of ids as the writer keeps them) while their stored
+    values are still those indexed: the index reads them back from ``postings_fts_source`` to find its entries."""
+    conn.executemany(f"DELETE FROM {TABLE} WHERE rowid = ?", _id_rows(ids))
 
 
-def set_skills(conn: sqlite3.Connection, rows: Iterable[tuple[int, str | Sequence[str]]]) -> None:
-    """Replace the skill names (and the compound parts) of indexed postings: ``(posting_id, skills)``
-    rows; a posting not in the index is left out."""
-    for pid, skills in rows:
-        found = conn.execute(f"SELECT title FROM {TABLE} WHERE rowid = ?", (pid,)).fetchone()
-        if found is not None:
-            text = _skills_text(skills)
-            conn.execute(f"UPDATE {TABLE} SET skills = ?, parts = ? WHERE rowid = ?",
-                         (index_text(text), compound_parts(plain(found[0]), text), pid))
+def set_skills(conn: sqlite3.Connection, rows: Iterable[tuple[int, str]]) -> None:
+    """Store new skill names of indexed postings, ``(posting_id, skills as JSON)`` rows, in ``postings.skills``
+    and the index (the ``skills`` and ``parts`` columns)."""
+    rows = list(rows)
+    ids = _id_rows(pid for pid, _ in rows)
+    delete_rows(conn, ids)
+    conn.executemany("UPDATE postings SET skills = ? WHERE id = ?", [(skills, pid) for pid, skills in rows])
+    conn.executemany(_FROM_SOURCE, ids)
 
 
-_SOURCE = """SELECT p.id, p.title, p.company, p.city,
-    (SELECT group_concat(value, '; ') FROM json_each(CASE WHEN json_valid(p.skills) THEN p.skills ELSE '[]' END)),
-    (SELECT group_concat(value, ' ') FROM json_each(CASE WHEN json_valid(p.tags) THEN p.tags ELSE '[]' END)),
-    (SELECT group_concat(text, char(10)) FROM (SELECT text FROM sections WHERE posting_id = p.id ORDER BY seq)),
-    p.description
-FROM postings p WHERE p.id > ? ORDER BY p.id LIMIT ?"""
-
-
-def rebuild(conn: sqlite3.Connection, *, batch: int = 2000) -> int:
-    """Index every stored posting again from its rows (the body as the writer's ``fts_body``
-    makes it: tags, then the bullets, or the description without sections); returns the count."""
-    conn.execute(f"DELETE FROM {TABLE}")
-    done = last = 0
-    while rows := conn.execute(_SOURCE, (last, batch)).fetchall():
-        insert_rows(conn, [(pid, title, company, city, skills,
-                            "\n".join(p for p in (tags, bullets if bullets else description) if p))
-                           for pid, title, company, city, skills, tags, bullets, description in rows])
-        done += len(rows)
-        last = rows[-1][0]
-    return done
+def rebuild(conn: sqlite3.Connection) -> int:
+    """Index every stored posting again from ``postings_fts_source``; returns the count."""
+    conn.execute(f"INSERT INTO {TABLE} ({TABLE}) VALUES ('rebuild')")
+    return conn.execute("SELECT count(*) FROM postings").fetchone()[0]

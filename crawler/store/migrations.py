@@ -474,14 +474,12 @@ def m0019(db: sqlite_utils.Database) -> None:
 def m0020(db: sqlite_utils.Database) -> None:
     """One full-text index (crawler/store/fts.py) replaces the trigram ``postings_fts`` and the
     segmented ``postings_seg``: title, company, city, skill names, JD text and the parts of the
-    compound names of title and skills, CJK characters as tokens. Rebuilt from the stored postings."""
-    from crawler.store import fts
+    compound names of title and skills, CJK characters as tokens. Filled by 0034."""
     db.execute("DROP TABLE IF EXISTS postings_seg")
     db.execute("DROP TABLE IF EXISTS postings_fts")
     db.execute("DELETE FROM meta WHERE key = 'search_index_versions'")
     db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5("
                "title, company, city, skills, body, parts, tokenize=\"unicode61 tokenchars '+#'\")")
-    fts.rebuild(db.conn)
 
 
 @migration("0021_skill_kinds", was="m131_serve_skill_kinds")
@@ -671,3 +669,18 @@ def m0033(db: sqlite_utils.Database) -> None:
             (pid, seq, key, heading, "\n".join(bullets)) for seq, (key, (heading, bullets)) in enumerate(found.items())))
     conn.execute("DROP TABLE sections")
     conn.execute("ALTER TABLE sections_new RENAME TO sections")
+
+
+@migration("0034_fts_external_content")
+def m0034(db: sqlite_utils.Database) -> None:
+    """``postings_fts`` keeps no copy of the text it indexes (``postings_fts_content``): an external-content index
+    that reads it from the view ``postings_fts_source`` (crawler/store/fts.py), rebuilt from the stored postings."""
+    from crawler.store import fts
+
+    fts.register(db.conn)
+    db.execute(f"DROP VIEW IF EXISTS {fts.SOURCE}")
+    db.execute(next(statement for _, name, statement in baseline() if name == fts.SOURCE))
+    db.execute("DROP TABLE postings_fts")
+    db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, "
+               "content='postings_fts_source', content_rowid='id', tokenize=\"unicode61 tokenchars '+#'\")")
+    fts.rebuild(db.conn)

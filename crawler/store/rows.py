@@ -58,19 +58,9 @@ class PostingRow(NamedTuple):
     evaluation: tuple | None
     """The source's own evaluation: the ``evaluations`` columns after ``posting_id``."""
     search: tuple
-    """The posting's full-text index columns, prepared (crawler.store.fts.index_values)."""
+    """The posting's full-text index columns, made of the values stored (crawler.store.fts.index_values)."""
     dedupe: tuple | None = None
     """Its dedupe key's columns (crawler.store.dedupe.key_values), made by the store stage; None: the dedupe step makes it."""
-
-
-def search_body(posting: Posting) -> str:
-    """Text indexed for full-text search besides title and company: every section bullet and tag."""
-    parts = [" ".join(posting.tags)]
-    for bullets in posting.sections.values():
-        parts.extend(bullets)
-    if posting.description and not posting.sections:
-        parts.append(posting.description)
-    return "\n".join(p for p in parts if p)
 
 
 def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
@@ -102,9 +92,10 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     for column, value in zip(POSTING_COLS, values):
         if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
             raise ValueError(f"{column} {value} does not fit an SQLite integer")
+    body = fts.body_text(p.tags, "\n".join(s[3] for s in sections), p.description)
+    search = fts.index_values(p.title, p.company, p.city, p.skills, body)
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
-                      p.complete_listing, values, sections, skills, evaluation,
-                      fts.index_values(p.title, p.company, p.city, p.skills, search_body(p)), dedupe)
+                      p.complete_listing, values, sections, skills, evaluation, search, dedupe)
 
 
 def input_row(item: RawInput) -> tuple:

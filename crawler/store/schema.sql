@@ -251,8 +251,9 @@ CREATE TABLE listing_postings (
 );
 CREATE INDEX idx_listing_postings_key ON listing_postings (key);
 
--- One full-text index (crawler/store/fts.py): rowid = postings.id, filled by the writer.
-CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, tokenize="unicode61 tokenchars '+#'");
+-- One full-text index (crawler/store/fts.py): rowid = postings.id, filled by the writer. It keeps no copy of the
+-- text: it reads it from the view postings_fts_source (below) when it needs it.
+CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, content='postings_fts_source', content_rowid='id', tokenize="unicode61 tokenchars '+#'");
 
 -- ---------------------------------------------------------------------------------------------- skills
 
@@ -462,6 +463,15 @@ CREATE VIEW jobs AS SELECT
     posted_at, source, posted_local, category, work_mode, seniority, score_by, skills, posted_source, first_seen,
     last_seen, closed_at, url, salary_monthly_min, salary_months, salary_currency, salary_period, salary_status,
     salary_estimated, salary_raw, salary_source
+FROM postings;
+
+-- The text of postings_fts, as it indexes it, from the stored values (crawler/store/fts.py: index_values); the
+-- fts_* functions are registered on every connection that reads it (crawler.store.connect, the Datasette plugin).
+CREATE VIEW postings_fts_source AS SELECT
+    id, fts_text(title) AS title, fts_text(company) AS company, fts_text(city) AS city, fts_skills(skills) AS skills,
+    fts_body(tags, (SELECT group_concat(text, char(10)) FROM (SELECT text FROM sections WHERE posting_id = postings.id
+                                                             ORDER BY seq)), description) AS body,
+    fts_parts(title, skills) AS parts
 FROM postings;
 
 -- Personal fit beside the posting, one row per posting and profile: the four parts, their reasons, the blocklist

@@ -98,17 +98,15 @@ def retag(db: sqlite_utils.Database, taxonomy: Taxonomy, *, batch: int = 1000) -
         q = ",".join("?" * len(ids))
         sections = bullets_by_posting(conn.execute(
             f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", ids))
-        updates, rows, changed = [], [], []
+        rows, changed = [], []
         for pid, tags, old in postings:
             hits = taxonomy.tag(sections.get(pid, {}), json.loads(tags or "[]"))
             names = json.dumps(skills_in_order(hits), ensure_ascii=False)
             if names != old:
                 counts["changed"] += 1
-                changed.append((pid, skills_in_order(hits)))
-            updates.append((names, pid))
+                changed.append((pid, names))
             rows.extend(skill_rows(pid, hits))
         with conn:
-            conn.executemany("UPDATE postings SET skills = ? WHERE id = ?", updates)
             fts.set_skills(conn, changed)
             conn.execute(f"DELETE FROM posting_skills WHERE posting_id IN ({q})", ids)
             insert_skill_rows(conn, rows)

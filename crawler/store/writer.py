@@ -298,11 +298,11 @@ class Writer:
         if inserts:
             c.executemany(_INSERT_POSTING, inserts)
         if updates:
+            fts.delete_rows(c, updated_ids)  # first: the index reads the values it holds from the rows
             c.executemany(_UPDATE_POSTING, updates)
             c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
-            fts.delete_rows(c, updated_ids)
         self._write_children(children)
         fts.insert_prepared(c, search)
 
