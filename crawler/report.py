@@ -70,28 +70,11 @@ class CrawlReport:
     stats: dict[str, Any] = field(default_factory=dict)
     """Scrapy's counters at the end (plain values), kept in ``runs.stats``."""
 
-    def _count(self, key: str) -> int:
-        return int(self.stats.get(key, 0))
-
-    @property
-    def files(self) -> int:
-        return self._count(FILES)
-
-    @property
-    def found(self) -> int:
-        return self._count(FOUND)
-
-    @property
-    def files_unchanged(self) -> int:
-        return self._count(FILES_UNCHANGED)
-
-    @property
-    def unchanged_unparsed(self) -> int:
-        return self._count(UNPARSED)
-
-    @property
-    def requests(self) -> int:
-        return self._count(REQUESTS)
+    files = property(lambda self: int(self.stats.get(FILES, 0)), doc="Inputs read (:data:`COUNTED`).")
+    found = property(lambda self: int(self.stats.get(FOUND, 0)), doc="Postings found in them.")
+    files_unchanged = property(lambda self: int(self.stats.get(FILES_UNCHANGED, 0)), doc="Inputs not parsed again.")
+    unchanged_unparsed = property(lambda self: int(self.stats.get(UNPARSED, 0)), doc="Postings of those inputs.")
+    requests = property(lambda self: int(self.stats.get(REQUESTS, 0)), doc="HTTP requests sent (no cache hits).")
 
     @property
     def responses(self) -> Counter:
