@@ -33,6 +33,7 @@ REPORT_SETTING = "JOBCRAWL_REPORT"
 
 
 def numeric(value: Any) -> bool:
+    """A stat that adds up (a bool is not one)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -68,7 +69,7 @@ class CrawlReport:
     stage_failed: str | None = None
     """A stage or the writer failed: data may be missing (the run's status becomes ``failed``)."""
     stats: dict[str, Any] = field(default_factory=dict)
-    """Scrapy's counters at the end (plain values), kept in ``runs.stats``."""
+    """The crawler's stats at the end (plain values: :data:`COUNTED` among them), kept in ``runs.stats``."""
 
     files = property(lambda self: int(self.stats.get(FILES, 0)), doc="Inputs read (:data:`COUNTED`).")
     found = property(lambda self: int(self.stats.get(FOUND, 0)), doc="Postings found in them.")
@@ -83,7 +84,7 @@ class CrawlReport:
 
     @property
     def error_count(self) -> int:
-        """Failed requests, postings lost to a pipeline error, inputs not parsed again and spider exceptions."""
+        """Failed requests, postings lost to a pipeline error, inputs a reparse could not read, spider exceptions."""
         return len(self.errors) + len(self.request_errors) + sum(
             int(v) for k, v in self.stats.items() if k.startswith("spider_exceptions/"))
 
