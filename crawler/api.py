@@ -241,15 +241,13 @@ def refresh(db: str, *, alerts_config: str | None = None, progress: Progress | N
     """
     from crawler.alerts.delivery import deliver_new_matches
     from crawler.run.lock import db_lock
-    from crawler.run.runner import after_run
-    from crawler.store.runs import set_steps_pending
+    from crawler.run.runner import corpus_steps
     from crawler.store.schema import open_db
 
     with db_lock(db):
         database = open_db(db)
         try:
-            steps = after_run(database, progress=progress)
-            set_steps_pending(database, False)
+            steps = corpus_steps(database, progress=progress)
         finally:
             database.close()
         return Refreshed(steps, deliver_new_matches(db, config_path=alerts_config))

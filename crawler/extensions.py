@@ -6,7 +6,7 @@ from itemadapter import ItemAdapter, is_item
 from scrapy import signals
 
 from crawler.pipelines import item_where
-from crawler.report import report_of
+from crawler.report import handed_report
 
 
 class ItemErrors:
@@ -21,14 +21,13 @@ class ItemErrors:
 
     @classmethod
     def from_crawler(cls, crawler):
-        extension = cls(crawler.stats, report_of(crawler))
+        extension = cls(crawler.stats, handed_report(crawler))
         crawler.signals.connect(extension.item_error, signal=signals.item_error)
         return extension
 
     def item_error(self, item, response, spider, failure):
         where = item_where(ItemAdapter(item)) if is_item(item) else "?"
         self.stats.inc_value("jobcrawl/errors")
-        self.report.error_count += 1
         self.report.errors.append(f"{where}: {failure.type.__name__}: {failure.getErrorMessage()}; "
                         f"this {type(item).__name__} was not stored")
 

@@ -23,7 +23,7 @@ from itemadapter import ItemAdapter
 from pydantic import BaseModel
 
 from crawler.files import quote_name, read_taxonomy
-from crawler.report import report_of
+from crawler.report import handed_report
 from crawler.run.sinks import WriterSink, attached
 from crawler.store.dedupe import key_values
 from crawler.store.rows import Batch, input_row, posting_row, quarantine_row
@@ -103,7 +103,7 @@ class ValidatePipeline:
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.stats, crawler.settings.getint("JOBCRAWL_MAX_TITLE_CHARS"), report_of(crawler).repaired)
+        return cls(crawler.stats, crawler.settings.getint("JOBCRAWL_MAX_TITLE_CHARS"), handed_report(crawler).repaired)
 
     def oversized(self, item: RawPosting) -> str | None:
         """The detail when ``item`` holds more than :data:`MAX_POSTING_CHARS` characters of text, else None."""
@@ -227,7 +227,7 @@ class StorePipeline:
 
     def __init__(self, crawler, db_path: str | None, run_id: int | None, batch_size: int):
         self.crawler = crawler
-        self.report = report_of(crawler)
+        self.report = handed_report(crawler)
         self.db_path = db_path
         self.run_id, self.batch_size = run_id, batch_size
         self.sink = None

@@ -1,7 +1,7 @@
-"""What a run did, typed: :class:`CrawlReport` per spider run (built by the spider and the pipelines,
-in whichever process runs them), :class:`RunReport` per ``runs`` row (the crawl reports of its
-shards merged, plus the writer's counts and the corpus steps). The CLI prints a RunReport and
-``crawler.store.runs`` stores it; nothing else is passed between the parts of a run.
+"""What a run did, typed: :class:`CrawlReport` per spider run (its counts are the crawler's Scrapy stats; its lines
+are added by the spider and the pipelines, in whichever process runs them), :class:`RunReport` per ``runs`` row
+(the crawl reports of its shards merged, plus the writer's counts and the corpus steps). The CLI prints a RunReport
+and ``crawler.store.runs`` stores it; nothing else is passed between the parts of a run.
 
 Both are plain data (picklable): a worker process sends its CrawlReports to the parent at the end.
 """
@@ -19,22 +19,37 @@ COUNT_COLUMNS = ("files", "found", "new", "updated", "unchanged", "quarantined",
 """Counts of a run, each a column of ``runs``."""
 
 
+FILES, FOUND = "jobcrawl/files", "jobcrawl/postings_found"
+FILES_UNCHANGED, UNPARSED = "jobcrawl/files_unchanged", "jobcrawl/postings_unchanged_unparsed"
+COUNTED = (FILES, FOUND, FILES_UNCHANGED, UNPARSED)
+"""The Scrapy stats a spider counts its inputs and postings in (besides Scrapy's and the pipelines' own): inputs
+read (files, pages or API responses parsed, or counted as unchanged), postings found in them (quarantined ones
+included), inputs not parsed again (unchanged since their last complete parse: crawler/ingest/ledger.py) and
+their postings."""
+REQUESTS, STATUS = "jobcrawl/http/requests", "jobcrawl/http/status/"
+"""HTTP requests that went over the network and their responses by status (crawler/web/middlewares.py)."""
+REPORT_SETTING = "JOBCRAWL_REPORT"
+"""The setting that hands a crawler the :class:`CrawlReport` its run made for it."""
+
+
+def numeric(value: Any) -> bool:
+    """A stat that adds up (a bool is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def plain(stats: dict[str, Any]) -> dict[str, Any]:
+    """Scrapy's stats as plain values (datetimes as ISO text; other objects left out)."""
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in stats.items()
+            if isinstance(v, (int, float, str, bool)) or v is None or hasattr(v, "isoformat")}
+
+
 @dataclass
 class CrawlReport:
-    """One spider run over its inputs, as its spider and pipelines saw it (the writer's counts are not here)."""
+    """One spider run over its inputs (or the shards of one job, merged): its counts are Scrapy's stats
+    (:data:`COUNTED` and Scrapy's own), its lines are added by its spider, pipelines and extensions. The run
+    makes one per crawler and hands it over at the crawler's creation (:func:`handed_report`); the writer's
+    counts are not here."""
 
-    files: int = 0
-    """Inputs read: files, pages or API responses parsed (or counted as unchanged)."""
-    found: int = 0
-    """Postings found in them (quarantined ones included)."""
-    files_unchanged: int = 0
-    """Inputs not parsed again: unchanged since their last complete parse (crawler/ingest/ledger.py)."""
-    unchanged_unparsed: int = 0
-    """Postings of those inputs: unchanged without being parsed."""
-    requests: int = 0
-    """HTTP requests that went over the network (cache hits not counted)."""
-    responses: Counter = field(default_factory=Counter)
-    """Responses by the status the server sent (304 revalidations included), as strings."""
     problems: list[str] = field(default_factory=list)
     """One line per quarantined input or posting: ``locator#position: detail``."""
     repaired: list[str] = field(default_factory=list)
@@ -45,8 +60,6 @@ class CrawlReport:
     """One line per request that failed for good: ``URL: reason``."""
     failures: Counter = field(default_factory=Counter)
     """Requests that failed for good, by reason (``DNS lookup failed for api.lever.co``, ``HTTP 503`` …)."""
-    error_count: int = 0
-    """Failed requests, postings lost to a pipeline error and spider exceptions."""
     listings: dict[str, list[str]] = field(default_factory=dict)
     """Complete listings read: listing name → keys of its postings (the closing step's input)."""
     tables: list[dict[str, Any]] = field(default_factory=list)
@@ -56,13 +69,31 @@ class CrawlReport:
     stage_failed: str | None = None
     """A stage or the writer failed: data may be missing (the run's status becomes ``failed``)."""
     stats: dict[str, Any] = field(default_factory=dict)
-    """Scrapy's counters at the end (plain values), kept in ``runs.stats``."""
+    """The crawler's stats at the end (plain values: :data:`COUNTED` among them), kept in ``runs.stats``."""
+
+    files = property(lambda self: int(self.stats.get(FILES, 0)), doc="Inputs read (:data:`COUNTED`).")
+    found = property(lambda self: int(self.stats.get(FOUND, 0)), doc="Postings found in them.")
+    files_unchanged = property(lambda self: int(self.stats.get(FILES_UNCHANGED, 0)), doc="Inputs not parsed again.")
+    unchanged_unparsed = property(lambda self: int(self.stats.get(UNPARSED, 0)), doc="Postings of those inputs.")
+    requests = property(lambda self: int(self.stats.get(REQUESTS, 0)), doc="HTTP requests sent (no cache hits).")
+
+    @property
+    def responses(self) -> Counter:
+        """Responses by the status the server sent (304 revalidations included), as strings."""
+        return Counter({k.removeprefix(STATUS): v for k, v in self.stats.items() if k.startswith(STATUS)})
+
+    @property
+    def error_count(self) -> int:
+        """Failed requests, postings lost to a pipeline error, inputs a reparse could not read, spider exceptions."""
+        return len(self.errors) + len(self.request_errors) + sum(
+            int(v) for k, v in self.stats.items() if k.startswith("spider_exceptions/"))
+
+    def ended(self, stats: dict[str, Any], reason: str | None) -> None:
+        """The crawl has ended: keep its stats (plain) and why it closed."""
+        self.stats, self.finish_reason = plain(stats), reason
 
     def merge(self, other: "CrawlReport") -> None:
         """Add another shard's report of the same job."""
-        for name in ("files", "found", "files_unchanged", "unchanged_unparsed", "requests", "error_count"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.responses.update(other.responses)
         self.problems += other.problems
         self.repaired += other.repaired
         self.errors += other.errors
@@ -76,10 +107,26 @@ class CrawlReport:
             self.finish_reason = other.finish_reason or self.finish_reason
         for key, value in other.stats.items():
             mine = self.stats.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(mine, (int, float)):
+            if numeric(value) and numeric(mine):
                 self.stats[key] = mine + value
             elif mine is None:
                 self.stats[key] = value
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data, its counts named."""
+        return {"files": self.files, "found": self.found, "files_unchanged": self.files_unchanged,
+                "unchanged_unparsed": self.unchanged_unparsed, "requests": self.requests,
+                "responses": dict(self.responses), "problems": list(self.problems), "repaired": list(self.repaired),
+                "errors": list(self.errors), "request_errors": list(self.request_errors),
+                "failures": dict(self.failures), "error_count": self.error_count, "listings": dict(self.listings),
+                "tables": list(self.tables), "finish_reason": self.finish_reason, "stage_failed": self.stage_failed,
+                "stats": {k: v for k, v in self.stats.items() if k not in COUNTED}}
+
+
+def handed_report(crawler) -> CrawlReport:
+    """The :class:`CrawlReport` the run handed ``crawler`` at its creation (setting :data:`REPORT_SETTING`); a crawl
+    outside a run (``scrapy crawl``) gets a fresh one that nobody reads."""
+    return crawler.settings.get(REPORT_SETTING) or CrawlReport()
 
 
 @dataclass
@@ -138,8 +185,8 @@ class RunReport:
     @property
     def stats(self) -> dict[str, Any]:
         """Everything the ``runs.stats`` column keeps: Scrapy's counters and the run's named extras."""
-        out = dict(self.crawl.stats)
         c = self.crawl
+        out = {k: v for k, v in c.stats.items() if k not in COUNTED}
         # Like Scrapy's counters, each appears once it counted something.
         for name, value in (("files", c.files), ("postings_found", c.found), ("files_unchanged", c.files_unchanged),
                             ("postings_unchanged_unparsed", c.unchanged_unparsed), *self.written.items()):
@@ -221,19 +268,9 @@ class RunReport:
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (``--json``)."""
         data = asdict(self)
-        # asdict() rebuilds a Counter from (key, count) pairs, which Counter counts as keys: keep them as dicts.
-        data["crawl"]["responses"], data["crawl"]["failures"] = dict(self.crawl.responses), dict(self.crawl.failures)
+        data["crawl"] = self.crawl.as_dict()
         data["counts"] = self.counts
         return data
-
-
-def report_of(crawler) -> CrawlReport:
-    """The :class:`CrawlReport` of a crawler (created at the first call): spiders, pipelines, middlewares and
-    extensions write into it; the run reads it when the crawl ends."""
-    report = getattr(crawler, "jobcrawl_report", None)
-    if report is None:
-        report = crawler.jobcrawl_report = CrawlReport()
-    return report
 
 
 LISTED = 20

@@ -17,7 +17,7 @@ from crawler.store.rows import POSTING_COLS, Batch, posting_row
 from crawler.files import ConfigFileError
 from crawler.ingest.appdump import parse_dump
 from crawler.pipelines import MAX_POSTING_CHARS, NormalizePipeline, SkillsPipeline, StorePipeline, ValidatePipeline, _chars
-from crawler.report import report_of
+from crawler.report import REPORT_SETTING, CrawlReport, handed_report
 from crawler.settings import ITEM_PIPELINES
 from crawler.run.sinks import attach
 from normalize.clock import iso_utc
@@ -43,7 +43,9 @@ SEED_CHARS = 3611
 
 
 def crawler_with(**settings):
-    return get_crawler(settings_dict={"JOBCRAWL_MAX_TITLE_CHARS": 200, "JOBCRAWL_BATCH_SIZE": 500, **settings})
+    """A crawler with the report a run hands it."""
+    return get_crawler(settings_dict={"JOBCRAWL_MAX_TITLE_CHARS": 200, "JOBCRAWL_BATCH_SIZE": 500,
+                                      REPORT_SETTING: CrawlReport(), **settings})
 
 
 def through(stages, item):
@@ -102,7 +104,7 @@ def test_validate_repairs_lone_surrogates_and_names_the_posting_in_the_report():
     stage = ValidatePipeline.from_crawler(crawler)
     out = stage.process_item(raw_posting(source="tabular", title="推理\ud800工程师"))
     assert out.title == "推理\ufffd工程师"
-    assert report_of(crawler).repaired == [
+    assert handed_report(crawler).repaired == [
         "000_7c4373297891d5ca.txt#0: 1 lone UTF-16 surrogate (a broken escape such as \\ud800) replaced by U+FFFD"]
     assert crawler.stats.get_value("jobcrawl/repaired/lone_surrogates") == 1
 
@@ -182,7 +184,7 @@ def test_store_without_a_sink_writes_through_a_writer_of_its_own(tmp_path):
     assert inputs == [("000_7c4373297891d5ca.txt", "parsed")]
     assert quarantine == [("bad.txt", "empty")]
     assert sections == [(4,)]  # about, requirements, responsibilities, preferred
-    assert report_of(crawler).problems == ["bad.txt: empty file"]
+    assert handed_report(crawler).problems == ["bad.txt: empty file"]
     # the dedupe key is made by the store stage (so the dedupe step after a run has none left to make)
     from crawler.store.dedupe import key_values
     from normalize.dedupe import posting_signature
@@ -247,7 +249,7 @@ def test_store_quarantines_a_posting_whose_row_cannot_be_made_and_keeps_the_rest
     assert [q[:6] for b in batches for q in b.quarantine] == [
         ("textdump", "000_7c4373297891d5ca.txt", 1, raw_posting().input_sha256, "store_error",
          "store error: ValueError: Port could not be cast to integer value as alert(3)")]
-    assert report_of(crawler).problems == [
+    assert handed_report(crawler).problems == [
         "000_7c4373297891d5ca.txt#1: store error: ValueError: Port could not be cast to integer value as alert(3)"]
 
 

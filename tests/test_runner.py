@@ -15,7 +15,7 @@ import pytest
 
 from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
 from crawler.files import InputFile
-from crawler.report import CrawlReport, RunReport
+from crawler.report import FILES, FILES_UNCHANGED, FOUND, REQUESTS, STATUS, UNPARSED, CrawlReport, RunReport
 from crawler.procs import Corpus
 from crawler.run.runner import Job, _shards
 
@@ -148,22 +148,29 @@ def test_crawl_jobs_are_dealt_over_the_workers():
     assert [[i for i, _ in shard] for shard in _shards(jobs, 2)] == [[0, 2, 4], [1, 3]]
 
 
+def crawled(*, files: int = 0, found: int = 0, requests: int = 0, responses: dict[str, int] | None = None,
+            exceptions: int = 0, stats: dict | None = None, **fields) -> CrawlReport:
+    """A crawl's report: its counts in its stats (errors as spider ``exceptions``: no lines)."""
+    counts = {FILES: files, FOUND: found, REQUESTS: requests, "spider_exceptions/KeyError": exceptions,
+              **{STATUS + code: n for code, n in (responses or {}).items()}}
+    return CrawlReport(stats={**(stats or {}), **{k: v for k, v in counts.items() if v}}, **fields)
+
+
 def test_shard_reports_merge_into_one():
-    a = CrawlReport(files=2, found=5, requests=3, problems=["a.txt: empty"], finish_reason="finished",
-                    stats={"item_scraped_count": 4, "start_time": "x"})
-    a.responses.update({"200": 3})
+    a = crawled(files=2, found=5, requests=3, responses={"200": 3}, problems=["a.txt: empty"],
+                finish_reason="finished", stats={"item_scraped_count": 4, "start_time": "x"})
     a.failures.update({"HTTP 500": 1})
-    b = CrawlReport(files=1, found=1, requests=1, request_errors=["u: HTTP 500"], errors=["a#1: KeyError: 'x'"],
-                    error_count=2, finish_reason="shutdown", listings={"greenhouse:x": ["k"]},
-                    stats={"item_scraped_count": 1})
-    b.responses.update({"200": 1, "500": 1})
+    b = crawled(files=1, found=1, requests=1, responses={"200": 1, "500": 1}, request_errors=["u: HTTP 500"],
+                errors=["a#1: KeyError: 'x'"], finish_reason="shutdown", listings={"greenhouse:x": ["k"]},
+                stats={"item_scraped_count": 1})
     b.failures.update({"HTTP 500": 1, "timed out on b": 1})
     a.merge(b)
     assert (a.files, a.found, a.requests, a.error_count, a.finish_reason) == (3, 6, 4, 2, "shutdown")
     assert (dict(a.responses), a.problems, a.request_errors, a.errors, a.listings, dict(a.failures)) == (
         {"200": 4, "500": 1}, ["a.txt: empty"], ["u: HTTP 500"], ["a#1: KeyError: 'x'"], {"greenhouse:x": ["k"]},
         {"HTTP 500": 2, "timed out on b": 1})
-    assert a.stats == {"item_scraped_count": 5, "start_time": "x"}
+    assert a.stats == {"item_scraped_count": 5, "start_time": "x", FILES: 3, FOUND: 6, REQUESTS: 4,
+                       STATUS + "200": 4, STATUS + "500": 1}
 
 
 @pytest.mark.parametrize("kind, reason, written, errors, stage_failed, files, failures, status", [
@@ -179,7 +186,7 @@ def test_shard_reports_merge_into_one():
     pytest.param("ingest", "finished", {"new": 2}, 0, "storing failed: disk full", 1, {}, "failed", id="stage-failed"),
 ])
 def test_a_run_status_follows_from_its_report(kind, reason, written, errors, stage_failed, files, failures, status):
-    crawl = CrawlReport(finish_reason=reason, error_count=errors, stage_failed=stage_failed, files=files)
+    crawl = crawled(finish_reason=reason, exceptions=errors, stage_failed=stage_failed, files=files)
     crawl.failures.update(failures)
     report = RunReport(1, kind, crawl=crawl, written=written)
     assert report.decide_status() == status
@@ -252,7 +259,7 @@ def test_a_posting_the_database_refuses_is_quarantined_and_the_rest_of_its_batch
                  id="partly-several"),
 ])
 def test_one_failure_line_per_source(files, failures, line):
-    crawl = CrawlReport(finish_reason="finished", files=files, error_count=sum(failures.values()))
+    crawl = crawled(finish_reason="finished", files=files, exceptions=sum(failures.values()))
     crawl.failures.update(failures)
     report = RunReport(1, "crawl", source="acme", crawl=crawl)
     report.decide_status()
@@ -260,9 +267,8 @@ def test_one_failure_line_per_source(files, failures, line):
 
 
 def test_json_report_is_plain_data():
-    crawl = CrawlReport(files=1, found=2, error_count=1, finish_reason="finished")
+    crawl = crawled(files=1, found=2, exceptions=1, responses={"200": 1}, finish_reason="finished")
     crawl.failures.update({"HTTP 503": 1})
-    crawl.responses.update({"200": 1})
     report = RunReport(5, "crawl", source="acme", crawl=crawl, written={"new": 2}, steps={"score": {"scored": 2}})
     report.decide_status()
     data = json.loads(json.dumps(report.as_dict()))
@@ -271,8 +277,8 @@ def test_json_report_is_plain_data():
 
 
 def test_the_runs_stats_hold_counters_that_counted():
-    report = RunReport(3, "ingest", crawl=CrawlReport(files=2, found=2, files_unchanged=2, unchanged_unparsed=2,
-                                                      stats={"finish_reason": "finished"}), workers=2)
+    report = RunReport(3, "ingest", crawl=CrawlReport(stats={FILES: 2, FOUND: 2, FILES_UNCHANGED: 2, UNPARSED: 2,
+                                                             "finish_reason": "finished"}), workers=2)
     assert report.stats == {"finish_reason": "finished", "jobcrawl/files": 2, "jobcrawl/postings_found": 2,
                             "jobcrawl/files_unchanged": 2, "jobcrawl/postings_unchanged_unparsed": 2,
                             "jobcrawl/listings_complete": 0, "jobcrawl/workers": 2}
@@ -365,7 +371,7 @@ def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
     assert [(e[0], e[1]) for e in recorder.events] == [("start", "dedupe"), ("finish", "dedupe"),
                                                        ("start", "scoring"), ("finish", "scoring")]
     assert recorder.events[3][2]["scored"] == 2
-    report = RunReport(run_id, "ingest", crawl=CrawlReport(files=2, found=2, finish_reason="finished"),
+    report = RunReport(run_id, "ingest", crawl=crawled(files=2, found=2, finish_reason="finished"),
                        written=writer.counts_of(run_id), steps=steps)
     report.decide_status()
     finish_run(db, report)
@@ -400,7 +406,7 @@ def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_pat
         if killed:
             return None
         [report] = runner.finish_jobs([runner.Job("textdump", "ingest", {})], path, [run_id],
-                                      [CrawlReport(files=2, found=2, finish_reason="finished")],
+                                      [crawled(files=2, found=2, finish_reason="finished")],
                                       {run_id: writer.counts_of(run_id)}, crawled_by=1, workers=1, stale_skills=False, taxonomy=None,
                                       steps_pending=pending)
         return report.steps

@@ -15,6 +15,7 @@ from conftest import AS_OF, SEEDS, run_cli
 import crawler.ingest.textdump as textdump
 from crawler.files import InputFile, read_group
 from crawler.ingest.textdump import GROUP_FILE_BYTES, GROUP_FILES, TextdumpSpider
+from crawler.report import FILES, FOUND
 from normalize.models import Quarantined, RawInput, RawPosting
 
 SEED0 = (SEEDS / "000_7c4373297891d5ca.txt").read_bytes()
@@ -116,7 +117,7 @@ def test_a_group_yields_each_files_items_and_reads_again_what_the_budget_left(tm
     assert trips == [names, ["c.txt", "d.txt"]]
     assert [(type(o).__name__, o.locator) for o in out] == [
         (kind, name) for name in names for kind in ("RawInput", "RawPosting")]
-    assert (spider.report.files, spider.report.found) == (4, 4)
+    assert (spider.crawler.stats.get_value(FILES), spider.crawler.stats.get_value(FOUND)) == (4, 4)
     assert {o.as_of for o in out} == {"2026-11-29T04:00:00+00:00"}  # AS_OF in UTC
 
 

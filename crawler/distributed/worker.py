@@ -9,7 +9,7 @@ the queue), so the crawler's own ``start()`` is not read.
 
 What a push carries (one ``MULTI``, :class:`ClusterWorker`): the batch, the acknowledgement of
 every request the engine is done with (its rows are in this batch or an earlier one) and the
-report delta since the last push (crawler/report.py counts, new problem and error lines, and
+report delta since the last push (what its stats counted, new problem and error lines of its report, and
 complete listings read). Every second, and whenever the crawler is idle, the store stage's
 partial batch is flushed the same way. An idle crawler stays open while its source has requests
 queued or in flight anywhere in the cluster (putting back those of workers that are gone), and
@@ -33,7 +33,7 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 
 from crawler.procs import settle_gc
-from crawler.report import CrawlReport, report_of
+from crawler.report import COUNTED, REQUESTS, STATUS, CrawlReport, numeric, handed_report, plain
 
 from normalize.redact import redact_url
 
@@ -46,13 +46,17 @@ logger = logging.getLogger(__name__)
 SYNC_SECONDS = 1.0
 """How often a busy crawler pushes its partial batch, acknowledgements and report delta."""
 
-_NUMBERS = ("files", "found", "files_unchanged", "unchanged_unparsed", "requests", "error_count")
 _LINES = ("problems", "repaired", "errors", "request_errors", "tables")
-_COUNTERS = ("responses", "failures")  # by status; by reason of the requests that failed (refused, DNS …)
+
+
+def _counted(key: str) -> bool:
+    """A stat the run report counts (inputs, postings, requests, responses): a change is pushed."""
+    return key in COUNTED or key == REQUESTS or key.startswith(STATUS)
 
 
 class ReportDelta:
-    """What of a crawler's :class:`CrawlReport` (and its spider's complete listings) has not been pushed yet.
+    """What of a crawler's stats, its :class:`CrawlReport`'s lines (and its spider's complete listings) has not
+    been pushed yet: numbers as differences, lines as those added since.
 
     Listings are taken from the spider's book as each is read completely in one response (a Greenhouse,
     Lever, Ashby, Recruitee board, a Workable widget). A listing made of several responses (the pages of a
@@ -62,10 +66,10 @@ class ReportDelta:
 
     def __init__(self, crawler):
         self.crawler = crawler
-        self.report = report_of(crawler)
-        self.numbers = dict.fromkeys(_NUMBERS, 0)
+        self.report = handed_report(crawler)
+        self.stats: dict[str, Any] = {}
         self.lines = dict.fromkeys(_LINES, 0)
-        self.counters: dict[str, Counter] = {name: Counter() for name in _COUNTERS}
+        self.failures: Counter = Counter()
         self.listings: set[str] = set()
         self._next: tuple | None = None
 
@@ -78,27 +82,28 @@ class ReportDelta:
         return dict(book.get("listings", {})) if isinstance(book, dict) else {}
 
     def take(self, *, final: bool = False) -> CrawlReport | None:
-        """The delta since the last :meth:`commit` (None when there is none); call :meth:`commit` once pushed."""
+        """The delta since the last :meth:`commit` (None when nothing the report counts changed); call
+        :meth:`commit` once pushed. The last one (``final``) carries the stats that are not numbers too."""
         r = self.report
+        stats = plain(self.crawler.stats.get_stats())
         delta = CrawlReport()
-        for name in _NUMBERS:
-            setattr(delta, name, getattr(r, name) - self.numbers[name])
-        for name in _COUNTERS:
-            setattr(delta, name, Counter(getattr(r, name)) - self.counters[name])
+        delta.stats = {k: v - self.stats.get(k, 0) if numeric(v) else v for k, v in stats.items()
+                       if final or (numeric(v) and v != self.stats.get(k, 0))}
+        delta.failures = Counter(r.failures) - self.failures
         for name in _LINES:
             setattr(delta, name, list(getattr(r, name)[self.lines[name]:]))
         listings = self._book_listings()
         delta.listings = {k: list(v) for k, v in listings.items() if k not in self.listings}
         if final:
-            delta.finish_reason, delta.stage_failed, delta.stats = r.finish_reason, r.stage_failed, dict(r.stats)
-        self._next = ({n: getattr(r, n) for n in _NUMBERS}, {n: len(getattr(r, n)) for n in _LINES},
-                      {n: Counter(getattr(r, n)) for n in _COUNTERS}, set(listings) | self.listings)
-        empty = not any(getattr(delta, n) for n in (*_NUMBERS, *_COUNTERS, *_LINES)) and not delta.listings
-        return None if empty and not final else delta
+            delta.finish_reason, delta.stage_failed = r.finish_reason, r.stage_failed
+        self._next = ({k: v for k, v in stats.items() if numeric(v)}, {n: len(getattr(r, n)) for n in _LINES},
+                      Counter(r.failures), set(listings) | self.listings)
+        counted = any(_counted(k) for k in delta.stats) or any(getattr(delta, n) for n in _LINES)
+        return delta if final or counted or delta.listings else None
 
     def commit(self) -> None:
         if self._next is not None:
-            self.numbers, self.lines, self.counters, self.listings = self._next
+            self.stats, self.lines, self.failures, self.listings = self._next
             self._next = None
 
 
@@ -222,12 +227,7 @@ class ClusterWorker:
     def closed(self, spider, reason: str) -> None:
         if self.loop.running:
             self.loop.stop()
-        report = self.delta.report
-        stats = self.crawler.stats.get_stats()
-        report.finish_reason = reason
-        report.error_count += sum(int(v) for k, v in stats.items() if k.startswith("spider_exceptions/"))
-        report.stats = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in stats.items()
-                        if isinstance(v, (int, float, str, bool)) or hasattr(v, "isoformat")}
+        self.delta.report.ended(self.crawler.stats.get_stats(), reason)
         self.final = True
         if reason != "finished":
             self.hold = True
@@ -378,6 +378,7 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
     answers again, the worker joins the active crawl under a new id. Returns the exit status (0)."""
     from scrapy.crawler import CrawlerProcess
 
+    from crawler.report import REPORT_SETTING
     from crawler.run.project import CRAWL_PRIORITY
     from crawler.settings import project_settings
     from crawler.web.sources import project_spiders
@@ -422,6 +423,7 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
                                                worker_id=worker_id, concurrency=concurrency).items():
                 crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
             crawler.settings.set("JOBCRAWL_REDIS_WATCH", watch, priority=CRAWL_PRIORITY)
+            crawler.settings.set(REPORT_SETTING, CrawlReport(), priority=CRAWL_PRIORITY)
             running.setdefault(crawl, []).append(crawler)
             d = process.crawl(crawler, **entry["args"])
             d.addBoth(lambda result, c=crawl, cr=crawler: ended(c, cr, result))
@@ -435,7 +437,7 @@ def run_worker(url: str, *, prefix: str = "jobcrawl", only: set[str] | None = No
         crawlers = running.get(crawl, [])
         if crawler in crawlers:
             crawlers.remove(crawler)
-        report = report_of(crawler)
+        report = handed_report(crawler)
         worker_id = crawler.settings["JOBCRAWL_WORKER_ID"]
         if watch.down is None:
             say(f"worker {worker_id}: crawl {crawl}: {crawler.settings['JOBCRAWL_SOURCE']} closed "

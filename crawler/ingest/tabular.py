@@ -46,6 +46,7 @@ from crawler.ingest.table import (
     parse_assignments,
     parse_table,
 )
+from crawler.report import FILES, FILES_UNCHANGED, FOUND, UNPARSED
 from crawler.ingest.textdump import TextdumpArgs, TextdumpCommandArgs, TextdumpSpider
 from normalize.clock import now_iso
 from normalize.models import Quarantined, RawInput
@@ -151,17 +152,16 @@ class TabularSpider(TextdumpSpider):
                 unparsed += skip
             if not skip:
                 yield item
-        run = self.report
-        run.found += found
-        run.unchanged_unparsed += unparsed
-        run.files += 1
-        if report.unchanged and report.unchanged == report.inputs:
-            run.files_unchanged += 1
         stats = self.crawler.stats
+        stats.inc_value(FOUND, found)
+        stats.inc_value(UNPARSED, unparsed)
+        stats.inc_value(FILES)
+        if report.unchanged and report.unchanged == report.inputs:
+            stats.inc_value(FILES_UNCHANGED)
         stats.inc_value("jobcrawl/rows", report.rows)
         stats.inc_value("jobcrawl/rows/header_skipped", report.header_rows)
         stats.inc_value("jobcrawl/rows/blank_skipped", report.blank_rows)
         stats.inc_value("jobcrawl/rows/duplicate_id", report.duplicates)
         stats.inc_value("jobcrawl/repaired/json_type", report.repaired_rows)
-        run.tables.append(report.as_dict() | {"summary": report.line()})
-        self.logger.info("table read: %r", run.tables[-1])
+        self.report.tables.append(report.as_dict() | {"summary": report.line()})
+        self.logger.info("table read: %r", self.report.tables[-1])

@@ -32,7 +32,7 @@ from crawler.files import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLa
                             read_group, resolve_inputs, saved_at, stat_of)
 from crawler.ingest.ledger import parser_of
 from crawler.ingest.appdump import parse_dump
-from crawler.report import report_of
+from crawler.report import FILES, FOUND, handed_report
 from crawler.arguments import SpiderArgumentError, argument_error, check_arguments, describe
 from normalize.clock import iso_utc, now_iso
 from normalize.models import Quarantined, RawInput
@@ -121,7 +121,7 @@ class TextdumpSpider(scrapy.Spider):
         spider.args.max_bytes = settings.getint("JOBCRAWL_MAX_FILE_SIZE")
         # The writer records complete parses under these versions, so that a re-run can skip them.
         spider.parsers = {source: parser_of(settings, options) for source, options in spider.reading_options().items()}
-        spider.report = report_of(crawler)
+        spider.report = handed_report(crawler)
         if settings.getbool("JOBCRAWL_REPARSE"):
             spider.unchanged = {}
         return spider
@@ -193,8 +193,8 @@ class TextdumpSpider(scrapy.Spider):
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
             yield item
-        self.report.found += found
-        self.report.files += 1
+        self.crawler.stats.inc_value(FOUND, found)
+        self.crawler.stats.inc_value(FILES)
         if tail := zero_filled_tail(data):
             self.report.repaired.append(f"{quote_name(inp.locator)}: {ZERO_TAIL.format(tail)}")
 
@@ -202,7 +202,7 @@ class TextdumpSpider(scrapy.Spider):
         """The items of an input not read: a quarantine record (and, for a file over the size cap, its
         first 64 KB as its raw input)."""
         now = now_iso()
-        self.report.files += 1
+        self.crawler.stats.inc_value(FILES)
         self.crawler.stats.inc_value(f"jobcrawl/files_refused/{problem.reason}")
         sha = NOTHING_READ  # a stable key: the same problem on a re-run is the same quarantine row
         if isinstance(problem, TooLarge):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from crawler.store import connect_readonly
 from crawler.store.queries import latest_raw_inputs
 from crawler.reparse.pages import NotReparseable, reparse_items
-from crawler.report import report_of
+from crawler.report import FILES, FOUND, handed_report
 from crawler.arguments import check_arguments
 from crawler.web.spiders.webbase import Names
 from normalize.clock import now_iso
@@ -42,7 +42,7 @@ class ReparseSpider(scrapy.Spider):
         self.db, self.sources = args.db, args.sources
 
     async def start(self):
-        report = report_of(self.crawler)
+        report, stats = handed_report(self.crawler), self.crawler.stats
         conn = connect_readonly(self.db)
         try:
             for row in latest_raw_inputs(conn, self.sources):
@@ -50,13 +50,12 @@ class ReparseSpider(scrapy.Spider):
                 try:
                     items = reparse_items(row, fetched_at=fetched, outcome=True)
                 except NotReparseable as err:
-                    report.error_count += 1
                     report.errors.append(f"{row['locator']}: not parsed again: {err}")
                     continue
-                report.files += 1
+                stats.inc_value(FILES)
                 for item in items:
                     if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
-                        report.found += 1
+                        stats.inc_value(FOUND)
                     yield item
         finally:
             conn.close()

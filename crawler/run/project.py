@@ -1,4 +1,5 @@
-"""Run spiders through the real Scrapy engine from Python; each crawl's :class:`~crawler.report.CrawlReport`."""
+"""Run spiders through the real Scrapy engine from Python; each crawl's :class:`~crawler.report.CrawlReport`, made
+here and handed to its crawler at its creation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, Callable
 from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
-from crawler.report import CrawlReport, report_of
+from crawler.report import REPORT_SETTING, CrawlReport
 from crawler.run.sinks import attach
 from crawler.settings import project_settings
 from crawler.ingest.textdump import input_read
@@ -27,24 +28,8 @@ class SpiderRun:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-def _plain(value: Any) -> bool:
-    return isinstance(value, (int, float, str, bool)) or value is None
-
-
-def finish_report(crawler) -> CrawlReport:
-    """The crawler's report, completed from Scrapy's own counters once the crawl has ended."""
-    report = report_of(crawler)
-    stats = crawler.stats.get_stats()
-    report.finish_reason = stats.get("finish_reason")
-    report.error_count += sum(int(v) for k, v in stats.items() if k.startswith("spider_exceptions/"))
-    report.stats = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in stats.items()
-                    if _plain(v) or hasattr(v, "isoformat")}
-    return report
-
-
-def _crawl_failed(failure, crawler) -> None:
+def _crawl_failed(failure, report: CrawlReport) -> None:
     """A crawl that could not start or broke down (a component that cannot be built): the report says why."""
-    report = report_of(crawler)
     report.stage_failed = report.stage_failed or f"{failure.type.__name__}: {failure.getErrorMessage()}"
 
 
@@ -66,6 +51,8 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
     crawlers = []
     for run in runs:
         crawler = process.create_crawler(run.spidercls)
+        report = CrawlReport()
+        crawler.settings.set(REPORT_SETTING, report, priority=CRAWL_PRIORITY)
         if sink is not None:
             attach(crawler, sink)
         for key, value in run.settings.items():
@@ -75,9 +62,12 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
                 crawler.signals.connect(lambda **_: on_response(1), signal=signal, weak=False)
         if on_item is not None:
             crawler.signals.connect(lambda item, **_: on_item(item), signal=signals.item_scraped, weak=False)
-        process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, crawler)
-        crawlers.append(crawler)
+        process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, report)
+        crawlers.append((crawler, report))
     if on_started is not None:
         on_started(process)
     process.start(install_signal_handlers=install_signal_handlers)
-    return [finish_report(crawler) for crawler in crawlers]
+    for crawler, report in crawlers:
+        stats = crawler.stats.get_stats()
+        report.ended(stats, stats.get("finish_reason"))
+    return [report for _, report in crawlers]

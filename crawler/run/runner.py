@@ -65,6 +65,7 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
     from crawler.files import Problem, open_regular, saved_at, stat_of
     from crawler.ingest.ledger import parser_version, unchanged_inputs
     from crawler.ingest.table import format_for
+    from crawler.report import FILES, FILES_UNCHANGED, FOUND, UNPARSED
     from crawler.settings import project_settings
     from normalize.clock import iso_utc
     from normalize.text import sha256_hex
@@ -88,6 +89,7 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
         by_locator.setdefault(locator, []).append((sha, as_of, postings))
     anchor = kwargs.get("as_of")
     keep = []
+    files = postings = 0
     for inp in kwargs["inputs"]:
         known = by_locator.get(inp.locator)
         if known is None or inp.problem is not None or format_for(inp.path, kwargs.get("format", "auto")) != "text":
@@ -105,11 +107,11 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
         if match is None:
             keep.append(inp)
             continue
-        skipped.files += 1
-        skipped.files_unchanged += 1
-        skipped.found += match[1]
-        skipped.unchanged_unparsed += match[1]
+        files += 1
+        postings += match[1]
     kwargs["inputs"] = keep
+    if files:
+        skipped.stats = {FILES: files, FILES_UNCHANGED: files, FOUND: postings, UNPARSED: postings}
     return skipped
 
 
@@ -482,7 +484,7 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     progress = progress or NullProgress()
     from crawler.store import skills
     from crawler.store.closing import close_missing
-    from crawler.store.runs import finish_run, set_steps_pending
+    from crawler.store.runs import finish_run
     from crawler.store.schema import open_db
     from crawler.web.killsafe import release
 
@@ -509,8 +511,7 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     changed = steps_pending or bool(last.retagged) or any(
         result.counts[k] for result in results for k in ("new", "updated", "closed", "reopened"))
     try:
-        steps = after_run(database, workers=workers, progress=progress) if changed else {"dedupe": SKIPPED, "score": SKIPPED}
-        set_steps_pending(database, False)
+        steps = corpus_steps(database, skip=not changed, workers=workers, progress=progress)
     except StepFailed as failed:  # the postings are stored; the runs say so, the step can be re-run
         steps = failed.steps
         last.step_failed = {"step": failed.step, "error": failed.detail}
@@ -558,6 +559,17 @@ class StepFailed(RuntimeError):
         text = str(error) if isinstance(error, ChildFailed) else traceback.format_exception_only(error)[-1]
         super().__init__(f"the {step} step failed: {text.strip().splitlines()[-1]}")
         self.step, self.steps, self.detail = step, steps, detail
+
+
+def corpus_steps(database, *, skip: bool = False, workers: int | None = None,
+                 progress: Progress | None = None) -> dict[str, dict[str, int]]:
+    """The corpus steps of :func:`after_run` (their counts :data:`SKIPPED` with ``skip``); once they succeeded, they
+    are no longer pending (crawler.store.runs.steps_pending)."""
+    from crawler.store.runs import set_steps_pending
+
+    steps = {"dedupe": SKIPPED, "score": SKIPPED} if skip else after_run(database, workers=workers, progress=progress)
+    set_steps_pending(database, False)
+    return steps
 
 
 def after_run(database, *, workers: int | None = None, processes: rule.Corpus | None = None,

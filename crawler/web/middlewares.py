@@ -27,7 +27,6 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-from crawler.report import report_of
 
 logger = logging.getLogger(__name__)
 
@@ -112,19 +111,17 @@ class WireStatsMiddleware:
     counts as ``cache_hits``.
     """
 
-    def __init__(self, stats, report):
+    def __init__(self, stats):
         self.stats = stats
-        self.report = report
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.stats, report_of(crawler))
+        return cls(crawler.stats)
 
     def process_request(self, request: Request, spider=None) -> None:
         if request.url.startswith("file:"):  # a local file read (the file spiders): no HTTP
             return
         self.stats.inc_value("jobcrawl/http/requests")
-        self.report.requests += 1
 
     def process_response(self, request: Request, response: Response, spider=None) -> Response:
         if request.url.startswith("file:"):
@@ -133,7 +130,6 @@ class WireStatsMiddleware:
             self.stats.inc_value("jobcrawl/http/cache_hits")
         else:
             self.stats.inc_value(f"jobcrawl/http/status/{response.status}")
-            self.report.responses[str(response.status)] += 1
         return response
 
 

@@ -8,8 +8,8 @@ entry), the keys of the postings in it. The book is the spider's ``state`` when 
 JOBDIR, so a resumed crawl still knows the listings read before the interruption.
 
 The run report (crawler/report.py) gets the complete listings ({listing: [posting keys]}) at the
-end, one line per request that failed for good, the pages and postings read, and a ``repaired`` line per stored
-response decoded in an encoding it does not declare (``WebPage.decoding_repair``).
+end, one line per request that failed for good and a ``repaired`` line per stored response decoded in an encoding
+it does not declare (``WebPage.decoding_repair``); the pages and postings read are counted in the stats.
 
 Where a spider may go: ``origins()``, its own URLs' hosts and ports plus the source's
 ``allow_hosts`` (``JOBCRAWL_ALLOW_HOSTS``); ``crawler.web.safety.OriginMiddleware`` refuses any other.
@@ -35,7 +35,7 @@ from twisted.python.failure import Failure
 
 from crawler.web.pages.base import BoardPage, WebPage
 from crawler.files import quote_name
-from crawler.report import report_of
+from crawler.report import FILES, FOUND, handed_report
 from crawler.arguments import check_arguments
 from normalize.clock import now_iso
 from crawler.web.safety import DEFAULT_PORTS, Origin, Refused, split_url
@@ -182,14 +182,14 @@ class WebSpider(scrapy.Spider):
                 item.reader = getattr(page, "reader", None)
                 if not self.keep_input(item):
                     continue
-                report_of(self.crawler).files += 1
+                self.crawler.stats.inc_value(FILES)
                 if note := page.decoding_repair:
                     self.crawler.stats.inc_value("jobcrawl/repaired/charset")
-                    report_of(self.crawler).repaired.append(f"{quote_name(page.url)}: {note}")
+                    handed_report(self.crawler).repaired.append(f"{quote_name(page.url)}: {note}")
             elif isinstance(item, RawPosting):
                 keys.append(posting_key(item.source, item.source_id))
                 if found:
-                    report_of(self.crawler).found += 1
+                    self.crawler.stats.inc_value(FOUND)
             yield item
         if listing is not None and raw is not None and raw.status == "parsed" and page.complete_listing():
             self.book["listings"][listing] = keys
@@ -222,8 +222,7 @@ class WebSpider(scrapy.Spider):
         """Report a request that failed for good, or a response that could not be read."""
         self.book["gone" if gone else "errors"] += 1
         self.crawler.stats.inc_value("jobcrawl/errors")
-        report = report_of(self.crawler)
-        report.error_count += 1
+        report = handed_report(self.crawler)
         report.failures[reason] += 1
         report.request_errors.append(f"{url}: {reason}")
         self.logger.warning("failed: %s: %s", url, reason)
@@ -233,7 +232,7 @@ class WebSpider(scrapy.Spider):
         return {k: list(v) for k, v in self.book["listings"].items()}
 
     def closed(self, reason: str) -> None:
-        report_of(self.crawler).listings.update(self.closing_listings(reason))
+        handed_report(self.crawler).listings.update(self.closing_listings(reason))
 
 
 class BoardArgs(WebArgs):
