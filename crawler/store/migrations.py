@@ -671,3 +671,48 @@ def m0033(db: sqlite_utils.Database) -> None:
             (pid, seq, key, heading, "\n".join(bullets)) for seq, (key, (heading, bullets)) in enumerate(found.items())))
     conn.execute("DROP TABLE sections")
     conn.execute("ALTER TABLE sections_new RENAME TO sections")
+
+
+def _drop_columns(db: sqlite_utils.Database, table: str, columns: tuple[str, ...]) -> None:
+    """Make ``table`` again without ``columns``, copying its rows once (ALTER TABLE DROP COLUMN copies them once a
+    column), and its indexes again. The views and triggers that name it are dropped first (renaming the new table
+    checks them): :func:`upgrade` makes them again from ``schema.sql`` after the migrations."""
+    conn = db.conn
+    references = {row[3]: f" REFERENCES {row[2]} ({row[4]})" for row in conn.execute(f"PRAGMA foreign_key_list([{table}])")}
+    kept = [(name, f"{name} {kind}{' PRIMARY KEY' * bool(pk)}{' NOT NULL' * notnull}"
+                   f"{'' if default is None else f' DEFAULT {default}'}{references.get(name, '')}")
+            for _, name, kind, notnull, default, pk in conn.execute(f"PRAGMA table_info([{table}])") if name not in columns]
+    indexes = [sql for (sql,) in conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", (table,))]
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger')"
+                                        ).fetchall():
+        if re.search(rf"\b{table}\b", sql):
+            conn.execute(f"DROP {kind.upper()} [{name}]")
+    names = ", ".join(name for name, _ in kept)
+    _rebuild(db, table, f"CREATE TABLE {table}_new (\n    " + ",\n    ".join(d for _, d in kept) + "\n)",
+             f"SELECT {names} FROM {table}", tuple(indexes))
+
+
+APP_MARKET_0035 = (
+    "salary_signal_raw TEXT", "salary_signal_label TEXT", "salary_signal_min REAL", "salary_signal_max REAL",
+    "salary_signal_currency TEXT", "salary_signal_period TEXT", "salary_signal_estimated INTEGER",
+    "salary_signal_implausible INTEGER", "company_activity_label TEXT", "company_activity_raw TEXT",
+    "company_activity_city TEXT", "company_activity_category TEXT", "company_activity_open_jobs INTEGER",
+    "company_activity_open_jobs_approx INTEGER", "company_activity_open_in_category INTEGER", "market_label TEXT",
+    "market_raw TEXT", "market_city TEXT", "market_category TEXT", "market_open_jobs INTEGER",
+    "market_open_jobs_approx INTEGER", "market_open_in_category INTEGER")
+
+
+@migration("0035_app_market")
+def m0035(db: sqlite_utils.Database) -> None:
+    """The 22 postings columns only the app's dumps fill (salary signal, company activity, market) move to
+    ``app_market``, one row a posting with any of them set (an approximate flag other than 0 counts: a posting
+    without a row reads false there)."""
+    conn = db.conn
+    columns = tuple(c.split()[0] for c in APP_MARKET_0035)
+    conn.execute("CREATE TABLE app_market (\n    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),\n    "
+                 + ",\n    ".join(APP_MARKET_0035) + "\n)")
+    stated = " OR ".join(f"{c} IS NOT 0" if c.endswith("_approx") else f"{c} IS NOT NULL" for c in columns)
+    conn.execute(f"INSERT INTO app_market (posting_id, {', '.join(columns)}) SELECT id, {', '.join(columns)}"
+                 f" FROM postings WHERE {stated}")
+    _drop_columns(db, "postings", columns)

@@ -38,8 +38,8 @@ from crawler.store import dedupe
 from crawler.store import fts
 
 from crawler.store import batches as spool
-from crawler.store.rows import (EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, copies_input,
-                   kept_whole, raw_text)
+from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, copies_input,
+                   kept_whole, raw_text, row_values)
 from crawler.store.skills import PS_COLS
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version")
@@ -56,6 +56,7 @@ _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at
     cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
 _Q_TEXT = QUARANTINE_COLS.index("text")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
+_INSERT_APP = f"INSERT INTO app_market (posting_id, {', '.join(APP_COLS)}) VALUES (?{', ?' * len(APP_COLS)})"
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
@@ -299,6 +300,7 @@ class Writer:
             c.executemany(_INSERT_POSTING, inserts)
         if updates:
             c.executemany(_UPDATE_POSTING, updates)
+            c.executemany("DELETE FROM app_market WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
@@ -307,8 +309,10 @@ class Writer:
         fts.insert_prepared(c, search)
 
     def _write_children(self, children: Iterable[tuple[int, PostingRow]]) -> None:
-        sections, skills, evals, keys = [], [], [], []
+        apps, sections, skills, evals, keys = [], [], [], [], []
         for pid, p in children:
+            if p.app is not None:
+                apps.append((pid, *p.app))
             if p.dedupe is not None:
                 keys.append((pid, p.content_hash, *p.dedupe))
             sections.extend((pid, *s) for s in p.sections)
@@ -316,6 +320,8 @@ class Writer:
             if p.evaluation is not None:
                 evals.append((pid, *p.evaluation))
         c = self.conn
+        if apps:
+            c.executemany(_INSERT_APP, apps)
         if skills:
             c.executemany(_INSERT_SKILL, skills)
         if sections:
@@ -356,7 +362,7 @@ _UPDATE_INDEXES = tuple(_ALL_COLS.index(c) for c in _UPDATE_COLS)
 
 def refused_row(row: PostingRow, err: BaseException) -> tuple:
     """The quarantine row (:data:`QUARANTINE_COLS`) of a posting the database refused, its values as JSON."""
-    values = dict(zip(POSTING_COLS, row.values))
+    values = row_values(row)
     return (values["source"], row.locator, values["position"], row.input_sha256, "store_error",
             f"not stored: {type(err).__name__}: {err}", json.dumps(values, ensure_ascii=False, default=str))
 
