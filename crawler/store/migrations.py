@@ -716,3 +716,38 @@ def m0035(db: sqlite_utils.Database) -> None:
     conn.execute(f"INSERT INTO app_market (posting_id, {', '.join(columns)}) SELECT id, {', '.join(columns)}"
                  f" FROM postings WHERE {stated}")
     _drop_columns(db, "postings", columns)
+
+
+@migration("0036_values_stored_once")
+def m0036(db: sqlite_utils.Database) -> None:
+    """Values a row repeated are stored once: ``postings.source_id`` NULL where it is the url, ``input_sha256`` NULL
+    where it is its raw input's; ``dedupe_signatures`` keeps the version of the posting its key was made from instead
+    of the content hash, its fingerprint and identity as 16-byte blobs, and NULL for a url that is the posting's."""
+    conn = db.conn
+    conn.execute("UPDATE postings SET source_id = NULL WHERE source_id = url")
+    conn.execute("UPDATE postings SET input_sha256 = NULL"
+                 " WHERE input_sha256 = (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)")
+    conn.execute("""CREATE TABLE dedupe_signatures_new (
+    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
+    posting_version INTEGER,
+    signature BLOB,
+    company TEXT,
+    title TEXT,
+    city TEXT,
+    fingerprint BLOB,
+    identity BLOB,
+    url TEXT,
+    has_jd INTEGER,
+    completeness INTEGER,
+    cluster_id INTEGER
+)""")
+    rows = conn.execute(
+        "SELECT s.posting_id, CASE WHEN s.content_hash IS p.content_hash THEN p.version END, s.signature, s.company,"
+        " s.title, s.city, s.fingerprint, s.identity, nullif(s.url, p.url), s.has_jd, s.completeness, s.cluster_id"
+        " FROM dedupe_signatures s LEFT JOIN postings p ON p.id = s.posting_id")
+    conn.executemany("INSERT INTO dedupe_signatures_new VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (
+        (*row[:6], bytes.fromhex(row[6] or "") or None, bytes.fromhex(row[7] or "") or None, *row[8:]) for row in rows))
+    conn.execute("DROP TABLE dedupe_signatures")
+    conn.execute("ALTER TABLE dedupe_signatures_new RENAME TO dedupe_signatures")
+    conn.execute("CREATE INDEX idx_dedupe_signatures_fingerprint ON dedupe_signatures (fingerprint)")
+    conn.execute("CREATE INDEX idx_dedupe_signatures_cluster_id ON dedupe_signatures (cluster_id)")

@@ -27,8 +27,9 @@ from crawler.store.sections import section_bullets
 from crawler.store.skills import categories, evidence_records
 
 BATCH = 500
-_POSTINGS = f"SELECT p.*, {app_columns()} FROM postings p {app_join()}"
-"""Postings rows with their ``app_market`` columns."""
+_POSTINGS = (f"SELECT p.*, {app_columns()}, (SELECT sha256 FROM raw_inputs WHERE id = p.raw_input_id) AS raw_input_sha256"
+             f" FROM postings p {app_join()}")
+"""Postings rows as :func:`crawler.store.schema.unflatten_posting` reads them."""
 LOCAL_TIMES = ("first_seen", "last_seen", "closed_at")
 """UTC times of a posting that the export also gives as ``<name>_local`` in the posting's zone."""
 

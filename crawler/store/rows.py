@@ -28,6 +28,7 @@ POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 APP_COLS = tuple(c for c, *_ in APP_COLUMNS)
 """The ``app_market`` columns after ``posting_id``, in order."""
 _APP_EMPTY = tuple(APP_EMPTY[c] for c in APP_COLS)
+_SOURCE_ID, _URL = POSTING_COLS.index("source_id"), POSTING_COLS.index("url")
 _MODEL_ORDER = tuple(c for c, *_ in MODEL_COLUMNS if c != "id")
 EVAL_COLS = (
     "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
@@ -54,7 +55,7 @@ class PostingRow(NamedTuple):
     last_seen: str
     complete_listing: bool
     values: tuple
-    """The ``postings`` columns of :data:`POSTING_COLS`, in order."""
+    """The ``postings`` columns of :data:`POSTING_COLS`, in order (``source_id`` None where it is the ``url``)."""
     sections: list[tuple]
     """``(seq, key, heading, text)`` per section with bullets (crawler/store/sections.py)."""
     skills: list[tuple]
@@ -72,6 +73,8 @@ class PostingRow(NamedTuple):
 def row_values(row: PostingRow) -> dict[str, Any]:
     """Every model column of ``row`` (``postings`` and ``app_market``), in the model's order."""
     values = dict(zip(POSTING_COLS, row.values)) | dict(zip(APP_COLS, row.app or _APP_EMPTY))
+    if values["source_id"] is None:
+        values["source_id"] = values["url"]
     return {c: values[c] for c in _MODEL_ORDER}
 
 
@@ -111,6 +114,8 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     ev = p.source_evaluation
     evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
     values = tuple(flat[c] for c in POSTING_COLS)
+    if values[_SOURCE_ID] == values[_URL]:  # stored once (crawler.store.schema.unflatten_posting reads it back)
+        values = (*values[:_SOURCE_ID], None, *values[_SOURCE_ID + 1:])
     app = tuple(flat[c] for c in APP_COLS)
     for column, value in zip(POSTING_COLS + APP_COLS, values + app):
         if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:

@@ -139,8 +139,10 @@ def app_join(posting: str = "p", app: str = "a") -> str:
 
 
 def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
-    """A ``postings`` row with its :func:`app_columns` back into the nested shape of :class:`Posting` (child fields
-    not filled)."""
+    """A ``postings`` row with its :func:`app_columns` and ``raw_input_sha256`` (the SHA-256 of its raw input) back
+    into the nested shape of :class:`Posting` (child fields not filled). Two columns are stored NULL where they
+    would repeat a value: ``source_id`` where it is the ``url`` (a table row whose id is its link),
+    ``input_sha256`` where it is its raw input's."""
     out: dict[str, Any] = {}
     for column, path, _, _ in MODEL_COLUMNS:
         value = row.get(column)
@@ -152,6 +154,10 @@ def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
         for part in path[:-1]:
             target = target.setdefault(part, {})
         target[path[-1]] = value
+    if out["source_id"] is None:
+        out["source_id"] = out["url"]
+    if out["input_sha256"] is None:
+        out["input_sha256"] = row.get("raw_input_sha256")
     return out
 
 

@@ -367,15 +367,16 @@ CREATE INDEX idx_market_stats_scope_key ON market_stats (scope, key);
 
 -- ---------------------------------------------------------------------------------------------- duplicates
 
+-- A posting's dedupe key (crawler/store/dedupe.py: KEY_COLUMNS), made from its version posting_version.
 CREATE TABLE dedupe_signatures (
     posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
-    content_hash TEXT,
+    posting_version INTEGER,
     signature BLOB,
     company TEXT,
     title TEXT,
     city TEXT,
-    fingerprint TEXT,
-    identity TEXT,
+    fingerprint BLOB,
+    identity BLOB,
     url TEXT,
     has_jd INTEGER,
     completeness INTEGER,

@@ -50,6 +50,13 @@ _UPDATE_POSTING = "UPDATE postings SET {sets}, first_seen = min(first_seen, ?) W
     sets=", ".join(f"[{c}] = ?" for c in _UPDATE_COLS))
 _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
+_INPUT_SHA = POSTING_COLS.index("input_sha256")
+_TOUCH = ("UPDATE postings SET last_seen = ?1, input_sha256 = CASE WHEN ?2 IS NULL THEN input_sha256 ELSE nullif("
+          "coalesce(input_sha256, (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)),"
+          " (SELECT sha256 FROM raw_inputs WHERE id = ?2)) END, raw_input_id = coalesce(?2, raw_input_id),"
+          " closed_at = NULL WHERE id = ?3")
+"""An unchanged posting seen again: its raw input becomes the one it was seen in, and its ``input_sha256`` (the
+input it was parsed from) is stored where it now differs from that input's."""
 _INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs}, ?)".format(
     cols=", ".join(INPUT_COLS), qs=", ".join("?" * len(INPUT_COLS)))
 _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id, text_in_input) VALUES ({qs}, ?, ?, ?, ?)".format(
@@ -266,11 +273,14 @@ class Writer:
         inserts, updates, touches, updated_ids, search, children = [], [], [], [], [], []
         for key, p in latest.items():
             raw_input_id = input_ids.get((p.locator, p.input_sha256))
+            values = list(p.values)
+            if raw_input_id is not None:  # its raw input's hash: read from there (crawler.store.schema.unflatten_posting)
+                values[_INPUT_SHA] = None
             old = existing.get(key)
             if old is None:
                 pid = next_id
                 next_id += 1
-                inserts.append((pid, *p.values, raw_input_id, 1, batch_run_id))
+                inserts.append((pid, *values, raw_input_id, 1, batch_run_id))
                 counts["new"] += 1
             else:
                 pid, old_hash, last_seen, version, closed_at = old
@@ -281,21 +291,19 @@ class Writer:
                         counts["reopened"] += 1
                     continue
                 self._snapshot(pid, version, p.last_seen)
-                values = list(p.values)
                 values[_LAST_SEEN] = max(last_seen or "", p.last_seen)
                 values.append(raw_input_id)
                 values.append(version + 1)
                 updates.append((*(values[i] for i in _UPDATE_INDEXES), p.first_seen, pid))
                 updated_ids.append((pid,))
                 counts["updated"] += 1
-            children.append((pid, p))
+            children.append((pid, 1 if old is None else version + 1, p))
             search.append((pid, *p.search))
             self.changed_ids.append(pid)
 
         c = self.conn
         if touches:
-            c.executemany("UPDATE postings SET last_seen = ?, raw_input_id = coalesce(?, raw_input_id), closed_at = NULL"
-                          " WHERE id = ?", touches)
+            c.executemany(_TOUCH, touches)
         if inserts:
             c.executemany(_INSERT_POSTING, inserts)
         if updates:
@@ -308,13 +316,14 @@ class Writer:
         self._write_children(children)
         fts.insert_prepared(c, search)
 
-    def _write_children(self, children: Iterable[tuple[int, PostingRow]]) -> None:
+    def _write_children(self, children: Iterable[tuple[int, int, PostingRow]]) -> None:
+        """The child rows of postings stored new or changed: (id, version, row) each."""
         apps, sections, skills, evals, keys = [], [], [], [], []
-        for pid, p in children:
+        for pid, version, p in children:
             if p.app is not None:
                 apps.append((pid, *p.app))
             if p.dedupe is not None:
-                keys.append((pid, p.content_hash, *p.dedupe))
+                keys.append((pid, version, *p.dedupe))
             sections.extend((pid, *s) for s in p.sections)
             skills.extend((pid, *s) for s in p.skills)
             if p.evaluation is not None:
