@@ -126,6 +126,7 @@ def _templates(workdir: Path) -> list[dict]:
             "row": dict(row),
             "section_rows": [dict(r) for r in conn.execute("SELECT * FROM sections WHERE posting_id = ? ORDER BY seq", (pid,))],
             "evaluation": dict(conn.execute("SELECT * FROM evaluations WHERE posting_id = ? AND scorer = 'source'", (pid,)).fetchone()),
+            "app": conn.execute("SELECT * FROM app_market WHERE posting_id = ?", (pid,)).fetchone(),
             "skills": json.loads(row["skills"]),
             "tags": json.loads(row["tags"]),
         })
@@ -159,7 +160,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
     insert_ev = f"INSERT INTO evaluations ({', '.join(ev_cols)}) VALUES ({', '.join('?' * len(ev_cols))})"
 
     for start in range(0, n, batch):
-        postings, sections, evals, skills = [], [], [], []
+        postings, apps, sections, evals, skills = [], [], [], [], []
         for i in range(start, min(n, start + batch)):
             pid = i + 1
             t = templates[i % len(templates)]
@@ -195,6 +196,8 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             })
             row["remote"] = int(row["work_mode"] == "远程办公")
             postings.append([row.get(c) for c in columns])
+            if t["app"] is not None:
+                apps.append((pid, *tuple(t["app"])[1:]))
 
             base = t if rng.random() < 0.2 or english else rng.choice(bases)
             keep: dict[str, tuple[str, list[str]]] = {}
@@ -223,6 +226,8 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
         with conn:
             conn.executemany(insert_ev, evals)  # before the postings rows: the score triggers find nothing to update
             conn.executemany(insert_posting, postings)
+            if apps:
+                conn.executemany(f"INSERT INTO app_market VALUES ({', '.join('?' * len(apps[0]))})", apps)
             conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)", sections)
             conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, count, first_offset, length)"
                              " VALUES (?,?,?,?,?,?,?)", skills)

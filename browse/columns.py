@@ -1,6 +1,6 @@
 """What a table page renders: its default columns, and its rows' cells in one pass.
 
-A ``postings`` row has ~90 columns: at 20 rows a page has 1,760 cells, and Datasette's rendering
+A ``postings`` row has ~70 columns: at 20 rows a page has 1,400 cells, and Datasette's rendering
 of them (a ``render_cell`` hook call per cell, then Jinja) cost about half of a searched page at
 500,000 postings. ``default_columns`` in a table's metadata lists the columns its HTML page shows
 when the query string picks none itself (``_col``) and does not ask for all of them

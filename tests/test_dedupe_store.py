@@ -117,7 +117,7 @@ def test_a_changed_posting_keeps_its_cluster_and_gets_a_fresh_signature(tmp_path
     assert "updated 1 · unchanged 1" in proc.stdout
     assert conn.execute(f"SELECT posting_id, cluster_id, reason FROM {MEMBERSHIP} ORDER BY posting_id").fetchall() == before
     stale = conn.execute("SELECT count(*) FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
-                         " WHERE s.content_hash IS NOT p.content_hash").fetchone()[0]
+                         " WHERE s.posting_version IS NOT p.version").fetchone()[0]
     assert stale == 0
 
 
@@ -270,7 +270,7 @@ def test_a_planned_dedupe_moves_list_cards_into_the_cluster_of_their_posting(tmp
 
 @pytest.mark.parametrize("reason,sql", [
     ("a key missing", "DELETE FROM dedupe_signatures WHERE posting_id = 3"),
-    ("a key of older content", "UPDATE dedupe_signatures SET content_hash = 'old' WHERE posting_id = 3"),
+    ("a key of older content", "UPDATE dedupe_signatures SET posting_version = 0 WHERE posting_id = 3"),
     ("other rules", "UPDATE meta SET value = 'v0' WHERE key = 'signature_version'"),
     ("a posting no run saw first", "UPDATE postings SET first_run_id = NULL WHERE id = 3"),
 ])

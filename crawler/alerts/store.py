@@ -18,6 +18,7 @@ from normalize.shown import shown
 from normalize.watch import SALARY_COLUMNS, STORED, WatchSpec
 
 from crawler.store.history import CHANGED_AT
+from crawler.store.schema import app_join
 from normalize.clock import now_iso as utcnow
 
 SEARCH_LIMIT = 200_000
@@ -119,7 +120,7 @@ def search_ids(db: sqlite_utils.Database, query: str) -> set[int]:
     return {row["id"] for row in search(db, query, limit=SEARCH_LIMIT)}
 
 
-_CANDIDATES = f"""SELECT p.id, p.city, {", ".join(f"p.[{c}]" for c in SALARY_COLUMNS.values())},
+_CANDIDATES = f"""SELECT p.id, p.city, {", ".join(f"[{c}]" for c in SALARY_COLUMNS.values())},
     (SELECT e.overall FROM evaluations e WHERE e.posting_id = p.id AND e.scorer = :fit_scorer) AS fit,
     (SELECT b.rule FROM posting_blocks b WHERE b.posting_id = p.id AND b.profile = :profile) AS blocked,
     {CHANGED_AT} AS changed_at,
@@ -128,7 +129,7 @@ _CANDIDATES = f"""SELECT p.id, p.city, {", ".join(f"p.[{c}]" for c in SALARY_COL
     EXISTS (SELECT 1 FROM cluster_members m WHERE m.posting_id = p.id AND m.cluster_id IN (
             SELECT cm.cluster_id FROM watch_matches w JOIN cluster_members cm ON cm.posting_id = w.posting_id
             WHERE w.watch_id = :watch)) AS cluster_seen
-FROM postings p
+FROM postings p {app_join("p", "am")}
 WHERE p.id > :after AND p.closed_at IS NULL AND (:cities IS NULL OR p.city IN (SELECT value FROM json_each(:cities)))
   AND (:ids IS NULL OR p.id IN (SELECT value FROM json_each(:ids)))
   AND NOT EXISTS (SELECT 1 FROM watch_matches w WHERE w.watch_id = :watch AND w.posting_id = p.id)

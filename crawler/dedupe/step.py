@@ -189,7 +189,7 @@ def _refresh_keys(conn, counts: Counter[str]) -> list[int]:
     for part in store._chunks(missing + stale):
         rows = list(store.postings(conn, part))
         keys = posting_signatures(posting for _, _, posting in rows)
-        store.store_keys(conn, (store.key_row(pid, chash, key) for (pid, chash, _), key in zip(rows, keys)))
+        store.store_keys(conn, (store.key_row(pid, version, key) for (pid, version, _), key in zip(rows, keys)))
         counts["keys"] += len(rows)
     counts["refreshed"] = len(stale)
     return stale

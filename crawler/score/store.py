@@ -11,12 +11,13 @@ from normalize.models import Evaluation
 from normalize.score import SCORER
 
 from crawler.store.rows import EVAL_COLS, evaluation_values
+from crawler.store.schema import app_join
 from crawler.store.sections import bullets_by_posting
 
 ACTIVE = "closed_at IS NULL"
 BATCH = 2000
 FACT_COLUMNS = {
-    # PostingFacts field: postings column
+    # PostingFacts field: postings or app_market column
     "title": "title", "company": "company", "city": "city", "district": "district", "category": "category",
     "seniority": "seniority", "work_mode": "work_mode", "experience_min_years": "experience_min_years",
     "industry": "company_info_industry", "tags": "tags", "skills": "skills", "description": "description",
@@ -35,7 +36,7 @@ RENDERED = ("summary", "notes", "explanations", "signals")
 """Columns a ``jobcrawl-v1`` row leaves empty: read back, :func:`normalize.score.render_evaluation` makes them from
 its scores, evidence and posting (crawler/store/read.py)."""
 _RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
-_SELECT = "SELECT id, " + ", ".join(f"[{c}]" for c in FACT_COLUMNS.values()) + " FROM postings"
+_SELECT = (f"SELECT p.id, {', '.join(f'[{c}]' for c in FACT_COLUMNS.values())} FROM postings p {app_join()}")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
 
 RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]

@@ -25,16 +25,22 @@ from normalize.dedupe import SIGNATURE_VERSION, CommonShingles, DedupeKey, choos
 from crawler.store.sections import bullets_by_posting
 
 BATCH = 1000
-KEY_COLUMNS = ("posting_id", "content_hash", "signature", "company", "title", "city", "fingerprint", "identity", "url",
-               "has_jd", "completeness")
-"""Columns of ``dedupe_signatures``, in the order of :func:`key_row`."""
-_INSERT_KEY = (f"INSERT INTO dedupe_signatures ({', '.join(KEY_COLUMNS)}) VALUES ({', '.join('?' * len(KEY_COLUMNS))})"
-               f" ON CONFLICT (posting_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in KEY_COLUMNS[1:])}")
+KEY_COLUMNS = ("posting_id", "posting_version", "signature", "company", "title", "city", "fingerprint", "identity",
+               "url", "has_jd", "completeness")
+"""Columns of ``dedupe_signatures``, in the order of :func:`key_row`. ``posting_version``: the version of the posting
+the key was made from; ``fingerprint`` and ``identity`` as 16-byte blobs; ``url`` NULL where it is the posting's."""
+_INSERT_KEY = (f"INSERT INTO dedupe_signatures ({', '.join(KEY_COLUMNS)}) VALUES ("
+               + ", ".join(f"nullif(?{i}, (SELECT url FROM postings WHERE id = ?1))" if c == "url" else f"?{i}"
+                           for i, c in enumerate(KEY_COLUMNS, 1))
+               + f") ON CONFLICT (posting_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in KEY_COLUMNS[1:])}")
 """A key replaces the stored one and keeps its posting's cluster."""
 ALONE = ("new", 1.0, None, 0, 0)
 """The member row's reason, similarity, matched posting, cross company and different city of a posting alone in its
 cluster (the first member of every cluster has these)."""
-_KEY_FIELDS = "s.signature, s.company, s.title, s.city, s.fingerprint, s.identity, s.url, s.has_jd, s.completeness"
+_KEY_FIELDS = ("s.signature, s.company, s.title, s.city, s.fingerprint, s.identity, coalesce(s.url, p.url), s.has_jd,"
+               " s.completeness")
+_KEYS = "dedupe_signatures s JOIN postings p ON p.id = s.posting_id"
+"""The stored keys with their postings (whose url a key's NULL url is)."""
 _ORDER = "p.locator || char(31) || printf('%012d', p.position) || char(31) || p.key"
 """A posting's place in its input: the same from run to run, unlike its row id (worker processes deliver
 postings in an order of their own)."""
@@ -90,15 +96,15 @@ def stamp_first_runs(conn: sqlite3.Connection) -> int:
 # --------------------------------------------------------------------------- keys
 
 
-def key_row(posting_id: int, content_hash: str | None, key: DedupeKey) -> tuple:
-    """A posting's :class:`DedupeKey` as a ``dedupe_signatures`` row (what the writer stores beside the posting)."""
-    return (posting_id, content_hash, *key_values(key))
+def key_row(posting_id: int, version: int, key: DedupeKey) -> tuple:
+    """A posting's :class:`DedupeKey`, made from its ``version``, as a ``dedupe_signatures`` row."""
+    return (posting_id, version, *key_values(key))
 
 
 def key_values(key: DedupeKey) -> tuple:
-    """The columns of a :func:`key_row` after ``posting_id`` and ``content_hash`` (what the store stage sends)."""
-    return (key.signature or None, key.company, key.title, key.city, key.fingerprint, key.identity, key.url,
-            int(key.has_jd), key.completeness)
+    """The columns of a :func:`key_row` after ``posting_id`` and ``posting_version`` (what the store stage sends)."""
+    return (key.signature or None, key.company, key.title, key.city, bytes.fromhex(key.fingerprint) or None,
+            bytes.fromhex(key.identity) or None, key.url, int(key.has_jd), key.completeness)
 
 
 def store_keys(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:
@@ -117,22 +123,22 @@ _CLAIM_VERSION = ("INSERT INTO meta (key, value) SELECT 'signature_version', ?"
 
 
 def ids_needing_keys(conn: sqlite3.Connection) -> tuple[list[int], list[int]]:
-    """Postings without a stored key, in first-seen order, and postings whose key was made from other content."""
+    """Postings without a stored key, in first-seen order, and postings whose key was made from another version."""
     missing = [r[0] for r in conn.execute(
         "SELECT id FROM postings WHERE id NOT IN (SELECT posting_id FROM dedupe_signatures) ORDER BY first_seen, id")]
     stale = [r[0] for r in conn.execute(
         "SELECT p.id FROM postings p JOIN dedupe_signatures s ON s.posting_id = p.id "
-        "WHERE s.content_hash IS NOT p.content_hash ORDER BY p.id")]
+        "WHERE s.posting_version IS NOT p.version ORDER BY p.id")]
     return missing, stale
 
 
 def postings(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, str, dict[str, Any]]]:
-    """(id, content hash, posting) for ``ids`` in the given order: the fields a dedupe key is made of (salary
-    nested, sections by key)."""
+    """(id, version, posting) for ``ids`` in the given order: the fields a dedupe key is made of (salary nested,
+    sections by key)."""
     for part in _chunks(ids):
         q = _marks(part)
         rows = {r[0]: r for r in conn.execute(
-            "SELECT id, content_hash, company, title, city, description, first_seen, url, salary_raw,"
+            "SELECT id, version, company, title, city, description, first_seen, url, salary_raw,"
             f" salary_monthly_min, salary_monthly_max, salary_currency, salary_months FROM postings WHERE id IN ({q})",
             part)}
         sections = bullets_by_posting(conn.execute(
@@ -140,8 +146,8 @@ def postings(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, st
         for pid in part:
             if pid not in rows:
                 continue
-            _, chash, company, title, city, description, first_seen, url, raw, low, high, currency, months = rows[pid]
-            yield pid, chash, {
+            _, version, company, title, city, description, first_seen, url, raw, low, high, currency, months = rows[pid]
+            yield pid, version, {
                 "key": str(pid), "company": company, "title": title, "city": city, "description": description,
                 "first_seen": first_seen, "url": url, "sections": sections.get(pid, {}),
                 "salary": {"raw": raw, "monthly_min": low, "monthly_max": high, "currency": currency, "months": months},
@@ -150,7 +156,8 @@ def postings(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, st
 
 def _key(row: tuple) -> DedupeKey:
     signature, company, title, city, fingerprint, identity, url, has_jd, completeness = row
-    return DedupeKey(company or "", title or "", city or "", fingerprint or "", identity or "", url or "",
+    return DedupeKey(company or "", title or "", city or "", fingerprint.hex() if fingerprint else "",
+                     identity.hex() if identity else "", url or "",
                      bool(has_jd), completeness or 0, signature or b"")
 
 
@@ -175,7 +182,7 @@ def keys(conn: sqlite3.Connection, ids: list[int]) -> list[tuple[int, DedupeKey]
     """(posting id, stored key) of ``ids``, in the given order."""
     q = _marks(ids)
     found = {r[0]: (r[0], _key(r[1:])) for r in conn.execute(
-        f"SELECT s.posting_id, {_KEY_FIELDS} FROM dedupe_signatures s WHERE s.posting_id IN ({q})", ids)}
+        f"SELECT s.posting_id, {_KEY_FIELDS} FROM {_KEYS} WHERE s.posting_id IN ({q})", ids)}
     return [found[i] for i in ids if i in found]
 
 
@@ -186,7 +193,7 @@ def clustered_count(conn: sqlite3.Connection) -> int:
 def clustered(conn: sqlite3.Connection) -> Iterator[tuple[int, DedupeKey, int]]:
     """Every clustered posting as ``(id, key, cluster id)``, streamed in id order."""
     for row in conn.execute(
-            f"SELECT s.posting_id, s.cluster_id, {_KEY_FIELDS} FROM dedupe_signatures s"
+            f"SELECT s.posting_id, s.cluster_id, {_KEY_FIELDS} FROM {_KEYS}"
             " WHERE s.cluster_id IS NOT NULL ORDER BY s.posting_id"):
         yield row[0], _key(row[2:]), row[1]
 

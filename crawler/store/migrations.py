@@ -684,3 +684,83 @@ def m0034(db: sqlite_utils.Database) -> None:
     db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, "
                "content='postings_fts_source', content_rowid='id', tokenize=\"unicode61 tokenchars '+#'\")")
     fts.rebuild(db.conn)
+
+
+def _drop_columns(db: sqlite_utils.Database, table: str, columns: tuple[str, ...]) -> None:
+    """Make ``table`` again without ``columns``, copying its rows once (ALTER TABLE DROP COLUMN copies them once a
+    column), and its indexes again. The views and triggers that name it are dropped first (renaming the new table
+    checks them): :func:`upgrade` makes them again from ``schema.sql`` after the migrations."""
+    conn = db.conn
+    references = {row[3]: f" REFERENCES {row[2]} ({row[4]})" for row in conn.execute(f"PRAGMA foreign_key_list([{table}])")}
+    kept = [(name, f"{name} {kind}{' PRIMARY KEY' * bool(pk)}{' NOT NULL' * notnull}"
+                   f"{'' if default is None else f' DEFAULT {default}'}{references.get(name, '')}")
+            for _, name, kind, notnull, default, pk in conn.execute(f"PRAGMA table_info([{table}])") if name not in columns]
+    indexes = [sql for (sql,) in conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", (table,))]
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger')"
+                                        ).fetchall():
+        if re.search(rf"\b{table}\b", sql):
+            conn.execute(f"DROP {kind.upper()} [{name}]")
+    names = ", ".join(name for name, _ in kept)
+    _rebuild(db, table, f"CREATE TABLE {table}_new (\n    " + ",\n    ".join(d for _, d in kept) + "\n)",
+             f"SELECT {names} FROM {table}", tuple(indexes))
+
+
+APP_MARKET_0035 = (
+    "salary_signal_raw TEXT", "salary_signal_label TEXT", "salary_signal_min REAL", "salary_signal_max REAL",
+    "salary_signal_currency TEXT", "salary_signal_period TEXT", "salary_signal_estimated INTEGER",
+    "salary_signal_implausible INTEGER", "company_activity_label TEXT", "company_activity_raw TEXT",
+    "company_activity_city TEXT", "company_activity_category TEXT", "company_activity_open_jobs INTEGER",
+    "company_activity_open_jobs_approx INTEGER", "company_activity_open_in_category INTEGER", "market_label TEXT",
+    "market_raw TEXT", "market_city TEXT", "market_category TEXT", "market_open_jobs INTEGER",
+    "market_open_jobs_approx INTEGER", "market_open_in_category INTEGER")
+
+
+@migration("0035_app_market")
+def m0035(db: sqlite_utils.Database) -> None:
+    """The 22 postings columns only the app's dumps fill (salary signal, company activity, market) move to
+    ``app_market``, one row a posting with any of them set (an approximate flag other than 0 counts: a posting
+    without a row reads false there)."""
+    conn = db.conn
+    columns = tuple(c.split()[0] for c in APP_MARKET_0035)
+    conn.execute("CREATE TABLE app_market (\n    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),\n    "
+                 + ",\n    ".join(APP_MARKET_0035) + "\n)")
+    stated = " OR ".join(f"{c} IS NOT 0" if c.endswith("_approx") else f"{c} IS NOT NULL" for c in columns)
+    conn.execute(f"INSERT INTO app_market (posting_id, {', '.join(columns)}) SELECT id, {', '.join(columns)}"
+                 f" FROM postings WHERE {stated}")
+    _drop_columns(db, "postings", columns)
+
+
+@migration("0036_values_stored_once")
+def m0036(db: sqlite_utils.Database) -> None:
+    """Values a row repeated are stored once: ``postings.source_id`` NULL where it is the url, ``input_sha256`` NULL
+    where it is its raw input's; ``dedupe_signatures`` keeps the version of the posting its key was made from instead
+    of the content hash, its fingerprint and identity as 16-byte blobs, and NULL for a url that is the posting's."""
+    conn = db.conn
+    conn.execute("UPDATE postings SET source_id = NULL WHERE source_id = url")
+    conn.execute("UPDATE postings SET input_sha256 = NULL"
+                 " WHERE input_sha256 = (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)")
+    conn.execute("""CREATE TABLE dedupe_signatures_new (
+    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
+    posting_version INTEGER,
+    signature BLOB,
+    company TEXT,
+    title TEXT,
+    city TEXT,
+    fingerprint BLOB,
+    identity BLOB,
+    url TEXT,
+    has_jd INTEGER,
+    completeness INTEGER,
+    cluster_id INTEGER
+)""")
+    rows = conn.execute(
+        "SELECT s.posting_id, CASE WHEN s.content_hash IS p.content_hash THEN p.version END, s.signature, s.company,"
+        " s.title, s.city, s.fingerprint, s.identity, nullif(s.url, p.url), s.has_jd, s.completeness, s.cluster_id"
+        " FROM dedupe_signatures s LEFT JOIN postings p ON p.id = s.posting_id")
+    conn.executemany("INSERT INTO dedupe_signatures_new VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (
+        (*row[:6], bytes.fromhex(row[6] or "") or None, bytes.fromhex(row[7] or "") or None, *row[8:]) for row in rows))
+    conn.execute("DROP TABLE dedupe_signatures")
+    conn.execute("ALTER TABLE dedupe_signatures_new RENAME TO dedupe_signatures")
+    conn.execute("CREATE INDEX idx_dedupe_signatures_fingerprint ON dedupe_signatures (fingerprint)")
+    conn.execute("CREATE INDEX idx_dedupe_signatures_cluster_id ON dedupe_signatures (cluster_id)")

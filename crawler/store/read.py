@@ -22,11 +22,14 @@ from normalize.models import DIMENSIONS
 from normalize.score import FACT_RULES, SCORER, PostingFacts, render_evaluation
 
 from crawler.store.dedupe import ALONE
-from crawler.store.schema import unflatten_posting
+from crawler.store.schema import app_columns, app_join, unflatten_posting
 from crawler.store.sections import section_bullets
 from crawler.store.skills import categories, evidence_records
 
 BATCH = 500
+_POSTINGS = (f"SELECT p.*, {app_columns()}, (SELECT sha256 FROM raw_inputs WHERE id = p.raw_input_id) AS raw_input_sha256"
+             f" FROM postings p {app_join()}")
+"""Postings rows as :func:`crawler.store.schema.unflatten_posting` reads them."""
 LOCAL_TIMES = ("first_seen", "last_seen", "closed_at")
 """UTC times of a posting that the export also gives as ``<name>_local`` in the posting's zone."""
 
@@ -118,7 +121,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
 
 def export_record(db: sqlite_utils.Database, posting_id: int) -> dict[str, Any]:
     """The export record of one posting."""
-    rows = list(db.query("SELECT * FROM postings WHERE id = ?", [posting_id]))
+    rows = list(db.query(f"{_POSTINGS} WHERE p.id = ?", [posting_id]))
     records = _records(db, rows)
     return records[0] if records else {}
 
@@ -128,7 +131,7 @@ def iter_export(db: sqlite_utils.Database, *, where: str | None = None, params: 
     last = 0
     cond = f" AND ({where})" if where else ""
     while True:
-        rows = list(db.query(f"SELECT * FROM postings WHERE id > ?{cond} ORDER BY id LIMIT {BATCH}", [last, *(params or [])]))
+        rows = list(db.query(f"{_POSTINGS} WHERE p.id > ?{cond} ORDER BY p.id LIMIT {BATCH}", [last, *(params or [])]))
         if not rows:
             return
         yield from _records(db, rows)

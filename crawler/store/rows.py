@@ -19,12 +19,17 @@ from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawIn
 from normalize.posting import level_for
 
 from crawler.store import fts
-from crawler.store.schema import POSTING_COLUMNS, flatten_posting
+from crawler.store.schema import APP_COLUMNS, APP_EMPTY, MODEL_COLUMNS, POSTING_COLUMNS, flatten_posting
 from crawler.store.sections import section_text
 from crawler.store.skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
+APP_COLS = tuple(c for c, *_ in APP_COLUMNS)
+"""The ``app_market`` columns after ``posting_id``, in order."""
+_APP_EMPTY = tuple(APP_EMPTY[c] for c in APP_COLS)
+_SOURCE_ID, _URL = POSTING_COLS.index("source_id"), POSTING_COLS.index("url")
+_MODEL_ORDER = tuple(c for c, *_ in MODEL_COLUMNS if c != "id")
 EVAL_COLS = (
     "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
     "overall_level", "pay_level", "growth_level", "worklife_level", "mission_level",
@@ -50,17 +55,27 @@ class PostingRow(NamedTuple):
     last_seen: str
     complete_listing: bool
     values: tuple
-    """The ``postings`` columns of :data:`POSTING_COLS`, in order."""
+    """The ``postings`` columns of :data:`POSTING_COLS`, in order (``source_id`` None where it is the ``url``)."""
     sections: list[tuple]
     """``(seq, key, heading, text)`` per section with bullets (crawler/store/sections.py)."""
     skills: list[tuple]
     """``(skill, section, seq, count, first_offset, length)`` per skill and section (:func:`crawler.store.skills.skill_values`)."""
     evaluation: tuple | None
     """The source's own evaluation: the ``evaluations`` columns after ``posting_id``."""
+    app: tuple | None
+    """The ``app_market`` columns of :data:`APP_COLS`; None when the posting has none of them."""
     search: tuple
     """The posting's full-text index columns, made of the values stored (crawler.store.fts.index_values)."""
     dedupe: tuple | None = None
     """Its dedupe key's columns (crawler.store.dedupe.key_values), made by the store stage; None: the dedupe step makes it."""
+
+
+def row_values(row: PostingRow) -> dict[str, Any]:
+    """Every model column of ``row`` (``postings`` and ``app_market``), in the model's order."""
+    values = dict(zip(POSTING_COLS, row.values)) | dict(zip(APP_COLS, row.app or _APP_EMPTY))
+    if values["source_id"] is None:
+        values["source_id"] = values["url"]
+    return {c: values[c] for c in _MODEL_ORDER}
 
 
 def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
@@ -89,13 +104,17 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     ev = p.source_evaluation
     evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
     values = tuple(flat[c] for c in POSTING_COLS)
-    for column, value in zip(POSTING_COLS, values):
+    if values[_SOURCE_ID] == values[_URL]:  # stored once (crawler.store.schema.unflatten_posting reads it back)
+        values = (*values[:_SOURCE_ID], None, *values[_SOURCE_ID + 1:])
+    app = tuple(flat[c] for c in APP_COLS)
+    for column, value in zip(POSTING_COLS + APP_COLS, values + app):
         if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
             raise ValueError(f"{column} {value} does not fit an SQLite integer")
     body = fts.body_text(p.tags, "\n".join(s[3] for s in sections), p.description)
     search = fts.index_values(p.title, p.company, p.city, p.skills, body)
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
-                      p.complete_listing, values, sections, skills, evaluation, search, dedupe)
+                      p.complete_listing, values, sections, skills, evaluation, None if app == _APP_EMPTY else app,
+                      search, dedupe)
 
 
 def input_row(item: RawInput) -> tuple:

@@ -4,7 +4,8 @@ The schema is ``schema.sql`` (a new database is made from it; :mod:`crawler.stor
 to it). The ``postings`` columns are the flattening of :class:`normalize.models.Posting` (nested models
 become prefixed columns: ``salary.min`` → ``salary_min``), so the pydantic field descriptions document
 them; ``columns.yaml`` describes every other column (:func:`column_descriptions`, used by Datasette's
-metadata). Sections and evaluations live in child tables; the AI-insight lists are one JSON column.
+metadata). Sections and evaluations live in child tables; the AI-insight lists are one JSON column; the fields
+only the app's dumps fill (:data:`APP_FIELDS`) are the columns of ``app_market``, one row a posting that has any.
 
 The schema is never derived from the models: a model field that needs a column gets it in ``schema.sql``
 and a new migration (``ALTER TABLE … ADD COLUMN``); tests/test_migrations.py fails while a model column
@@ -76,7 +77,13 @@ def model_columns(model: type[BaseModel], prefix: str = "", skip: frozenset[str]
             yield prefix + name, path, _sql_type(info.annotation), info.description or ""
 
 
-POSTING_COLUMNS = list(model_columns(Posting, skip=frozenset(CHILD_FIELDS)))
+MODEL_COLUMNS = list(model_columns(Posting, skip=frozenset(CHILD_FIELDS)))
+APP_FIELDS = (("salary", "signal"), ("company_activity",), ("market",))
+"""Posting fields only the app's dumps fill (its salary signal, the company's and the market's open postings):
+their columns live in ``app_market``."""
+APP_COLUMNS = [c for c in MODEL_COLUMNS if any(c[1][:len(f)] == f for f in APP_FIELDS)]
+POSTING_COLUMNS = [c for c in MODEL_COLUMNS if c not in APP_COLUMNS]
+"""The model's columns in ``postings``."""
 
 
 def _leaf(path: tuple[str, ...]) -> Any:
@@ -90,15 +97,18 @@ def _leaf(path: tuple[str, ...]) -> Any:
     return annotation
 
 
-JSON_COLUMNS = {c for c, path, _, _ in POSTING_COLUMNS if typing.get_origin(_leaf(path)) in (list, dict)}
-BOOL_COLUMNS = {c for c, path, _, _ in POSTING_COLUMNS if _leaf(path) is bool}
+JSON_COLUMNS = {c for c, path, _, _ in MODEL_COLUMNS if typing.get_origin(_leaf(path)) in (list, dict)}
+BOOL_COLUMNS = {c for c, path, _, _ in MODEL_COLUMNS if _leaf(path) is bool}
 
 
 def flatten_posting(posting: Posting) -> dict[str, Any]:
-    """A :class:`Posting` as one ``postings`` row (JSON text for lists and dicts)."""
-    data = posting.model_dump(exclude=CHILD_FIELDS)
+    """A :class:`Posting` as one row of every :data:`MODEL_COLUMNS` (JSON text for lists and dicts)."""
+    return _flat(posting.model_dump(exclude=CHILD_FIELDS), MODEL_COLUMNS)
+
+
+def _flat(data: dict[str, Any], columns: list) -> dict[str, Any]:
     row: dict[str, Any] = {}
-    for column, path, _, _ in POSTING_COLUMNS:
+    for column, path, _, _ in columns:
         value: Any = data
         for part in path:
             value = value.get(part) if isinstance(value, dict) else None
@@ -110,10 +120,31 @@ def flatten_posting(posting: Posting) -> dict[str, Any]:
     return row
 
 
+APP_EMPTY = _flat({f[0]: Posting.model_fields[f[0]].get_default(call_default_factory=True).model_dump()
+                   for f in APP_FIELDS}, APP_COLUMNS)
+"""The ``app_market`` values of a posting without any (salary signal none, counts not approximate): no row."""
+
+
+def app_columns(app: str = "a") -> str:
+    """The ``app_market`` columns of table alias ``app`` as a select list, a posting without a row reading
+    :data:`APP_EMPTY` (joined by :func:`app_join`)."""
+    return ", ".join(f"[{app}].[{c}]" if APP_EMPTY[c] is None
+                     else f"CASE WHEN [{app}].posting_id IS NULL THEN {APP_EMPTY[c]!r} ELSE [{app}].[{c}] END AS [{c}]"
+                     for c, *_ in APP_COLUMNS)
+
+
+def app_join(posting: str = "p", app: str = "a") -> str:
+    """``LEFT JOIN app_market`` as alias ``app`` onto the postings of alias ``posting``."""
+    return f"LEFT JOIN app_market [{app}] ON [{app}].posting_id = [{posting}].id"
+
+
 def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
-    """A ``postings`` row back into the nested shape of :class:`Posting` (child fields not filled)."""
+    """A ``postings`` row with its :func:`app_columns` and ``raw_input_sha256`` (the SHA-256 of its raw input) back
+    into the nested shape of :class:`Posting` (child fields not filled). Two columns are stored NULL where they
+    would repeat a value: ``source_id`` where it is the ``url`` (a table row whose id is its link),
+    ``input_sha256`` where it is its raw input's."""
     out: dict[str, Any] = {}
-    for column, path, _, _ in POSTING_COLUMNS:
+    for column, path, _, _ in MODEL_COLUMNS:
         value = row.get(column)
         if column in JSON_COLUMNS and isinstance(value, str):
             value = json.loads(value)
@@ -123,17 +154,23 @@ def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
         for part in path[:-1]:
             target = target.setdefault(part, {})
         target[path[-1]] = value
+    if out["source_id"] is None:
+        out["source_id"] = out["url"]
+    if out["input_sha256"] is None:
+        out["input_sha256"] = row.get("raw_input_sha256")
     return out
 
 
 def column_descriptions() -> dict[str, dict[str, str]]:
-    """Table or view → column → description: the model's field descriptions for ``postings``, then
-    ``columns.yaml`` (for Datasette metadata)."""
-    postings = {column: desc for column, _, _, desc in POSTING_COLUMNS}
-    postings.update(_documented()["postings"])
-    out = {"postings": postings}
-    for table, columns in _documented().items():
-        if table != "postings":
+    """Table or view → column → description: the model's field descriptions for ``postings`` and ``app_market``,
+    then ``columns.yaml`` (for Datasette metadata)."""
+    model = {column: desc for column, _, _, desc in MODEL_COLUMNS}
+    documented = _documented()
+    postings = {column: model[column] for column, *_ in POSTING_COLUMNS} | documented["postings"]
+    out = {"postings": postings,
+           "app_market": documented["app_market"] | {column: model[column] for column, *_ in APP_COLUMNS}}
+    for table, columns in documented.items():
+        if table not in out:
             out[table] = {column: desc if desc is not None else postings[column] for column, desc in columns.items()}
     return out
 

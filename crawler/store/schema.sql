@@ -139,28 +139,6 @@ CREATE TABLE postings (
     salary_compare_raw TEXT,
     salary_vs_median TEXT,
     salary_compare_scope TEXT,
-    salary_signal_raw TEXT,
-    salary_signal_label TEXT,
-    salary_signal_min REAL,
-    salary_signal_max REAL,
-    salary_signal_currency TEXT,
-    salary_signal_period TEXT,
-    salary_signal_estimated INTEGER,
-    salary_signal_implausible INTEGER,
-    company_activity_label TEXT,
-    company_activity_raw TEXT,
-    company_activity_city TEXT,
-    company_activity_category TEXT,
-    company_activity_open_jobs INTEGER,
-    company_activity_open_jobs_approx INTEGER,
-    company_activity_open_in_category INTEGER,
-    market_label TEXT,
-    market_raw TEXT,
-    market_city TEXT,
-    market_category TEXT,
-    market_open_jobs INTEGER,
-    market_open_jobs_approx INTEGER,
-    market_open_in_category INTEGER,
     description TEXT,
     insights TEXT,
     extra TEXT,
@@ -202,6 +180,34 @@ CREATE INDEX idx_postings_category_score ON postings (category, score);
 CREATE INDEX idx_postings_city_work_mode_salary_monthly_max ON postings (city, work_mode, salary_monthly_max);
 CREATE INDEX idx_postings_id ON postings (id);
 CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at);
+
+-- What only the app's dumps state of a posting (normalize.models.Posting: salary.signal, company_activity, market),
+-- one row a posting that states any of it; a posting without a row reads crawler.store.schema.APP_EMPTY.
+CREATE TABLE app_market (
+    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
+    salary_signal_raw TEXT,
+    salary_signal_label TEXT,
+    salary_signal_min REAL,
+    salary_signal_max REAL,
+    salary_signal_currency TEXT,
+    salary_signal_period TEXT,
+    salary_signal_estimated INTEGER,
+    salary_signal_implausible INTEGER,
+    company_activity_label TEXT,
+    company_activity_raw TEXT,
+    company_activity_city TEXT,
+    company_activity_category TEXT,
+    company_activity_open_jobs INTEGER,
+    company_activity_open_jobs_approx INTEGER,
+    company_activity_open_in_category INTEGER,
+    market_label TEXT,
+    market_raw TEXT,
+    market_city TEXT,
+    market_category TEXT,
+    market_open_jobs INTEGER,
+    market_open_jobs_approx INTEGER,
+    market_open_in_category INTEGER
+);
 
 CREATE TABLE sections (
     posting_id INTEGER REFERENCES postings (id),
@@ -362,15 +368,16 @@ CREATE INDEX idx_market_stats_scope_key ON market_stats (scope, key);
 
 -- ---------------------------------------------------------------------------------------------- duplicates
 
+-- A posting's dedupe key (crawler/store/dedupe.py: KEY_COLUMNS), made from its version posting_version.
 CREATE TABLE dedupe_signatures (
     posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
-    content_hash TEXT,
+    posting_version INTEGER,
     signature BLOB,
     company TEXT,
     title TEXT,
     city TEXT,
-    fingerprint TEXT,
-    identity TEXT,
+    fingerprint BLOB,
+    identity BLOB,
     url TEXT,
     has_jd INTEGER,
     completeness INTEGER,

@@ -38,8 +38,8 @@ from crawler.store import dedupe
 from crawler.store import fts
 
 from crawler.store import batches as spool
-from crawler.store.rows import (EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, copies_input,
-                   kept_whole, raw_text)
+from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, copies_input,
+                   kept_whole, raw_text, row_values)
 from crawler.store.skills import PS_COLS
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version")
@@ -50,12 +50,20 @@ _UPDATE_POSTING = "UPDATE postings SET {sets}, first_seen = min(first_seen, ?) W
     sets=", ".join(f"[{c}] = ?" for c in _UPDATE_COLS))
 _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
+_INPUT_SHA = POSTING_COLS.index("input_sha256")
+_TOUCH = ("UPDATE postings SET last_seen = ?1, input_sha256 = CASE WHEN ?2 IS NULL THEN input_sha256 ELSE nullif("
+          "coalesce(input_sha256, (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)),"
+          " (SELECT sha256 FROM raw_inputs WHERE id = ?2)) END, raw_input_id = coalesce(?2, raw_input_id),"
+          " closed_at = NULL WHERE id = ?3")
+"""An unchanged posting seen again: its raw input becomes the one it was seen in, and its ``input_sha256`` (the
+input it was parsed from) is stored where it now differs from that input's."""
 _INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs}, ?)".format(
     cols=", ".join(INPUT_COLS), qs=", ".join("?" * len(INPUT_COLS)))
 _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id, text_in_input) VALUES ({qs}, ?, ?, ?, ?)".format(
     cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
 _Q_TEXT = QUARANTINE_COLS.index("text")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
+_INSERT_APP = f"INSERT INTO app_market (posting_id, {', '.join(APP_COLS)}) VALUES (?{', ?' * len(APP_COLS)})"
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
@@ -265,11 +273,14 @@ class Writer:
         inserts, updates, touches, updated_ids, search, children = [], [], [], [], [], []
         for key, p in latest.items():
             raw_input_id = input_ids.get((p.locator, p.input_sha256))
+            values = list(p.values)
+            if raw_input_id is not None:  # its raw input's hash: read from there (crawler.store.schema.unflatten_posting)
+                values[_INPUT_SHA] = None
             old = existing.get(key)
             if old is None:
                 pid = next_id
                 next_id += 1
-                inserts.append((pid, *p.values, raw_input_id, 1, batch_run_id))
+                inserts.append((pid, *values, raw_input_id, 1, batch_run_id))
                 counts["new"] += 1
             else:
                 pid, old_hash, last_seen, version, closed_at = old
@@ -280,42 +291,46 @@ class Writer:
                         counts["reopened"] += 1
                     continue
                 self._snapshot(pid, version, p.last_seen)
-                values = list(p.values)
                 values[_LAST_SEEN] = max(last_seen or "", p.last_seen)
                 values.append(raw_input_id)
                 values.append(version + 1)
                 updates.append((*(values[i] for i in _UPDATE_INDEXES), p.first_seen, pid))
                 updated_ids.append((pid,))
                 counts["updated"] += 1
-            children.append((pid, p))
+            children.append((pid, 1 if old is None else version + 1, p))
             search.append((pid, *p.search))
             self.changed_ids.append(pid)
 
         c = self.conn
         if touches:
-            c.executemany("UPDATE postings SET last_seen = ?, raw_input_id = coalesce(?, raw_input_id), closed_at = NULL"
-                          " WHERE id = ?", touches)
+            c.executemany(_TOUCH, touches)
         if inserts:
             c.executemany(_INSERT_POSTING, inserts)
         if updates:
             fts.delete_rows(c, updated_ids)  # first: the index reads the values it holds from the rows
             c.executemany(_UPDATE_POSTING, updates)
+            c.executemany("DELETE FROM app_market WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
         self._write_children(children)
         fts.insert_prepared(c, search)
 
-    def _write_children(self, children: Iterable[tuple[int, PostingRow]]) -> None:
-        sections, skills, evals, keys = [], [], [], []
-        for pid, p in children:
+    def _write_children(self, children: Iterable[tuple[int, int, PostingRow]]) -> None:
+        """The child rows of postings stored new or changed: (id, version, row) each."""
+        apps, sections, skills, evals, keys = [], [], [], [], []
+        for pid, version, p in children:
+            if p.app is not None:
+                apps.append((pid, *p.app))
             if p.dedupe is not None:
-                keys.append((pid, p.content_hash, *p.dedupe))
+                keys.append((pid, version, *p.dedupe))
             sections.extend((pid, *s) for s in p.sections)
             skills.extend((pid, *s) for s in p.skills)
             if p.evaluation is not None:
                 evals.append((pid, *p.evaluation))
         c = self.conn
+        if apps:
+            c.executemany(_INSERT_APP, apps)
         if skills:
             c.executemany(_INSERT_SKILL, skills)
         if sections:
@@ -356,7 +371,7 @@ _UPDATE_INDEXES = tuple(_ALL_COLS.index(c) for c in _UPDATE_COLS)
 
 def refused_row(row: PostingRow, err: BaseException) -> tuple:
     """The quarantine row (:data:`QUARANTINE_COLS`) of a posting the database refused, its values as JSON."""
-    values = dict(zip(POSTING_COLS, row.values))
+    values = row_values(row)
     return (values["source"], row.locator, values["position"], row.input_sha256, "store_error",
             f"not stored: {type(err).__name__}: {err}", json.dumps(values, ensure_ascii=False, default=str))
 
