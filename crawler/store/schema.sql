@@ -275,7 +275,7 @@ CREATE INDEX idx_skills_category ON skills (category);
 CREATE INDEX idx_skills_kind ON skills (kind);
 
 -- A skill's evidence in a section: its category, the text as written and the snippet are read from ``skills`` and
--- the section's text (crawler/store/skills.py: evidence_records; the ``skill_evidence`` canned query).
+-- the section's text (crawler/store/skills.py: evidence_records, the export's ``skill_evidence``).
 CREATE TABLE posting_skills (
     posting_id INTEGER REFERENCES postings (id),
     skill TEXT REFERENCES skills (name),
