@@ -5,6 +5,8 @@ Every ``JOBCRAWL_*`` setting can be overridden on the command line (``-s``) or b
 
 import os
 
+from scrapy.settings import default_settings as _scrapy_defaults
+
 from crawler.files import MAX_FILE_BYTES as _max_file_bytes  # lower case: not a setting of its own
 
 BOT_NAME = "jobcrawl"
@@ -123,6 +125,21 @@ LOG_LEVEL = "INFO"
 LOG_FORMATTER = "crawler.logformatter.QuietLogFormatter"  # no per-item DEBUG records above DEBUG
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False     # Scrapy 2.19's localhost code-execution server and its job files: not for scheduled runs
+
+
+def _without(base: dict, *dropped: str) -> dict:
+    return {key: value for key, value in base.items() if key not in dropped}
+
+
+# What a spider that makes no request (a file ingest, a reparse) runs with, over the project settings: no
+# download handler, no downloader middleware, no telnet console or remote control (none would be used, and their
+# modules, TLS, cookies and aiohttp among them, are not imported).
+no_requests = {
+    "DOWNLOAD_HANDLERS_BASE": {}, "DOWNLOAD_HANDLERS": {},
+    "DOWNLOADER_MIDDLEWARES_BASE": {}, "DOWNLOADER_MIDDLEWARES": {},
+    "EXTENSIONS_BASE": _without(_scrapy_defaults.EXTENSIONS_BASE, "scrapy.extensions.telnet.TelnetConsole",
+                                "scrapy.extensions.remote_control.RemoteControl"),
+}
 
 
 def project_settings(overrides: dict | None = None):

@@ -33,6 +33,7 @@ from crawler.files import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLa
 from crawler.ingest.ledger import parser_of
 from crawler.ingest.appdump import parse_dump
 from crawler.report import FILES, FOUND, handed_report
+from crawler.settings import no_requests
 from crawler.arguments import SpiderArgumentError, argument_error, check_arguments, describe
 from normalize.clock import iso_utc, now_iso
 from normalize.models import Quarantined, RawInput
@@ -83,6 +84,7 @@ class TextdumpSpider(scrapy.Spider):
     """Reads its input files in :meth:`start` and yields their items there, in file order: no request is made."""
 
     name = "textdump"
+    custom_settings = no_requests
     CommandArgs: type[TextdumpCommandArgs] = TextdumpCommandArgs
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,

@@ -17,6 +17,7 @@ from crawler.store import connect_readonly
 from crawler.store.queries import latest_raw_inputs
 from crawler.reparse.pages import NotReparseable, reparse_items
 from crawler.report import FILES, FOUND, handed_report
+from crawler.settings import no_requests
 from crawler.arguments import check_arguments
 from crawler.web.spiders.webbase import Names
 from normalize.clock import now_iso
@@ -34,7 +35,7 @@ class ReparseArgs(BaseModel):
 
 class ReparseSpider(scrapy.Spider):
     name = "reparse"
-    custom_settings = {"AUTOTHROTTLE_ENABLED": False, "ROBOTSTXT_OBEY": False}
+    custom_settings = {**no_requests, "AUTOTHROTTLE_ENABLED": False, "ROBOTSTXT_OBEY": False}
 
     def __init__(self, **kwargs):
         super().__init__()

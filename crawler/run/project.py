@@ -47,7 +47,9 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
     starts (a worker uses it to stop the crawl on its parent's word); ``sink``: where every crawler's store stage
     sends its rows (crawler/run/sinks.py; None: each opens a writer of its own).
     """
-    process = CrawlerProcess(project_settings(overrides))
+    # Spiders given by class need no spider loader: it would import every spider module of the project.
+    by_name = any(isinstance(run.spidercls, str) for run in runs)
+    process = CrawlerProcess(project_settings({**(overrides or {}), **({} if by_name else {"SPIDER_MODULES": []})}))
     crawlers = []
     for run in runs:
         crawler = process.create_crawler(run.spidercls)
