@@ -52,6 +52,8 @@ WORD_KEYS = ("rule", "matched", "section", "snippet", "points")
 
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON (0 is not 0.0, 1 is not true)."""
+    if type(a) is type(b) and type(b) in (str, int, float) and b == b:  # one plain type: JSON-equal iff equal
+        return a == b and (type(b) is not float or b != 0 or str(a) == str(b))  # 0.0 is not -0.0
     return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
 
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from .text import FormatMap, clean_line, drop_format, find_matches, fold, split_lines
+from .text import FormatMap, clean_line, clean_lines, drop_format, find_matches, fold
 
 __all__ = [
     "HEADINGS",
@@ -409,8 +409,7 @@ def split_bullets(text: str) -> list[str]:
     """
     bullets: list[str] = []
     state: dict[str, int] = {}
-    for raw in split_lines(text):
-        line = clean_line(raw)
+    for line in clean_lines(text):
         if not line:
             continue
         # Markers are found in the line without its format characters (`\u00ad·`), then cut from the line.
@@ -451,8 +450,7 @@ def split_sections(text: str) -> list[tuple[str, str, list[str]]]:
         if heading or any(drop_format(part).strip() for part in body):
             sections.append((key, heading, split_bullets("\n".join(body))))
 
-    for raw in split_lines(text):
-        line = clean_line(raw)
+    for line in clean_lines(text):
         if not line:
             continue
         # Headings are found in the line without its format characters (任职\u200b要求), then cut from the line.

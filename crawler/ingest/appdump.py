@@ -31,7 +31,7 @@ from normalize.models import (
     RawSignal,
 )
 from normalize.sections import section_key
-from normalize.text import clean_line, split_lines
+from normalize.text import clean_lines
 
 FOOTER = "watch jobs"
 STREAM_ABOVE_CHARS = 4_000_000
@@ -100,8 +100,7 @@ def iter_pages(text: str) -> Iterator[Chunk]:
     trailing page without a footer comes with ``complete=False``."""
     current: list[str] = []
     index = 0
-    for raw in split_lines(text):  # every line break: LF, CRLF, CR, VT, FF, FS/GS/RS, NEL, LS, PS
-        line = clean_line(raw)
+    for line in clean_lines(text):  # every line break: LF, CRLF, CR, VT, FF, FS/GS/RS, NEL, LS, PS
         if not line:
             continue
         if len(line) == len(FOOTER) and line.casefold() == FOOTER:
