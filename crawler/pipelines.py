@@ -57,16 +57,21 @@ def _strings(value: object) -> list[str]:
     stack = [value]
     while stack:
         v = stack.pop()
+        if v is None or type(v) in _SCALARS:  # most values: no isinstance through the model's metaclass
+            continue
         if isinstance(v, str):
             out.append(v)
-        elif isinstance(v, BaseModel):
-            stack.extend(v.__dict__.values())
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
         elif isinstance(v, dict):
             stack.extend(v)
             stack.extend(v.values())
+        elif isinstance(v, BaseModel):
+            stack.extend(v.__dict__.values())
     return out
+
+
+_SCALARS = frozenset({int, float, bool})
 
 
 def _chars(value: object) -> int:

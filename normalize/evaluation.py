@@ -48,6 +48,7 @@ SHAPES: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "business": (("kinds", "points"), {"points": 0}),
 }
 WORD_KEYS = ("rule", "matched", "section", "snippet", "points")
+_ENTRY_KEYS = {rule: ("rule", *keys) for rule, (keys, _) in SHAPES.items()}  # an entry of the shape, key by key
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -63,7 +64,7 @@ def _pack_entry(entry: Any) -> Any:
     rule = entry.get("rule")
     if isinstance(rule, str) and rule in SHAPES:
         keys, fixed = SHAPES[rule]
-        if tuple(entry) == ("rule", *keys):
+        if tuple(entry) == _ENTRY_KEYS[rule]:
             if all(_same(entry[k], v) for k, v in fixed.items()):
                 values = [entry[k] for k in keys if k not in fixed]
             else:

@@ -144,6 +144,7 @@ def heading_text(line: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@functools.lru_cache(maxsize=4096)  # the same headings recur in every posting of a source
 def section_key(heading: str) -> str | None:
     """Canonical key for a heading line, or None when the heading is not in the vocabulary."""
     return HEADINGS.get(heading_text(heading))
