@@ -17,7 +17,6 @@ through ItemAdapter; the rules are in normalize/.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 from itemadapter import ItemAdapter
 from pydantic import BaseModel
@@ -52,20 +51,27 @@ QUARANTINE_TEXT_CHARS = 65_536
 STRICTLY_DECODED = {"textdump"}  # every string decoded from bytes by a strict codec: no lone surrogate can occur
 
 
-def _strings(value: object) -> Iterator[str]:
+def _strings(value: object) -> list[str]:
     """Every string inside a model, list, tuple or dict (keys too)."""
+    out: list[str] = []
     stack = [value]
     while stack:
         v = stack.pop()
+        if v is None or type(v) in _SCALARS:  # most values: no isinstance through the model's metaclass
+            continue
         if isinstance(v, str):
-            yield v
-        elif isinstance(v, BaseModel):
-            stack.extend(v.__dict__.values())
+            out.append(v)
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
         elif isinstance(v, dict):
             stack.extend(v)
             stack.extend(v.values())
+        elif isinstance(v, BaseModel):
+            stack.extend(v.__dict__.values())
+    return out
+
+
+_SCALARS = frozenset({int, float, bool})
 
 
 def _chars(value: object) -> int:
@@ -105,9 +111,10 @@ class ValidatePipeline:
     def from_crawler(cls, crawler):
         return cls(crawler.stats, crawler.settings.getint("JOBCRAWL_MAX_TITLE_CHARS"), handed_report(crawler).repaired)
 
-    def oversized(self, item: RawPosting) -> str | None:
-        """The detail when ``item`` holds more than :data:`MAX_POSTING_CHARS` characters of text, else None."""
-        total = _chars(item)
+    def oversized(self, item: RawPosting, strings: list[str]) -> str | None:
+        """The detail when ``item`` (whose strings are ``strings``) holds more than :data:`MAX_POSTING_CHARS`
+        characters of text, else None."""
+        total = sum(map(len, strings))
         if total <= MAX_POSTING_CHARS:
             return None
         name, most = max(((name, _chars(value)) for name, value in item.__dict__.items()), key=lambda kv: kv[1])
@@ -125,12 +132,13 @@ class ValidatePipeline:
             return "invalid", "posting has neither title nor description"
         return None
 
-    def repaired(self, item: RawPosting) -> RawPosting:
-        """``item`` with lone surrogates replaced (see the module docstring), or ``item`` itself."""
+    def repaired(self, item: RawPosting, strings: list[str]) -> RawPosting:
+        """``item`` (whose strings are ``strings``) with lone surrogates replaced (see the module docstring), or
+        ``item`` itself."""
         if item.source in STRICTLY_DECODED:
             return item
         try:
-            "".join(v for v in _strings(item) if not v.isascii()).encode("utf-8")  # only a lone surrogate fails
+            "".join(v for v in strings if not v.isascii()).encode("utf-8")  # only a lone surrogate fails
             return item
         except UnicodeEncodeError:
             pass
@@ -143,11 +151,12 @@ class ValidatePipeline:
     def process_item(self, item, spider=None):
         if not isinstance(item, RawPosting):
             return item
-        too_long = self.oversized(item)  # before anything copies its text
+        strings = _strings(item)
+        too_long = self.oversized(item, strings)  # before anything copies its text
         if too_long:
             clipped = _clipped(item.model_dump(), [QUARANTINE_TEXT_CHARS])
             return self.quarantined(item, "invalid", too_long, json.dumps(clipped, ensure_ascii=False))
-        item = self.repaired(item)
+        item = self.repaired(item, strings)
         adapter = ItemAdapter(item)
         for name in OPTIONAL_FIELDS:
             if not adapter.get(name):

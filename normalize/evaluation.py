@@ -48,10 +48,13 @@ SHAPES: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "business": (("kinds", "points"), {"points": 0}),
 }
 WORD_KEYS = ("rule", "matched", "section", "snippet", "points")
+_ENTRY_KEYS = {rule: ("rule", *keys) for rule, (keys, _) in SHAPES.items()}  # an entry of the shape, key by key
 
 
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON (0 is not 0.0, 1 is not true)."""
+    if type(a) is type(b) and type(b) in (str, int, float) and b == b:  # one plain type: JSON-equal iff equal
+        return a == b and (type(b) is not float or b != 0 or str(a) == str(b))  # 0.0 is not -0.0
     return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
 
 
@@ -61,7 +64,7 @@ def _pack_entry(entry: Any) -> Any:
     rule = entry.get("rule")
     if isinstance(rule, str) and rule in SHAPES:
         keys, fixed = SHAPES[rule]
-        if tuple(entry) == ("rule", *keys):
+        if tuple(entry) == _ENTRY_KEYS[rule]:
             if all(_same(entry[k], v) for k, v in fixed.items()):
                 values = [entry[k] for k in keys if k not in fixed]
             else:

@@ -22,7 +22,6 @@ from .models import (
     RawEvaluation,
     RawPosting,
     RawSection,
-    Signal,
 )
 from .salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_parts, salary_from_text
 from .fields import parse_company_info, parse_experience_education, parse_location
@@ -174,35 +173,36 @@ def normalize_evaluation(raw: RawEvaluation | None) -> Evaluation | None:
     """The source's own evaluation: scores as numbers, levels, explanations and signals per dimension."""
     if raw is None:
         return None
-    ev = Evaluation(scorer="source")
+    # Plain data first, validated once as the Evaluation at the end.
+    ev: dict = {"scorer": "source", "levels": {}, "explanations": {}, "signals": {}, "problems": []}
+    problems = ev["problems"]
     overall = [int(m.group()) for line in raw.overall_raw if (m := _SCORE.search(line))]
     if overall:
-        ev.overall = overall[-1]
+        ev["overall"] = overall[-1]
         if len(set(overall)) > 1:
-            ev.problems.append(f"overall score stated differently: {', '.join(raw.overall_raw)}")
+            problems.append(f"overall score stated differently: {', '.join(raw.overall_raw)}")
     if raw.summary:
-        ev.summary = clean_line(raw.summary[0])
-        ev.notes = [clean_line(line) for line in raw.summary[1:]]
+        ev["summary"] = clean_line(raw.summary[0])
+        ev["notes"] = [clean_line(line) for line in raw.summary[1:]]
     for dim in raw.dimensions:
         key = DIMENSION_KEYS.get(dim.name)
         if key is None:
-            ev.problems.append(f"unknown dimension {dim.name!r}")
+            problems.append(f"unknown dimension {dim.name!r}")
             continue
         score_match = _SCORE.search(dim.score_raw or "")
         score = int(score_match.group()) if score_match else None
         compact = int(dim.compact_raw) if dim.compact_raw else None
         if score is not None and compact is not None and score != compact:
-            ev.problems.append(f"{dim.name} stated as {compact} and {score}")
-        score = score if score is not None else compact
-        setattr(ev, key, score)
+            problems.append(f"{dim.name} stated as {compact} and {score}")
+        ev[key] = score if score is not None else compact
         level = _LEVEL.search(dim.score_raw or "")
         if level:
-            ev.levels[key] = level.group()
+            ev["levels"][key] = level.group()
         if dim.explanation:
-            ev.explanations[key] = "".join(clean_line(line) for line in dim.explanation)
+            ev["explanations"][key] = "".join(clean_line(line) for line in dim.explanation)
         if dim.signals:
-            ev.signals[key] = [Signal(key=s.key, value=clean_line(s.value)) for s in dim.signals]
-    return ev
+            ev["signals"][key] = [{"key": s.key, "value": clean_line(s.value)} for s in dim.signals]
+    return Evaluation(**ev)
 
 
 def _pay_texts(sections: dict[str, list[str]], description: str | None) -> list[tuple[str, str]]:

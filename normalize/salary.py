@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from price_parser import Price
+from price_parser.parser import extract_currency_symbol
 
 from .models import Salary, SalaryEstimate, SalaryParts
 from .text import clean_line, fold
@@ -100,7 +101,7 @@ def _prepare(text: str) -> str:
 
 def _currency(text: str, folded: str, default: str) -> str | None:
     """ISO code of the currency written in ``text``; None for a symbol we cannot name."""
-    symbol = Price.fromstring(unicodedata.normalize("NFKC", text)).currency
+    symbol = (extract_currency_symbol(unicodedata.normalize("NFKC", text), None) or "").strip()  # Price's currency
     if not symbol:
         return "CNY" if _CNY_WORDS.search(folded) else default
     return _SYMBOLS.get(symbol.casefold()) or (symbol if re.fullmatch(r"[A-Z]{3}", symbol) else None)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import ahocorasick_rs
 
-from .text import FormatMap, clean_line, drop_format, find_matches, fold, split_lines
+from .text import FormatMap, clean_line, clean_lines, drop_format, find_matches, fold
 
 __all__ = [
     "HEADINGS",
@@ -144,6 +144,7 @@ def heading_text(line: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@functools.lru_cache(maxsize=4096)  # the same headings recur in every posting of a source
 def section_key(heading: str) -> str | None:
     """Canonical key for a heading line, or None when the heading is not in the vocabulary."""
     return HEADINGS.get(heading_text(heading))
@@ -409,8 +410,7 @@ def split_bullets(text: str) -> list[str]:
     """
     bullets: list[str] = []
     state: dict[str, int] = {}
-    for raw in split_lines(text):
-        line = clean_line(raw)
+    for line in clean_lines(text):
         if not line:
             continue
         # Markers are found in the line without its format characters (`\u00ad·`), then cut from the line.
@@ -451,8 +451,7 @@ def split_sections(text: str) -> list[tuple[str, str, list[str]]]:
         if heading or any(drop_format(part).strip() for part in body):
             sections.append((key, heading, split_bullets("\n".join(body))))
 
-    for raw in split_lines(text):
-        line = clean_line(raw)
+    for line in clean_lines(text):
         if not line:
             continue
         # Headings are found in the line without its format characters (任职\u200b要求), then cut from the line.

@@ -10,7 +10,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 __all__ = [
     "DecodeError",
@@ -372,9 +372,18 @@ def clean_line(text: str) -> str:
     return _ENDS_RE.sub("", _SPACE_RE.sub(" ", _INVISIBLE_RE.sub("", text)))
 
 
+def clean_lines(text: str) -> Iterator[str]:
+    """Every line of ``text`` (:func:`split_lines`) cleaned (:func:`clean_line`), lazily; a text without double
+    spaces whose lines are all printable is only trimmed (what :func:`clean_line` does to each of its lines)."""
+    lines = split_lines(text)
+    if "  " not in text and all(map(str.isprintable, lines)):
+        return map(str.strip, lines)
+    return map(clean_line, lines)
+
+
 def clean_text(text: str) -> str:
     """Multi-line text: every line cleaned, blank runs collapsed to one blank line."""
-    lines = [clean_line(line) for line in split_lines(text)]
+    lines = clean_lines(text)
     out: list[str] = []
     for line in lines:
         if line or (out and out[-1]):

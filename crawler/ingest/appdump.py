@@ -23,15 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from normalize.models import (
-    RawDimension,
-    RawEvaluation,
-    RawPosting,
-    RawSection,
-    RawSignal,
-)
+from normalize.models import RawPosting
 from normalize.sections import section_key
-from normalize.text import clean_line, split_lines
+from normalize.text import clean_lines
 
 FOOTER = "watch jobs"
 STREAM_ABOVE_CHARS = 4_000_000
@@ -100,8 +94,7 @@ def iter_pages(text: str) -> Iterator[Chunk]:
     trailing page without a footer comes with ``complete=False``."""
     current: list[str] = []
     index = 0
-    for raw in split_lines(text):  # every line break: LF, CRLF, CR, VT, FF, FS/GS/RS, NEL, LS, PS
-        line = clean_line(raw)
+    for line in clean_lines(text):  # every line break: LF, CRLF, CR, VT, FF, FS/GS/RS, NEL, LS, PS
         if not line:
             continue
         if len(line) == len(FOOTER) and line.casefold() == FOOTER:
@@ -222,6 +215,7 @@ class AppExportPage:
             out["work_mode"] = (out["work_mode"] or "") + rest
 
     # ---------------------------------------------------------------- blocks
+    # Sections, insights and the evaluation are made as plain data: RawPosting validates them in one go.
 
     def salary(self) -> tuple[str | None, str | None]:
         lines = self._blocks.get("salary", [])
@@ -233,66 +227,71 @@ class AppExportPage:
         lines = self._blocks.get("published", [])
         return " ".join(lines) if lines else None
 
-    def details(self) -> list[RawSection]:
-        sections: list[RawSection] = []
+    def details(self) -> list[dict]:
+        """The 职位详情 block as :class:`RawSection` fields."""
+        sections: list[dict] = []
         for line in self._blocks.get("details", []):
             if line in APP_SECTION_HEADINGS or (len(line) <= 24 and section_key(line)) or _HEADING_LIKE.match(line):
-                sections.append(RawSection(heading=line))
+                sections.append({"heading": line, "lines": []})
             else:
                 if not sections:
-                    sections.append(RawSection(heading=""))
-                sections[-1].lines.append(line)
+                    sections.append({"heading": "", "lines": []})
+                sections[-1]["lines"].append(line)
         return sections
 
-    def insights(self) -> list[RawSection]:
-        sections: list[RawSection] = []
+    def insights(self) -> list[dict]:
+        """The AI 洞察 block as :class:`RawSection` fields."""
+        sections: list[dict] = []
         for line in self._blocks.get("insights", []):
             if line.startswith(("- ", "-", "• ", "·")):
                 if not sections:
-                    sections.append(RawSection(heading=""))
-                sections[-1].lines.append(line)
+                    sections.append({"heading": "", "lines": []})
+                sections[-1]["lines"].append(line)
             elif line in INSIGHT_GROUPS:
                 continue
             else:
-                sections.append(RawSection(heading=line))
+                sections.append({"heading": line, "lines": []})
         return sections
 
-    def evaluation(self) -> RawEvaluation | None:
+    def evaluation(self) -> dict | None:
+        """The 值不值得投 and 职位点评 blocks as :class:`RawEvaluation` fields; None without either."""
         verdict = self._blocks.get("verdict")
         review = self._blocks.get("review")
         if verdict is None and review is None:
             return None
-        ev = RawEvaluation()
+        overall_raw: list[str] = []
+        summary: list[str] = []
         for line in verdict or []:
-            if _OVERALL.match(line):
-                ev.overall_raw.append(line)
-            else:
-                ev.summary.append(line)
-        dims: dict[str, RawDimension] = {}
-        current: RawDimension | None = None
+            (overall_raw if _OVERALL.match(line) else summary).append(line)
+        dims: dict[str, dict] = {}
+
+        def dimension(name: str) -> dict:
+            return dims.setdefault(name, {"name": name, "score_raw": None, "compact_raw": None, "explanation": [],
+                                          "signals": []})
+
+        current: dict | None = None
         compact: list[str] = []
         for line in review or []:
             if line in DIMENSION_NAMES:
-                current = dims.setdefault(line, RawDimension(name=line))
+                current = dimension(line)
                 continue
             if current is None:
                 pairs = _COMPACT.findall(line)
                 if pairs and _COMPACT.sub("", line).strip() == "":
                     compact.append(line)
                     for name, score in pairs:
-                        dims.setdefault(name, RawDimension(name=name)).compact_raw = score
+                        dimension(name)["compact_raw"] = score
                     continue
-                ev.summary.append(line)
+                summary.append(line)
                 continue
-            if current.score_raw is None and _SCORE_LINE.match(line):
-                current.score_raw = line
+            if current["score_raw"] is None and _SCORE_LINE.match(line):
+                current["score_raw"] = line
             elif signal := _SIGNAL.match(line):
-                current.signals.append(RawSignal(key=signal.group(1), value=line[signal.end():].strip()))
+                current["signals"].append({"key": signal.group(1), "value": line[signal.end():].strip()})
             else:
-                current.explanation.append(line)
-        ev.compact_raw = "\n".join(compact) or None
-        ev.dimensions = list(dims.values())
-        return ev
+                current["explanation"].append(line)
+        return {"overall_raw": overall_raw, "summary": summary, "compact_raw": "\n".join(compact) or None,
+                "dimensions": list(dims.values())}
 
     def to_item(self) -> RawPosting:
         self.check()

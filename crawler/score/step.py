@@ -174,7 +174,7 @@ def score_corpus(db: sqlite_utils.Database, *, now: str | None = None, workers: 
     now = now or utcnow()
     market, stats_rows = recompute(db, now=now)
     info = taxonomy_info(db)
-    rules = Rules(SCORER, partial(score_posting, market=market, taxonomy_info=info),
+    rules = Rules(SCORER, partial(score_posting, market=market, taxonomy_info=info, rendered=False),
                   partial(score_inputs, market=market, taxonomy_info=info))
     counts = _write(db, rules, now, workers, force, before_commit, niceness)
     sufficient = sum(1 for g in market.salary.values() if g.n >= market.min_sample)

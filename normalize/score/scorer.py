@@ -17,7 +17,7 @@ from ..models import DIMENSIONS, Evaluation, Signal
 from ..posting import level_for
 from .facts import FRONTIER_CATEGORIES, PostingFacts, SkillInfo, monthly, round_half_up, salary_range, work_mode_kind
 from .market import Market, SalaryGroup, peer_key
-from .render import compare_text, render_evaluation
+from .render import Prose, compare_text, render_evaluation
 from .rules import INSUFFICIENT, RULE_ORDER, Hit, find_rules
 
 SCORER = "jobcrawl-v1"
@@ -242,8 +242,10 @@ def _market(f: PostingFacts, market: Market, group: SalaryGroup | None, value: f
     return evidence
 
 
-def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[str, SkillInfo]) -> Evaluation:
-    """Score one posting (scorer ``jobcrawl-v1``); see the module docstring."""
+def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[str, SkillInfo], *,
+                  rendered: bool = True) -> Evaluation:
+    """Score one posting (scorer ``jobcrawl-v1``); see the module docstring. ``rendered=False``: without the
+    sentences (summary, notes, explanations, signals: empty), which a stored row does not keep."""
     hits = find_rules(facts.lines())
     sk = _skill_facts(facts, taxonomy_info)
     pay, group, value = _pay(facts, market, hits)
@@ -260,7 +262,7 @@ def score_posting(facts: PostingFacts, market: Market, taxonomy_info: Mapping[st
     evidence["market"] = _market(facts, market, group, value)
     levels = {d: level_for(scores[d]) or INSUFFICIENT for d in DIMENSIONS}
     levels["overall"] = level_for(overall) or INSUFFICIENT
-    prose = render_evaluation(scores, evidence, facts)
+    prose = render_evaluation(scores, evidence, facts) if rendered else Prose(None, [], {}, {})
     # model_construct: every field is given and built here, already valid
     return Evaluation.model_construct(
         scorer=SCORER,
