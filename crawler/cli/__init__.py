@@ -189,6 +189,18 @@ def say(line: str, err: bool = False) -> None:
     click.echo(shown(line), err=err)
 
 
+def say_json(value, **options) -> None:
+    """Print ``value`` as JSON (non-ASCII as is; ``options`` for :func:`json.dumps`) with every character a terminal or
+    a line splitter acts on inside its strings written as a ``\\uXXXX`` escape (:func:`normalize.shown.json_line`):
+    the same JSON value, read back exactly."""
+    import json
+
+    from normalize.shown import json_line
+
+    text = json.dumps(value, ensure_ascii=False, **options)
+    click.echo("\n".join(map(json_line, text.split("\n"))))  # raw line breaks are the indent's, never a string's
+
+
 def alert_lines(result) -> None:
     """The alerts step's summary (stdout) and problems (stderr), when the run has watches."""
     lines = result.alerts.lines() if result.alerts else []

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 
 import click
 
-from crawler.cli import DB_OPTION, calling, check_search, dedupe_line, main, new_file_path, require_db, say
+from crawler.cli import DB_OPTION, calling, check_search, dedupe_line, main, new_file_path, require_db, say, say_json
 from crawler.suggest import did_you_mean
 
 
@@ -256,7 +255,7 @@ def history(ref: str, db: str, as_json: bool) -> None:
     steps = build(found, events)
     current = found[-1].record
     if as_json:
-        click.echo(json.dumps({"id": posting_id, "steps": [asdict(s) for s in steps]}, ensure_ascii=False, indent=1))
+        say_json({"id": posting_id, "steps": [asdict(s) for s in steps]}, indent=1)
         return
     say(f"#{posting_id} {current.get('title')} · {current.get('company')} · {current.get('city') or ''}"
          f" — {len(found)} version{'s' if len(found) != 1 else ''}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import click
 
 from crawler.cli import (
     DB_OPTION, REDIS_PREFIX_OPTION, WORKERS_OPTION, alert_lines, calling, dedupe_line, main, new_file_path,
-    require_db, run_output, run_settings, say, setting_pairs)
+    require_db, run_output, run_settings, say, say_json, setting_pairs)
 
 
 @main.command()
@@ -110,7 +109,7 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
         if result.status == "interrupted" and jobdir:
             click.echo(f"{result.source}: interrupted; run the same command again to resume from {jobdir}", err=True)
     if as_json:
-        click.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False, default=str))
+        say_json([r.as_dict() for r in results], default=str)
     elif not quiet:
         if "dedupe" in results[-1].steps:
             click.echo(dedupe_line(results[-1].steps["dedupe"]))
@@ -277,7 +276,7 @@ def sources(ctx: click.Context, health: bool, db: str, as_json: bool) -> None:
     for row in rows:
         row["cache_bytes"], row["cache_entries"] = cache_size(cache_root(db) / row["source"])
         if as_json:
-            click.echo(json.dumps(row, ensure_ascii=False))
+            say_json(row)
             continue
         statuses = " ".join(f"{code}×{n}" for code, n in sorted(row["responses"].items())) or "none"
         say(f"{row['source']}: {row['state']} · last run {row['last_run']} {row['last_run_at']} "

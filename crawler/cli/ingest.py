@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from crawler.cli import (
     DB_OPTION, WORKERS_OPTION, ByteSize, alert_lines, calling, dedupe_line, main, require_db, run_output,
-    run_settings, say, setting_pairs, taxonomy_option)
+    run_settings, say, say_json, setting_pairs, taxonomy_option)
 
 
 def _zone(value: str | None) -> str | None:
@@ -140,7 +139,7 @@ def _report(result, db: str, *, quiet: bool = False, as_json: bool = False) -> N
                  + capped("failed", result.errors)):
         say(line, err=True)
     if as_json:
-        click.echo(json.dumps(result.as_dict(), ensure_ascii=False, default=str))
+        say_json(result.as_dict(), default=str)
     elif not quiet:
         for line in table_lines(result.crawl.tables):
             say(line)
