@@ -19,7 +19,7 @@ from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawIn
 from normalize.posting import level_for
 
 from crawler.store import fts
-from crawler.store.schema import APP_COLUMNS, APP_EMPTY, MODEL_COLUMNS, POSTING_COLUMNS, flatten_posting
+from crawler.store.schema import APP_COLUMNS, APP_EMPTY, MODEL_COLUMNS, POSTING_COLUMNS, flatten_posting, source_id_of
 from crawler.store.sections import section_text
 from crawler.store.skills import skill_values
 
@@ -73,8 +73,7 @@ class PostingRow(NamedTuple):
 def row_values(row: PostingRow) -> dict[str, Any]:
     """Every model column of ``row`` (``postings`` and ``app_market``), in the model's order."""
     values = dict(zip(POSTING_COLS, row.values)) | dict(zip(APP_COLS, row.app or _APP_EMPTY))
-    if values["source_id"] is None:
-        values["source_id"] = values["url"]
+    values["source_id"] = source_id_of(values)
     return {c: values[c] for c in _MODEL_ORDER}
 
 
@@ -104,7 +103,7 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     ev = p.source_evaluation
     evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
     values = tuple(flat[c] for c in POSTING_COLS)
-    if values[_SOURCE_ID] == values[_URL]:  # stored once (crawler.store.schema.unflatten_posting reads it back)
+    if values[_SOURCE_ID] == values[_URL]:  # stored once (crawler.store.schema.source_id_of reads it back)
         values = (*values[:_SOURCE_ID], None, *values[_SOURCE_ID + 1:])
     app = tuple(flat[c] for c in APP_COLS)
     for column, value in zip(POSTING_COLS + APP_COLS, values + app):

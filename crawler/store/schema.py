@@ -138,11 +138,16 @@ def app_join(posting: str = "p", app: str = "a") -> str:
     return f"LEFT JOIN app_market [{app}] ON [{app}].posting_id = [{posting}].id"
 
 
+def source_id_of(values: dict[str, Any]) -> Any:
+    """A posting's ``source_id`` from its columns: stored NULL where it is the ``url`` (a table row whose id is its
+    link)."""
+    return values["url"] if values["source_id"] is None else values["source_id"]
+
+
 def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
     """A ``postings`` row with its :func:`app_columns` and ``raw_input_sha256`` (the SHA-256 of its raw input) back
     into the nested shape of :class:`Posting` (child fields not filled). Two columns are stored NULL where they
-    would repeat a value: ``source_id`` where it is the ``url`` (a table row whose id is its link),
-    ``input_sha256`` where it is its raw input's."""
+    would repeat a value: ``source_id`` (:func:`source_id_of`) and ``input_sha256`` where it is its raw input's."""
     out: dict[str, Any] = {}
     for column, path, _, _ in MODEL_COLUMNS:
         value = row.get(column)
@@ -154,8 +159,7 @@ def unflatten_posting(row: dict[str, Any]) -> dict[str, Any]:
         for part in path[:-1]:
             target = target.setdefault(part, {})
         target[path[-1]] = value
-    if out["source_id"] is None:
-        out["source_id"] = out["url"]
+    out["source_id"] = source_id_of(out)
     if out["input_sha256"] is None:
         out["input_sha256"] = row.get("raw_input_sha256")
     return out
