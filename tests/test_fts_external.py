@@ -136,3 +136,19 @@ def test_the_migration_makes_the_index_read_the_stored_text(tmp_path, version):
     conn.execute(INTEGRITY)
     assert (fts.search_ids(conn, "算子"), fts.search_ids(conn, "Attention")) == ([1, 2], [1])
     db.close()
+
+
+@pytest.mark.parametrize(("stored", "indexed"), [
+    pytest.param('["CUDA", "TensorRT"]', "CUDA; TensorRT", id="names"),
+    pytest.param(None, "", id="null"),
+    pytest.param("", "", id="empty-text"),
+    pytest.param("not json [", "", id="not-json"),
+    pytest.param('{"CUDA": 1}', "", id="an-object"),
+    pytest.param('"CUDA"', "", id="a-bare-string"),
+    pytest.param('[1, null, "CUDA", ["x"]]', "CUDA", id="only-its-strings"),
+])
+def test_the_view_reads_any_stored_skills_value(stored, indexed):
+    """A ``skills`` or ``tags`` column edited by hand into anything else is read as the names it holds, never an error
+    that would stop every read of the index."""
+    assert fts.FUNCTIONS["fts_skills"](stored) == fts.index_text(indexed)
+    assert fts.FUNCTIONS["fts_body"](stored, None, None) == fts.index_text(indexed.replace("; ", " "))
