@@ -764,3 +764,10 @@ def m0036(db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE dedupe_signatures_new RENAME TO dedupe_signatures")
     conn.execute("CREATE INDEX idx_dedupe_signatures_fingerprint ON dedupe_signatures (fingerprint)")
     conn.execute("CREATE INDEX idx_dedupe_signatures_cluster_id ON dedupe_signatures (cluster_id)")
+
+
+@migration("0037_application_events")
+def m0037(db: sqlite_utils.Database) -> None:
+    """``application_events``: every status change of an application (the view ``applications`` reads them)."""
+    db.execute(next(statement for _, name, statement in baseline() if name == "application_events"))
+    db.execute("CREATE INDEX idx_application_events_posting_id ON application_events (posting_id)")

@@ -461,6 +461,20 @@ CREATE TABLE posting_blocks (
     PRIMARY KEY (posting_id, profile)
 );
 
+-- ---------------------------------------------------------------------------------------------- applications
+
+-- Every change of an application's status (jobcrawl track, the posting page's form, an agent), never updated or
+-- deleted. A status belongs to the job, not to one copy: see the view applications.
+CREATE TABLE application_events (
+    id INTEGER PRIMARY KEY,
+    posting_id INTEGER NOT NULL REFERENCES postings (id),
+    status TEXT NOT NULL CHECK (status IN ('saved', 'applied', 'interviewing', 'offer', 'accepted', 'rejected',
+                                           'withdrawn')),
+    note TEXT,
+    at TEXT NOT NULL
+);
+CREATE INDEX idx_application_events_posting_id ON application_events (posting_id);
+
 -- ---------------------------------------------------------------------------------------------- views
 
 -- The listing people browse: a plain view, so SQLite flattens it and filters, facets and the sort use the
@@ -522,3 +536,25 @@ SELECT r.source, r.id AS last_run, r.started AS last_run_at, r.status AS last_st
         ELSE 'ok'
     END AS state
 FROM last JOIN crawl_runs r ON r.id = last.id LEFT JOIN succeeded s ON s.source = r.source;
+
+-- The application status of every posting of a tracked job, one row a posting. A job is a posting's duplicate
+-- cluster (dedupe_signatures.cluster_id), else the posting alone; its status is that of its newest event on any
+-- member (by at, then entry order), since when the job has had it (the first event of its latest run of that
+-- status), and its notes oldest first, one a line. Read at query time, so it follows dedupe --rebuild.
+CREATE VIEW applications AS
+WITH events AS (
+    SELECT e.id, e.status, e.note, e.at, coalesce(s.cluster_id, -e.posting_id) AS job
+    FROM application_events e LEFT JOIN dedupe_signatures s ON s.posting_id = e.posting_id),
+marked AS (
+    SELECT job, status, at, status IS NOT lag(status) OVER (PARTITION BY job ORDER BY at, id) AS changed,
+        row_number() OVER (PARTITION BY job ORDER BY at DESC, id DESC) AS newest
+    FROM events),
+state AS (
+    SELECT job, max(CASE WHEN newest = 1 THEN status END) AS status, max(CASE WHEN newest = 1 THEN at END) AS updated,
+        max(CASE WHEN changed THEN at END) AS since
+    FROM marked GROUP BY job)
+SELECT coalesce(s.posting_id, -j.job) AS posting_id, j.status, j.since, j.updated,
+    (SELECT group_concat(note, char(10)) FROM (
+        SELECT note FROM events n WHERE n.job = j.job AND n.note IS NOT NULL AND n.note != '' ORDER BY n.at, n.id)
+    ) AS notes
+FROM state j LEFT JOIN dedupe_signatures s ON j.job > 0 AND s.cluster_id = j.job;
