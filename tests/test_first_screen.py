@@ -97,13 +97,15 @@ def _get(url: str) -> tuple[int, str, str]:
         return response.status, response.headers["content-type"], response.read().decode()
 
 
-def test_json_and_csv_still_answer(server):
-    query = urllib.parse.urlencode({"_search": SEARCH, "_size": 5})
+@pytest.mark.parametrize("args", [{}, {"_search": SEARCH}], ids=["listing", "search"])
+def test_json_and_csv_still_answer(server, args):
+    query = urllib.parse.urlencode({**args, "_size": 5})
     status, kind, body = _get(f"{server}/jobs/jobs.json?{query}")
     assert (status, kind.split(";")[0]) == (200, "application/json")
     data = json.loads(body)
     assert len(data["rows"]) == 5 and data["columns"][:4] == ["id", "title", "company", "city"]
     assert "salary_raw" in data["columns"]  # beyond the columns the page shows
+    assert set(data["facet_results"]) == {"city", "company", "category", "work_mode", "score_level", "skills"}
     status, kind, body = _get(f"{server}/jobs/jobs.csv?{query}")
     assert (status, kind.split(";")[0]) == (200, "text/plain")
     records = list(csv.DictReader(io.StringIO(body)))
