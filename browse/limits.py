@@ -11,7 +11,8 @@
 - Every method but GET, HEAD and OPTIONS is answered 405 (Datasette answers a POST to a canned
   query or a table with a 500), except a POST to a writable canned query (``write: true``) and the
   MCP endpoint's methods; those, and every request to ``/-/mcp``, pass :class:`browse.access.Access`
-  (the served address, writes allowed, MCP on) first, else 403 (404 for ``/-/mcp`` when it is off).
+  (the served address, writes allowed, MCP on) first, else 403 (404 for ``/-/mcp`` when it is off;
+  any POST but MCP's is 403 with the reason while writes are off).
 - MCP's SQL tool runs under the same time limit and turns as arbitrary SQL (:func:`sql_turn`).
 """
 
@@ -103,10 +104,10 @@ def _refusal(scope, datasette, writes: set[str]) -> tuple[int, str, list] | None
             return 405, "Method not allowed.\n", [(b"allow", ", ".join(MCP_METHODS).encode())]
     elif method in READ_METHODS:
         return None
+    elif method == "POST" and access.refused:
+        return 403, access.refused + "\n", []
     elif method != "POST" or path not in writes:
         return 405, "Method not allowed: this server only reads (GET).\n", [(b"allow", b"GET, HEAD, OPTIONS")]
-    elif access.refused:
-        return 403, access.refused + "\n", []
     forged = access.forged(dict(scope.get("headers") or []))
     return (403, forged + "\n", []) if forged else None
 
