@@ -5,8 +5,11 @@ a page whose domain is made to resolve to 127.0.0.1 (DNS rebinding). Every reque
 (a POST to a writable canned query) and every request to ``/-/mcp`` must therefore come from the
 served address: its ``Host`` names it (on loopback: ``localhost``, ``127.0.0.1`` or ``[::1]``; on
 another address: that address, this machine's name or any IP address, as no rebinding sends one),
-with the served port; an ``Origin``, when sent, is that same host (``http`` or ``https``). Anything
-else is answered 403 with one line saying why (:meth:`Access.forged`).
+with the served port; an ``Origin``, when sent, is that same host (``http`` or ``https``), or ``null``
+when the browser says the request is same-origin (``Sec-Fetch-Site``: Datasette's pages have a
+no-referrer policy, under which Chromium sends a form's Origin as ``null``); a ``Sec-Fetch-Site`` of
+another site is refused whatever the Origin. Anything else is answered 403 with one line saying why
+(:meth:`Access.forged`).
 """
 
 from __future__ import annotations
@@ -79,9 +82,14 @@ class Access:
         if host is None or not host[0] or not self._host_allowed(host[0]) or (
                 self.port is not None and (host[1] or 80) != self.port):
             return f"Refused: the Host header {raw_host!r} is not the address this server is served at."
-        origin = headers.get(b"origin")
-        if origin is not None:
-            parts = urlsplit(origin.decode("latin-1"))
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        fetched_from = headers.get(b"sec-fetch-site", b"").decode("latin-1")
+        if fetched_from in ("cross-site", "same-site"):
+            return f"Refused: a request from another site (Sec-Fetch-Site {fetched_from})."
+        if origin == "null" and fetched_from == "same-origin":
+            return None  # a page of this server under Datasette's no-referrer policy: its browser vouches for it
+        if origin:
+            parts = urlsplit(origin)
             if parts.scheme not in ("http", "https") or split_host(parts.netloc) != host:
-                return f"Refused: a request from another site (Origin {origin.decode('latin-1')!r})."
+                return f"Refused: a request from another site (Origin {origin!r})."
         return None

@@ -211,6 +211,7 @@ HOST = socket.gethostname()
     ("127.0.0.1", 8001, "127.0.0.1:8001", "http://localhost:8001", True),
     ("127.0.0.1", 8001, "127.0.0.1:8001", "http://127.0.0.1:8002", True),
     ("127.0.0.1", 8001, "127.0.0.1:8001", "file://", True),
+    ("127.0.0.1", 8001, "127.0.0.1:8001", "null", True),
     ("127.0.0.1", None, "localhost", "http://localhost", False),
     ("0.0.0.0", 8001, "192.168.1.5:8001", "http://192.168.1.5:8001", False),
     ("0.0.0.0", 8001, f"{HOST}:8001", None, False),
@@ -221,6 +222,19 @@ HOST = socket.gethostname()
 def test_the_host_and_origin_a_request_must_have(served, port, host, origin, refused):
     headers = {b"host": host.encode(), **({b"origin": origin.encode()} if origin else {})}
     assert (Access(host=served, port=port).forged(headers) is not None) is refused
+
+
+@pytest.mark.parametrize("origin, fetched_from, refused", [
+    ("null", "same-origin", None),  # a form of the server's own page under its no-referrer policy
+    ("null", "cross-site", "Refused: a request from another site (Sec-Fetch-Site cross-site)."),
+    ("null", "none", "Refused: a request from another site (Origin 'null')."),
+    ("http://127.0.0.1:8001", "same-site", "Refused: a request from another site (Sec-Fetch-Site same-site)."),
+    ("http://127.0.0.1:8001", "same-origin", None),
+    ("http://evil.example", "same-origin", "Refused: a request from another site (Origin 'http://evil.example')."),
+], ids=lambda value: repr(value))
+def test_what_the_browser_says_of_the_requests_site(origin, fetched_from, refused):
+    headers = {b"host": b"127.0.0.1:8001", b"origin": origin.encode(), b"sec-fetch-site": fetched_from.encode()}
+    assert Access(port=8001).forged(headers) == refused
 
 
 def test_allow_writes_with_immutable_is_a_usage_error(db):
