@@ -39,10 +39,10 @@ def serve(db: str, port: int, host: str, immutable: bool, no_sql: bool, allow_wr
     loopback (the default host); on another address only with --allow-writes; never with
     --immutable. Every other POST is answered 405.
 
-    MCP: /-/mcp is a Streamable HTTP MCP endpoint (datasette-mcp): list the databases and their
-    schema, run read-only SQL (the SQL page's limits), the canned queries (search,
-    my_applications, and track when writes are allowed), and get_posting (one posting with its
-    evaluation evidence and status). --no-mcp turns it off. Writes and /-/mcp answer 403 to a
+    MCP: /-/mcp is a Streamable HTTP MCP endpoint (datasette-mcp; --no-mcp turns it off): list
+    the databases and their schema, run read-only SQL (the SQL page's limits), the canned queries
+    (search, my_applications, and track when writes are allowed), and get_posting (one posting
+    with its evaluation evidence and status). Writes and /-/mcp answer 403 to a
     request whose Host is not this server's address or whose Origin is another site.
 
     Exit status: 2 for a usage error, such as a port another program listens on, or
@@ -52,6 +52,7 @@ def serve(db: str, port: int, host: str, immutable: bool, no_sql: bool, allow_wr
     Example:
       jobcrawl serve --db jobs.db
       jobcrawl serve --db archive-2026.db --immutable --port 8080
+      jobcrawl serve --db jobs.db --host 0.0.0.0 --allow-writes --no-mcp
     """
     from browse.access import Access, is_local
     from crawler.serve.app import listen, prepare, serve as run_server
