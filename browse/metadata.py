@@ -38,13 +38,14 @@ def column_docs() -> dict[str, dict[str, str]]:
 
 
 def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[str] = ("jobs",), *,
-                   allow_sql: bool = True) -> dict[str, Any]:
+                   allow_sql: bool = True, writes: bool = True) -> dict[str, Any]:
     """The metadata dict for ``Datasette(metadata=...)``.
 
     ``schema``: table or view name → its columns, as the database has them (default: the tables the
     YAML describes, with no column list). Tables the database lacks are left out; a view's column
     is described as the postings column of the same name unless the view has a description of its own.
-    ``allow_sql=False`` denies arbitrary SQL to everyone (Datasette's ``allow_sql: false``).
+    ``allow_sql=False`` denies arbitrary SQL to everyone (Datasette's ``allow_sql: false``);
+    ``writes=False`` leaves out the writable canned queries (``write: true``).
     """
     meta = copy.deepcopy(_hand_written())
     if not allow_sql:
@@ -67,6 +68,9 @@ def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[s
             if key in described[table]:
                 described[table][key] = [c for c in described[table][key] if c in columns]
     queries = db_meta.get("queries", {})
+    if not writes:
+        for name in [name for name, query in queries.items() if query.get("write")]:
+            del queries[name]
     for query in queries.values():
         spec = query.pop("percentiles", None)
         if spec:

@@ -15,7 +15,9 @@
   in its JSON and CSV); a searched listing's rows with the matched text highlighted; the rows'
   cells written in one pass (``_table.html``), :mod:`browse.columns`.
 - The posting page (``row-jobs-postings.html``) gets its sections, insights, evaluations with
-  evidence, skills, cluster and versions from :func:`browse.render.posting_page`.
+  evidence, skills, cluster and versions from :func:`browse.render.posting_page`, its job's
+  application status (:func:`browse.queries.application`) and the form of the writable canned query
+  ``track`` when writes are allowed (else why not: :class:`browse.access.Access`).
 - Limits: arbitrary SQL under a short time limit, one at a time; only reads (:mod:`browse.limits`).
 - A table page sorted by a column the table does not have (``?_sort=nope``) answers 400 with Datasette's
   message, not 500.
@@ -42,6 +44,9 @@ from browse.render import highlighted, listing_url, posting_page, safe_url, sala
 from crawler.store import fts
 from crawler.store.rows import sql_raw_text
 
+APPLICATION_STATUSES = ("saved", "applied", "interviewing", "offer", "accepted", "rejected", "withdrawn")
+"""The statuses the posting page offers, in the order of an application (application_events' CHECK)."""
+TRACK_QUERY = "track"
 SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
 RENDERED = {"salary", "id", "posting_id", "title", "skills", "skill", "score", "posted_at", "source", "city", "company"}
 
@@ -204,7 +209,13 @@ def extra_template_vars(template, database, table, view_name, request, datasette
         except (KeyError, ValueError):
             return {}
         db = datasette.get_database(DATABASE)
-        return {"posting": await db.execute_fn(lambda conn: posting_page(conn, posting_id))}
+        page, application = await db.execute_fn(
+            lambda conn: (posting_page(conn, posting_id), queries.application(conn, posting_id)))
+        writable = TRACK_QUERY in (datasette.metadata("queries", database=DATABASE) or {})
+        refused = getattr(getattr(datasette, "access", None), "refused", None)
+        return {"posting": page, "application": application, "application_statuses": APPLICATION_STATUSES,
+                "track_url": datasette.urls.query(DATABASE, TRACK_QUERY) if writable else None,
+                "track_refused": refused or "Writes are off on this server."}
 
     return posting
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
-import ipaddress
+import logging
 import os
 import socket
 import sys
@@ -35,6 +35,7 @@ from typing import Any
 from datasette.app import Datasette
 from datasette.database import Database, QueryInterrupted, Results
 
+from browse.access import Access, is_local  # noqa: F401 (is_local: jobcrawl serve's)
 from browse.facets import FacetIndex
 from browse.lru import Lru
 from browse.metadata import DATABASE, STATIC_MOUNT, build_metadata
@@ -236,7 +237,19 @@ class JobsDatasette(Datasette):
     """Datasette that looks each plugin's configuration up once per database and table: the
     metadata does not change once the instance is made, and datasette-render-markdown (installed
     with datasette-dashboards) asks for its configuration on every text cell of a table page,
-    each time merging the whole metadata."""
+    each time merging the whole metadata. ``access``: what it accepts beyond reading (browse/access.py),
+    set before Datasette's constructor builds the app (the MCP tools are registered then)."""
+
+    def __init__(self, *args, access: Access | None = None, **kwargs):
+        self.access = access or Access()
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
+        super().__init__(*args, **kwargs)
+        # datasette-mcp's MCP server configures the root logger (INFO, to stderr) when the app is built:
+        # every request of the cache warming would be logged. Keep the process's logging as it was.
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
 
     def plugin_config(self, plugin_name, database=None, table=None, fallback=True):
         memo = self.__dict__.setdefault("_plugin_configs", {})
@@ -279,7 +292,8 @@ def _plain_path(db_path: Path) -> Path:
 
 def make_datasette(db_path: str | Path, *, immutable: bool = False, allow_sql: bool = True,
                    settings: dict[str, Any] | None = None, state: ServeState | None = None,
-                   facet_index: FacetIndex | None = None, indexed: bool = True) -> Datasette:
+                   facet_index: FacetIndex | None = None, indexed: bool = True,
+                   access: Access | None = None) -> Datasette:
     """A configured Datasette instance serving ``db_path`` as ``jobs`` (not started; tests use ``.client``).
 
     Read-only and mutable unless ``immutable``; ``allow_sql=False`` refuses arbitrary SQL
@@ -288,7 +302,10 @@ def make_datasette(db_path: str | Path, *, immutable: bool = False, allow_sql: b
     state loads its facet index from the file unless ``facet_index`` is given; ``indexed=False``: no
     facet index, Datasette's own facet queries, as while the file changes). Any path works:
     Datasette gets a plain one (:func:`_plain_path`). A file SQLite can open only immutable (read-only
-    media: :func:`crawler.store.needs_immutable`) is served immutable."""
+    media: :func:`crawler.store.needs_immutable`) is served immutable.
+
+    ``access``: the served address, MCP on or off and whether writes (the ``track`` canned query, by
+    form or MCP) are allowed; by default as on loopback, any port: allowed unless immutable."""
     db_path = Path(db_path).resolve()
     immutable = immutable or needs_immutable(db_path)
     conn = db_serve.connect_readonly(db_path)
@@ -301,14 +318,18 @@ def make_datasette(db_path: str | Path, *, immutable: bool = False, allow_sql: b
         conn.close()
     if state is None:
         state = ServeState(db_path, immutable=immutable, facet_index=facet_index, indexed=indexed)
+    access = access or Access()
+    if immutable and not access.refused:
+        access = Access.of(access.host, access.port, immutable=True, allow_writes=False, mcp=access.mcp)
     ds = JobsDatasette(
-        metadata=build_metadata(found, views, allow_sql=allow_sql),
+        metadata=build_metadata(found, views, allow_sql=allow_sql, writes=not access.refused),
         plugins_dir=str(BROWSE / "plugins"),
         template_dir=str(BROWSE / "templates"),
         static_mounts=[(STATIC_MOUNT, str(BROWSE / "static"))],
         settings={**SETTINGS, **(settings or {})},
         inspect_data=inspected,
         cache_headers=True,
+        access=access,
     )
     ds.remove_database("_memory")  # added when no file is passed to the constructor
     ds.add_database(ServedDatabase(ds, str(_plain_path(db_path)), state), name=DATABASE)
@@ -359,16 +380,6 @@ def warm_in_background(db_path: str | Path, ds: Datasette) -> threading.Thread:
     return thread
 
 
-def is_local(host: str) -> bool:
-    """Whether ``host`` is a loopback address or ``localhost`` (only this machine can connect)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def listen(host: str, port: int) -> socket.socket:
     """A socket listening on ``host:port`` (raises OSError: in use, no such address, not allowed)."""
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
@@ -384,12 +395,13 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(db_path: str | Path, sock: socket.socket, *, immutable: bool = False, allow_sql: bool = True) -> None:
+def serve(db_path: str | Path, sock: socket.socket, *, immutable: bool = False, allow_sql: bool = True,
+          access: Access | None = None) -> None:
     """Serve the (prepared: :func:`prepare`) database on the listening socket ``sock`` (:func:`listen`)
     until interrupted: what ``jobcrawl serve`` runs. The front pages are warmed in the background."""
     import uvicorn
 
-    ds = make_datasette(db_path, immutable=immutable, allow_sql=allow_sql)
+    ds = make_datasette(db_path, immutable=immutable, allow_sql=allow_sql, access=access)
     asyncio.run(ds.invoke_startup())
     warm_in_background(db_path, ds)
     server = uvicorn.Server(uvicorn.Config(ds.app(), log_level="warning", lifespan="on"))
