@@ -1,0 +1,137 @@
+"""Import gaps found on recorded public data: a Workable account without a widget (read through the v3 jobs list, in a
+real crawl against the mock server on 127.0.0.1), Workday's ``2 Locations``, JobSpy CSVs written with
+``escapechar="\\\\"`` and the currency a bare ``$`` stands for in each dollar country."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from crawler.web.pages.workday import WorkdayPage
+from crawler.web.spiders.paged import merge_listed
+from normalize.posting import normalize_posting
+from test_crawl import crawl, runs, server, write_sources  # noqa: F401 (server: the fixture)
+
+ATS = Path(__file__).resolve().parents[1] / "fixtures" / "web" / "ats"
+FETCHED = "2026-11-29T04:00:00+00:00"
+WD_SITE = "https://exampleai.wd5.myworkdayjobs.com/wday/cxs/exampleai/External"
+
+
+# --------------------------------------------------------------------------- Workday: a count of locations
+
+
+def _workday_listing(locations_text: str) -> WorkdayPage:
+    body = {"total": 1, "jobPostings": [{"title": "Compiler Engineer", "externalPath": "/job/X/Compiler_JR-9",
+                                          "locationsText": locations_text, "postedOn": "Posted Today"}]}
+    return WorkdayPage(f"{WD_SITE}/jobs", json.dumps(body).encode(), fetched_at=FETCHED)
+
+
+WORKDAY_LOCATIONS = [
+    pytest.param("2 Locations", ("2 Locations", None), id="count-kept-raw-no-city"),
+    pytest.param("Multiple Locations", ("Multiple Locations", None), id="multiple-kept-raw-no-city"),
+    pytest.param("Santa Clara, CA", ("Santa Clara, CA", "Santa Clara"), id="one-place-names-the-city"),
+    pytest.param("Berlin", ("Berlin", "Berlin"), id="city-alone"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), WORKDAY_LOCATIONS)
+def test_workday_list_item_location(text, expected):
+    [item] = _workday_listing(text).to_items()
+    posting = normalize_posting(item)
+    assert (posting.location_raw, posting.city) == expected
+
+
+def test_workday_detail_names_the_city_of_a_counted_listing():
+    [listed] = _workday_listing("2 Locations").to_items()
+    detail_body = json.loads((ATS / "workday_job_JR-2001.json").read_bytes())
+    detail_body["jobPostingInfo"]["jobPostingId"] = "Compiler_JR-9"
+    [detail] = WorkdayPage(f"{WD_SITE}/job/X/Compiler_JR-9", json.dumps(detail_body).encode(),
+                           fetched_at=FETCHED).to_items()
+    posting = normalize_posting(merge_listed(detail, listed))
+    assert (posting.location_raw, posting.city, posting.extra["locations_text"]) == (
+        "Santa Clara, CA", "Santa Clara", "2 Locations")
+
+
+# --------------------------------------------------------------------------- Workable: widget 404 → v3 jobs list
+
+WORKABLE_SOURCES = """
+[sources.nowidget]
+spider = "workable"
+boards = ["exampledata"]
+base_url = "{base}/nowidget"
+company = "Example Data"
+
+[sources.widget]
+spider = "workable"
+boards = ["examplerobotics"]
+base_url = "{base}/workable"
+
+[sources.ghost]
+spider = "workable"
+boards = ["ghost"]
+base_url = "{base}/workable"
+"""
+
+NOTE = ('nowidget: note: workable:exampledata: the widget endpoint answered 404; the v3 jobs list answered '
+        '(api = "v3" in the source goes there directly)')
+
+
+@pytest.fixture(scope="module")
+def workable_run(server, tmp_path_factory):
+    """One `crawl --all`: an account with no widget but a v3 jobs list (the recorded v3 pages and details, served
+    under ``/nowidget``), one with a widget, one with neither."""
+    root = server.root / "nowidget" / "api"
+    for name, target in [("workable_jobs_0.json", "v3/accounts/exampledata/jobs.json"),
+                         ("workable_jobs_T2.json", "v3/accounts/exampledata/jobs@token=T2.json"),
+                         ("workable_job_K1K1K1K1K1.json", "v2/accounts/exampledata/jobs/K1K1K1K1K1.json"),
+                         ("workable_job_K2K2K2K2K2.json", "v2/accounts/exampledata/jobs/K2K2K2K2K2.json")]:
+        (root / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ATS / name, root / target)
+    tmp = tmp_path_factory.mktemp("workable")
+    db = tmp / "jobs.db"
+    sources = write_sources(tmp / "sources.toml", WORKABLE_SOURCES.format(base=server.base))
+    before = len(server.hits())
+    proc = crawl(db, sources, "--all")
+    return proc, [(h.method, h.uri, h.status) for h in server.hits()[before:] if h.path != "/robots.txt"], runs(db)
+
+
+@pytest.mark.slow
+def test_widget_404_reads_the_v3_jobs_list(workable_run):
+    proc, hits, got = workable_run
+    mine = [h for h in hits if h[1].startswith("/nowidget/")]
+    assert mine[:3] + sorted(mine[3:]) == [  # the details in any order
+        ("GET", "/nowidget/api/v1/widget/accounts/exampledata?details=true", 404),
+        ("POST", "/nowidget/api/v3/accounts/exampledata/jobs", 200),
+        ("POST", "/nowidget/api/v3/accounts/exampledata/jobs", 200),
+        ("GET", "/nowidget/api/v2/accounts/exampledata/jobs/K1K1K1K1K1", 200),
+        ("GET", "/nowidget/api/v2/accounts/exampledata/jobs/K2K2K2K2K2", 200),
+        ("GET", "/nowidget/api/v2/accounts/exampledata/jobs/K3K3K3K3K3", 404),
+    ]
+    run = got["nowidget"]
+    assert (run["status"], run["found"], run["new"], run["errors"], run["stats"]["jobcrawl/notes"]) == (
+        "ok", 3, 3, 0, [NOTE.split(": note: ")[1]])
+    assert [line for line in proc.stderr.splitlines() if ": note: " in line] == [NOTE]
+
+
+@pytest.mark.slow
+def test_widget_that_answers_never_asks_v3(workable_run):
+    _, hits, got = workable_run
+    assert [h for h in hits if "/examplerobotics" in h[1]] == [
+        ("GET", "/workable/api/v1/widget/accounts/examplerobotics?details=true", 200)]
+    assert (got["widget"]["status"], got["widget"]["found"], "jobcrawl/notes" in got["widget"]["stats"]) == (
+        "ok", 2, False)
+
+
+@pytest.mark.slow
+def test_neither_endpoint_answers_both_are_reported(workable_run):
+    proc, hits, got = workable_run
+    assert [h for h in hits if "/ghost" in h[1]] == [
+        ("GET", "/workable/api/v1/widget/accounts/ghost?details=true", 404),
+        ("POST", "/workable/api/v3/accounts/ghost/jobs", 404)]
+    assert (got["ghost"]["status"], got["ghost"]["found"], got["ghost"]["errors"]) == ("failed", 0, 2)
+    assert "ghost: failed: HTTP 404 ×2" in proc.stderr.splitlines()
+    assert proc.returncode == 1
+
