@@ -4,14 +4,18 @@ real crawl against the mock server on 127.0.0.1), Workday's ``2 Locations``, Job
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from crawler.ingest.table import TableOptions, TableReport, parse_table
 from crawler.web.pages.workday import WorkdayPage
 from crawler.web.spiders.paged import merge_listed
+from normalize.models import RawPosting
 from normalize.posting import normalize_posting
 from test_crawl import crawl, runs, server, write_sources  # noqa: F401 (server: the fixture)
 
@@ -134,4 +138,73 @@ def test_neither_endpoint_answers_both_are_reported(workable_run):
     assert (got["ghost"]["status"], got["ghost"]["found"], got["ghost"]["errors"]) == ("failed", 0, 2)
     assert "ghost: failed: HTTP 404 ×2" in proc.stderr.splitlines()
     assert proc.returncode == 1
+
+
+# --------------------------------------------------------------------------- JobSpy CSVs, however they were saved
+
+JOBSPY_COLUMNS = ["id", "site", "job_url", "title", "company", "location", "date_posted", "job_type", "interval",
+                  "min_amount", "max_amount", "currency", "is_remote", "description"]
+MARKDOWN = ('**About us**\n\nWe build next\\-generation tools\\. Our R\\&D team ships weekly\\.\n\n'
+            '**Pay:** $17\\-$22/hr \\(plus tips\\)\\. Say "hi" to C:\\\\Jobs\\.')
+"""A description as JobSpy holds it (scrape_jobs(description_format="markdown")): Markdown with its escapes."""
+DESCRIPTION = ('**About us**\n\nWe build next-generation tools. Our R&D team ships weekly.\n\n'
+               '**Pay:** $17-$22/hr (plus tips). Say "hi" to C:\\Jobs.')
+JOBSPY_ROWS = [
+    ["in-1", "indeed", "https://www.indeed.com/viewjob?jk=1", "Barista", "Bean Co", "Austin, TX, US", "2026-11-20",
+     "parttime", None, None, None, None, False, MARKDOWN],
+    ["in-2", "indeed", "https://www.indeed.com/viewjob?jk=2", "Shift Lead", "Bean Co", "Austin, TX, US", "2026-11-21",
+     "fulltime", "hourly", 17.0, 22.0, "USD", False, "Lead the floor\\. Pay is $17\\-$22/hr\\."],
+]
+
+
+def jobspy_csv(**writer) -> bytes:
+    """The rows as pandas' ``to_csv(**writer)`` writes them (numbers unquoted, a missing value empty)."""
+    out = io.StringIO()
+    rows = csv.writer(out, **writer)
+    rows.writerow(JOBSPY_COLUMNS)
+    rows.writerows(JOBSPY_ROWS)
+    return out.getvalue().encode()
+
+
+def read_table(data: bytes, **options) -> tuple[list, TableReport]:
+    report = TableReport(locator="jobs.csv", format="csv")
+    return list(parse_table(data, locator="jobs.csv", fetched_at=FETCHED, as_of=FETCHED, fmt="csv",
+                            options=TableOptions(**options), report=report)), report
+
+
+SAVED = [
+    pytest.param({"quoting": csv.QUOTE_NONNUMERIC, "escapechar": "\\"}, True, id="jobspy-readme-escapechar"),
+    pytest.param({"quoting": csv.QUOTE_NONNUMERIC, "escapechar": "\\", "doublequote": False}, True,
+                 id="escapechar-no-doublequote"),
+    pytest.param({}, False, id="plain-to_csv"),
+]
+
+
+@pytest.mark.parametrize(("writer", "escaped"), SAVED)
+@pytest.mark.parametrize("preset", [pytest.param("jobspy", id="preset"), pytest.param(None, id="sniffed")])
+def test_jobspy_csv_reads_as_written(writer, escaped, preset):
+    items, report = read_table(jobspy_csv(**writer), preset=preset)
+    first, second = [i for i in items if isinstance(i, RawPosting)]
+    assert (report.preset, report.backslash_escapes, report.postings, report.quarantined) == ("jobspy", escaped, 2, 0)
+    assert ("backslash escapes" in report.line()) is escaped
+    assert (first.description, second.description) == (DESCRIPTION, "Lead the floor. Pay is $17-$22/hr.")
+    salaries = [normalize_posting(p).salary for p in (first, second)]
+    assert [(s.min, s.max, s.currency, s.period, s.source) for s in salaries] == [
+        (17, 22, "USD", "hour", "text"), (17, 22, "USD", "hour", "field")]
+
+
+SNIFFED = [
+    pytest.param(b'a,b\n"x","no backslash"\n', False, id="no-backslash"),
+    pytest.param(b'a,b\n"x","next\\-gen"\n', False, id="lone-backslash-is-plain"),
+    pytest.param(b'a,b\n"x","next\\\\-gen \\\\\\\\ ok"\n', True, id="backslashes-in-pairs"),
+    pytest.param(b'a,b\n"x","say \\"hi\\""\n', True, id="backslash-quote"),
+    pytest.param(b'a,b\n"x","a\\\\-b"\n"y","c\\d"\n', False, id="one-odd-run-is-plain"),
+]
+
+
+@pytest.mark.parametrize(("data", "escaped"), SNIFFED)
+def test_backslash_escapes_are_decided_per_file(data, escaped):
+    items, report = read_table(data, preset="none", mapping={"title": "a", "company": "a", "description": "b"})
+    assert report.backslash_escapes is escaped
+    assert report.quarantined == 0
 
