@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import export_records, run_cli
 from crawler.ingest.table import TableOptions, TableReport, parse_table
 from crawler.web.pages.workday import WorkdayPage
 from crawler.web.spiders.paged import merge_listed
@@ -208,3 +209,69 @@ def test_backslash_escapes_are_decided_per_file(data, escaped):
     assert report.backslash_escapes is escaped
     assert report.quarantined == 0
 
+
+# --------------------------------------------------------------------------- a bare $ follows the posting's country
+
+CURRENCIES = [
+    # location, url, text → (min, max, currency, period)
+    pytest.param("Toronto, ON, Canada", None, "Pay: $17-$22/hr", (17, 22, "CAD", "hour"), id="toronto-canada"),
+    pytest.param("Toronto, ON", None, "Pay: $17-$22/hr", (17, 22, "CAD", "hour"), id="province-code"),
+    pytest.param("Toronto", "https://ca.indeed.com/viewjob?jk=1", "Pay: $17-$22/hr", (17, 22, "CAD", "hour"),
+                 id="ca-indeed-host"),
+    pytest.param("Sydney, NSW", None, "Salary: $90,000 to $110,000 per year", (90000, 110000, "AUD", "year"),
+                 id="australian-state"),
+    pytest.param(None, "https://www.seek.com.au/job/1", "Salary: $90,000 to $110,000 per year",
+                 (90000, 110000, "AUD", "year"), id="au-domain"),
+    pytest.param("Auckland, New Zealand", None, "Pay: $30/hour", (30, 30, "NZD", "hour"), id="new-zealand"),
+    pytest.param("Singapore", None, "Salary: $5,000 to $7,000 per month", (5000, 7000, "SGD", "month"), id="singapore"),
+    pytest.param("Hong Kong", None, "Salary: $30,000 to $40,000 per month", (30000, 40000, "HKD", "month"),
+                 id="hong-kong"),
+    pytest.param("Austin, TX", None, "Pay: $17-$22/hr", (17, 22, "USD", "hour"), id="us-state"),
+    pytest.param("Perth, WA", None, "Pay: $17-$22/hr", (17, 22, "USD", "hour"), id="state-of-two-countries-no-country"),
+    pytest.param(None, None, "Pay: $17-$22/hr", (17, 22, "USD", "hour"), id="no-country-keeps-usd"),
+    pytest.param("Berlin, Germany", None, "Salary: $90,000 to $110,000 per year", (90000, 110000, "USD", "year"),
+                 id="not-a-dollar-country"),
+    pytest.param("Toronto, ON, Canada", None, "Pay: US$17-$22/hr", (17, 22, "USD", "hour"), id="us-dollar-wins"),
+    pytest.param("Austin, TX", None, "Pay: C$17-22/hr", (17, 22, "CAD", "hour"), id="c-dollar-wins"),
+    pytest.param("Austin, TX", None, "Pay: CA$17-22/hr", (17, 22, "CAD", "hour"), id="ca-dollar-wins"),
+    pytest.param("Toronto, ON", None, "Salary: A$90,000 to A$110,000 per year", (90000, 110000, "AUD", "year"),
+                 id="a-dollar-wins"),
+    pytest.param("Singapore", None, "Salary: HK$30,000 to HK$40,000 per month", (30000, 40000, "HKD", "month"),
+                 id="hk-dollar-wins"),
+    pytest.param("Austin, TX", None, "Salary: $80,000 to $95,000 CAD per year", (80000, 95000, "CAD", "year"),
+                 id="cad-code-wins"),
+    pytest.param("Toronto, ON", None, "Salary: $80,000 to $95,000 USD per year", (80000, 95000, "USD", "year"),
+                 id="usd-code-wins"),
+    pytest.param("Toronto, ON", None, "Base salary: $150,000", (150000, 150000, "CAD", "year"),
+                 id="single-yearly-amount"),
+]
+
+
+def _raw(location, url, **fields) -> RawPosting:
+    return RawPosting(source="test", source_id="1", locator="t", fetched_at=FETCHED, as_of=FETCHED, title="Barista",
+                      company="Bean Co", location=location, url=url, **fields)
+
+
+@pytest.mark.parametrize(("location", "url", "text", "expected"), CURRENCIES)
+def test_bare_dollar_follows_the_country(location, url, text, expected):
+    from_text = normalize_posting(_raw(location, url, description=f"About the job.\n{text}")).salary
+    from_field = normalize_posting(_raw(location, url, salary=text)).salary
+    assert (from_text.min, from_text.max, from_text.currency, from_text.period) == expected
+    assert (from_field.min, from_field.max, from_field.currency, from_field.period) == expected
+
+
+@pytest.mark.slow
+def test_jobspy_row_in_toronto_is_paid_in_cad(tmp_path):
+    row = ["in-9", "indeed", "https://ca.indeed.com/viewjob?jk=9", "Barista", "Bean Co", "Toronto, ON, Canada",
+           "2026-11-20", "parttime", None, None, None, None, False, MARKDOWN]
+    out = io.StringIO()
+    rows = csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, escapechar="\\")
+    rows.writerows([JOBSPY_COLUMNS, row])
+    (tmp_path / "toronto.csv").write_text(out.getvalue(), encoding="utf-8")
+    db = tmp_path / "jobs.db"
+    run_cli("ingest", str(tmp_path / "toronto.csv"), "--preset", "jobspy", "--db", str(db), check=True)
+    [record] = export_records(db)
+    s = record["salary"]
+    assert (record["city"], s["raw"], s["min"], s["max"], s["currency"], s["period"]) == (
+        "Toronto", "$17-$22/hr", 17, 22, "CAD", "hour")
+    assert record["description"] == DESCRIPTION
