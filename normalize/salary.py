@@ -136,7 +136,10 @@ def dollar_of(location: str | None, url: str | None = None) -> str:
     if not country:
         country = next((p.upper() for p in (loc["region"], loc["unparsed"]) if p and p.upper() in DOLLARS), None)
     if not country and url:
-        labels = (urlsplit(url).hostname or "").split(".")
+        try:
+            labels = (urlsplit(url).hostname or "").split(".")
+        except ValueError:  # not a URL (``A://[``)
+            labels = [""]
         country = next((label.upper() for label in (labels[0], labels[-1]) if label.upper() in DOLLARS), None)
     return DOLLARS.get(country or "", "USD")
 

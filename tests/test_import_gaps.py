@@ -229,6 +229,7 @@ CURRENCIES = [
     pytest.param("Austin, TX", None, "Pay: $17-$22/hr", (17, 22, "USD", "hour"), id="us-state"),
     pytest.param("Perth, WA", None, "Pay: $17-$22/hr", (17, 22, "USD", "hour"), id="state-of-two-countries-no-country"),
     pytest.param(None, None, "Pay: $17-$22/hr", (17, 22, "USD", "hour"), id="no-country-keeps-usd"),
+    pytest.param(None, "A://[", "Pay: $17-$22/hr", (17, 22, "USD", "hour"), id="url-that-is-no-url"),
     pytest.param("Berlin, Germany", None, "Salary: $90,000 to $110,000 per year", (90000, 110000, "USD", "year"),
                  id="not-a-dollar-country"),
     pytest.param("Toronto, ON, Canada", None, "Pay: US$17-$22/hr", (17, 22, "USD", "hour"), id="us-dollar-wins"),

@@ -65,15 +65,23 @@ class WorkableSpider(PagedBoardSpider):
         body = {"token": cursor} if cursor else {}
         request = self.page_request(f"{base}/api/v3/accounts/{self.account(board)}/jobs", board, cursor,
                                     method="POST", body=json.dumps(body), headers=_JSON)
-        return request.replace(errback=self.fallback_failed) if self.args.api == "widget" else request
+        if self.args.api == "widget":  # the request says why, for a process whose book has not seen the 404
+            request = request.replace(errback=self.fallback_failed, meta={"widget_missing": True})
+        return request
 
     def widget_failed(self, failure: Failure):
         """Errback of a widget: a 404 sends the account to the v3 jobs list; any other failure is one."""
         if not (failure.check(HttpError) and failure.value.response.status == 404):
             return self.failed(failure)
         board = failure.request.cb_kwargs["board"]
-        self.book.setdefault("widget_missing", []).append(board)
+        self.widget_missing(board)
         return [self.listing_request(board, None)]
+
+    def widget_missing(self, board: str) -> None:
+        """Read ``board`` through the v3 jobs list from now on (kept in the book: a resumed crawl knows it)."""
+        missing = self.book.setdefault("widget_missing", [])
+        if board not in missing:
+            missing.append(board)
 
     def fallback_failed(self, failure: Failure) -> None:
         """Errback of the v3 jobs list of an account whose widget answered 404: both requests failed."""
@@ -83,6 +91,8 @@ class WorkableSpider(PagedBoardSpider):
         self.failed(failure)
 
     def parse_listing(self, response, board, cursor):
+        if response.meta.get("widget_missing"):
+            self.widget_missing(board)
         if cursor is None and self.api(board) != self.args.api:
             line = (f"{self.listing_name(board)}: the widget endpoint answered 404; the v3 jobs list answered "
                     f"(api = \"v3\" in the source goes there directly)")
