@@ -58,6 +58,8 @@ class CrawlReport:
     """One line per posting a pipeline raised on (and other errors that are not a failed request)."""
     request_errors: list[str] = field(default_factory=list)
     """One line per request that failed for good: ``URL: reason``."""
+    notes: list[str] = field(default_factory=list)
+    """One line per thing the spider did in place of what it was told (an API that answered instead of another)."""
     failures: Counter = field(default_factory=Counter)
     """Requests that failed for good, by reason (``DNS lookup failed for api.lever.co``, ``HTTP 503`` …)."""
     listings: dict[str, list[str]] = field(default_factory=dict)
@@ -98,6 +100,7 @@ class CrawlReport:
         self.repaired += other.repaired
         self.errors += other.errors
         self.request_errors += other.request_errors
+        self.notes += other.notes
         self.failures.update(other.failures)
         self.listings.update(other.listings)
         self.tables += other.tables
@@ -117,7 +120,7 @@ class CrawlReport:
         return {"files": self.files, "found": self.found, "files_unchanged": self.files_unchanged,
                 "unchanged_unparsed": self.unchanged_unparsed, "requests": self.requests,
                 "responses": dict(self.responses), "problems": list(self.problems), "repaired": list(self.repaired),
-                "errors": list(self.errors), "request_errors": list(self.request_errors),
+                "errors": list(self.errors), "request_errors": list(self.request_errors), "notes": list(self.notes),
                 "failures": dict(self.failures), "error_count": self.error_count, "listings": dict(self.listings),
                 "tables": list(self.tables), "finish_reason": self.finish_reason, "stage_failed": self.stage_failed,
                 "stats": {k: v for k, v in self.stats.items() if k not in COUNTED}}
@@ -200,6 +203,8 @@ class RunReport:
             out["jobcrawl/tables"] = self.crawl.tables
         if self.crawl.repaired:
             out["jobcrawl/repaired"] = self.crawl.repaired
+        if self.crawl.notes:
+            out["jobcrawl/notes"] = self.crawl.notes
         if self.crawl.stage_failed:
             out["jobcrawl/stage_failed"] = self.crawl.stage_failed
         if self.step_failed:

@@ -167,6 +167,8 @@ _EN_SEP = re.compile(r"\s*(?:[,;|/]|\s[-–—]\s|\(|\))\s*")
 # `北京市朝阳区` / `广东省深圳市南山区`: province and city suffixes cut a run-together name.
 _ZH_RUN = re.compile(r"^(?P<province>.{2,3}?(?:省|自治区))?(?P<city>.{2,4}?市)?(?P<district>.+?(?:区|县|旗|市))?(?P<area>.*)$")
 _NOT_A_PLACE = {"异地招聘", "全国", "多地", "不限", "其他"}
+_PLACE_COUNT = re.compile(r"(?:\d+|multiple|several|various)\s+locations?", re.I)
+"""A location that counts places and names none (Workday's ``2 Locations``)."""
 _COUNTRY_ALIASES = {"uk": "GB", "england": "GB", "usa": "US", "u.s.": "US", "u.s.a.": "US", "russia": "RU", "korea": "KR", "中国": "CN"}
 _REGIONS = {"europe", "emea", "apac", "latam", "americas", "north america", "south america", "asia", "worldwide", "global"}
 
@@ -194,7 +196,7 @@ def parse_location(text: str | None) -> dict:
 
     Chinese: ``北京·海淀区·中关村``, ``深圳-南山区``, ``上海 浦东新区``, ``北京市朝阳区`` (``市`` dropped from
     the city). English: ``San Francisco, CA`` (region ``CA``), ``Seoul, South Korea`` (country ``KR``),
-    ``Remote - US``. Keys: ``city``, ``district``, ``area``, ``region`` (state or province as written),
+    ``Remote - US``. A count of places (``2 Locations``, ``Multiple Locations``) names no city. Keys: ``city``, ``district``, ``area``, ``region`` (state or province as written),
     ``country`` (ISO alpha-2 when named), ``remote`` (True for remote, False for on-site, None when
     not stated; hybrid counts as not remote), ``unparsed``.
     """
@@ -207,7 +209,9 @@ def parse_location(text: str | None) -> dict:
     elif _REMOTE.search(value):
         result["remote"] = True
     value = _HYBRID.sub(" ", _ONSITE.sub(" ", _REMOTE.sub(" ", value)))
-    if _is_cjk(value):
+    if _PLACE_COUNT.fullmatch(value.strip(" ,;-")):
+        result["unparsed"] = value.strip(" ,;-")
+    elif _is_cjk(value):
         _chinese_location(value, result)
     else:
         _english_location(value, result)

@@ -23,7 +23,8 @@ from .models import (
     RawPosting,
     RawSection,
 )
-from .salary import parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_parts, salary_from_text
+from .salary import (dollar_of, parse_salary, parse_salary_compare, parse_salary_estimate, salary_from_parts,
+                     salary_from_text)
 from .fields import parse_company_info, parse_experience_education, parse_location
 from .sections import clean_bullet, section_key, split_sections
 from .text import clean_line, clean_text, sha256_hex
@@ -246,7 +247,9 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_sour
     valid = parse_posted(raw.valid_through, as_of, tz=ZoneInfo(zone)) if raw.valid_through else None
     posted_on = posted_source(posted, as_of_source)
 
-    salary = salary_from_parts(raw.salary, raw.salary_parts) if raw.salary_parts else parse_salary(raw.salary)
+    dollar = dollar_of(raw.location, raw.url)
+    salary = (salary_from_parts(raw.salary, raw.salary_parts) if raw.salary_parts
+              else parse_salary(raw.salary, dollar=dollar))
     if salary.status != "missing":
         salary.source = "field"
     if raw.salary_compare:
@@ -276,7 +279,7 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_sour
 
     sections, headings = normalize_sections(raw.sections, raw.description)
     if salary.status == "missing" and not raw.salary:  # no salary field: the pay the text states, if any
-        found = salary_from_text(_pay_texts(sections, raw.description))
+        found = salary_from_text(_pay_texts(sections, raw.description), dollar=dollar)
         if found is not None:
             salary = found.model_copy(update={"compare_raw": salary.compare_raw, "vs_median": salary.vs_median,
                                               "compare_scope": salary.compare_scope, "signal": salary.signal})

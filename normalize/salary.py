@@ -7,7 +7,8 @@ Rules (the contract the tests pin down):
   ``m``/``million`` × 1,000,000 for currencies other than CNY.
   In a range written with one unit (``15-25k``, ``1.2-2万``) the unit applies to both bounds.
 - Currency: the symbol or code written (``$`` → USD, ``€`` → EUR, ``£`` → GBP, ``¥``/``元``/``RMB`` → CNY,
-  ISO codes as written); price-parser finds the symbol. Without one, Chinese amount words (元 万 千 薪)
+  ``C$``/``A$``/``HK$`` … and ISO codes as written); price-parser finds the symbol. A bare ``$`` is the dollar of
+  the posting's country (:data:`DOLLARS`, :func:`dollar_of`; USD when the country has none or is not known). Without one, Chinese amount words (元 万 千 薪)
   mean CNY, anything else ``default_currency``.
 - Period: written (``/月``, ``/年``, ``万/年``, ``年薪``, ``元/天``, ``/时``, ``a year``, ``per annum``, ``/hour`` …).
   Unwritten: CNY with a unit (k/万/千) or amounts ≥ 1,000 → month (what Chinese boards mean);
@@ -24,19 +25,24 @@ Rules (the contract the tests pin down):
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from urllib.parse import urlsplit
+
+import pycountry
 
 from price_parser import Price
 from price_parser.parser import extract_currency_symbol
 
+from .fields import parse_location
 from .models import Salary, SalaryEstimate, SalaryParts
 from .text import clean_line, fold
 
 __all__ = ["parse_salary", "salary_from_parts", "parse_salary_estimate", "parse_salary_compare", "salary_from_text",
-           "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
+           "dollar_of", "DOLLARS", "MAX_SALARY_TEXT", "DAYS_PER_MONTH"]
 
 MAX_SALARY_TEXT = 200
 """Longer text is not a salary field: reported unparseable without being searched."""
@@ -66,7 +72,11 @@ _AMOUNT = re.compile(
 )
 _MILLION = {"m", "mn", "million"}
 _MONTHS = re.compile(r"[·・•.*x×,，/]?\s*(?P<n>\d{1,2})\s*薪")
-_BETWEEN_OK = re.compile(r"(?:[a-z]{3}|元)?-(?:[a-z]{3})?")
+_DOLLAR_PREFIXES = "US|CA|C|A|AU|NZ|HK|S"
+"""What may stand before a ``$`` to name its dollar (``US$``, ``C$``, ``HK$`` …)."""
+_BETWEEN_OK = re.compile(rf"(?:[a-z]{{3}}|元)?-(?:[a-z]{{3}}|{_DOLLAR_PREFIXES.lower()})?")
+"""What may stand between two amounts of a range, symbols left out: a code, ``-``, the next amount's code or the letters
+of its dollar (``A$90,000 to A$110,000``)."""
 _CNY_WORDS = re.compile(r"元|万|千|薪|人民币|rmb|cny")
 
 _PERIODS: dict[str, re.Pattern[str]] = {
@@ -93,17 +103,60 @@ _SYMBOLS = {
 }
 
 
+DOLLARS = {"US": "USD", "CA": "CAD", "AU": "AUD", "NZ": "NZD", "SG": "SGD", "HK": "HKD"}
+"""What a bare ``$`` stands for in a posting located in each country (ISO 3166 alpha-2 → ISO 4217). Elsewhere, and
+when the country is not known, ``$`` is USD."""
+
+
+@functools.cache
+def _subdivisions() -> dict[str, set[str]]:
+    """A state or province of a :data:`DOLLARS` country, by code (``ON``, ``NSW``) and name (``ontario``) → the
+    countries that have one so called."""
+    index: dict[str, set[str]] = {}
+    for country in DOLLARS:
+        for sub in pycountry.subdivisions.get(country_code=country) or ():
+            for key in (sub.code.split("-", 1)[1].casefold(), sub.name.casefold()):
+                index.setdefault(key, set()).add(country)
+    return index
+
+
+def dollar_of(location: str | None, url: str | None = None) -> str:
+    """The currency a bare ``$`` stands for in a posting at ``location`` (as written) found at ``url``:
+    :data:`DOLLARS` of its country — the country its location names (``Toronto, Ontario, Canada``), else the one
+    country whose state or province it names (``Toronto, ON``; ``WA``, a state of two, names none), else a country
+    code ending it (``Wellington, NZ``), else the country of the URL's host, a board's country subdomain or domain
+    (``ca.indeed.com``, ``www.seek.com.au``) — else USD."""
+    loc = parse_location(location)
+    country = loc["country"]
+    for part in ([] if country else [loc["region"], loc["unparsed"]]):
+        places = _subdivisions().get((part or "").casefold(), set())
+        country = next(iter(places)) if len(places) == 1 else None
+        if country:
+            break
+    if not country:
+        country = next((p.upper() for p in (loc["region"], loc["unparsed"]) if p and p.upper() in DOLLARS), None)
+    if not country and url:
+        try:
+            labels = (urlsplit(url).hostname or "").split(".")
+        except ValueError:  # not a URL (``A://[``)
+            labels = [""]
+        country = next((label.upper() for label in (labels[0], labels[-1]) if label.upper() in DOLLARS), None)
+    return DOLLARS.get(country or "", "USD")
+
+
 def _prepare(text: str) -> str:
     """Folded (format characters dropped, NFKC: full-width digits, ``Ｋ``, ``～``; casefolded), controls removed,
     spaces collapsed, ranges as ``-``."""
     return _RANGE_SEP.sub("-", clean_line(fold(text)))
 
 
-def _currency(text: str, folded: str, default: str) -> str | None:
-    """ISO code of the currency written in ``text``; None for a symbol we cannot name."""
+def _currency(text: str, folded: str, default: str, dollar: str) -> str | None:
+    """ISO code of the currency written in ``text`` (a bare ``$``: ``dollar``); None for a symbol we cannot name."""
     symbol = (extract_currency_symbol(unicodedata.normalize("NFKC", text), None) or "").strip()  # Price's currency
     if not symbol:
         return "CNY" if _CNY_WORDS.search(folded) else default
+    if symbol == "$":
+        return dollar
     return _SYMBOLS.get(symbol.casefold()) or (symbol if re.fullmatch(r"[A-Z]{3}", symbol) else None)
 
 
@@ -134,8 +187,9 @@ def _money(value: Decimal) -> float:
     return float(value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def parse_salary(text: str | None, *, default_currency: str = "CNY") -> Salary:
-    """Parse a salary as written into a :class:`Salary`; never raises (see the module rules).
+def parse_salary(text: str | None, *, default_currency: str = "CNY", dollar: str = "USD") -> Salary:
+    """Parse a salary as written into a :class:`Salary`; never raises (see the module rules). ``dollar``: what a bare
+    ``$`` stands for (:func:`dollar_of` the posting).
 
     A number instead of text (a JSON export's ``15000``) is read as its decimal string."""
     if text is not None and not isinstance(text, str):
@@ -169,7 +223,7 @@ def parse_salary(text: str | None, *, default_currency: str = "CNY") -> Salary:
         if not _BETWEEN_OK.fullmatch(between):
             return unparseable
 
-    currency = _currency(text, folded, default_currency)
+    currency = _currency(text, folded, default_currency, dollar)
     if currency is None:
         return unparseable
     cny = currency == "CNY"
@@ -290,7 +344,8 @@ def parse_salary_compare(text: str | None) -> tuple[str | None, str | None]:
 
 # --------------------------------------------------------------------------- pay stated in free text
 
-_SYMBOL = r"(?:(?:US|CA|C|A|AU|NZ|HK|S)?\$|€|£|(?:USD|EUR|GBP)\s?)"
+_CODES = "|".join(["EUR", "GBP", *DOLLARS.values()])
+_SYMBOL = rf"(?:(?:{_DOLLAR_PREFIXES})?\$|€|£|(?:{_CODES})\s?)"
 _FIGURE = r"\d{1,3}(?:[,.]\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?"
 _UNIT = r"(?:\s?[kK](?![a-zA-Z]))?"
 _PERIOD = (r"(?:\s*(?:/\s*|per\s+|an?\s+|each\s+)(?:hour|hr|year|yr|annum|month|mo|week|day)(?![a-zA-Z])"
@@ -298,7 +353,7 @@ _PERIOD = (r"(?:\s*(?:/\s*|per\s+|an?\s+|each\s+)(?:hour|hr|year|yr|annum|month|
 _TEXT_PAY = (
     # $60,000 - $97,000/year · $34.62/hour · $75k-$105k · €50.000 to 60.000 per year · $108,400 — $129,600 USD
     re.compile(rf"{_SYMBOL}\s?(?:{_FIGURE}){_UNIT}(?:\s*(?:-|–|—|to)\s*{_SYMBOL}?\s?(?:{_FIGURE}){_UNIT})?"
-               rf"(?:\s*(?:USD|EUR|GBP)(?![a-zA-Z]))?{_PERIOD}", re.I),
+               rf"(?:\s*(?:{_CODES})(?![a-zA-Z]))?{_PERIOD}", re.I),
     # 15-25K·13薪 · 月薪8000-12000元 · 年薪30-50万 · 200-300元/天
     re.compile(r"(?:年薪|月薪|日薪|时薪)?\s*\d+(?:\.\d+)?\s*[kK千万wW]?\s*(?:-|~|～|至|到|—|–)\s*\d+(?:\.\d+)?\s*"
                r"(?:[kK千万wW]\s*元?|元)(?:\s*/\s*(?:月|年|天|日|时|小时))?(?:\s*[·*x×]?\s*\d{2}\s*薪)?"),
@@ -316,7 +371,7 @@ _PAY_LABEL = re.compile(r"(?:salary|(?<![a-z])pay|compensation|wage)(?:\s+(?:ran
 _CLAUSE_END = re.compile(r"[.;:\n]|,\s|[$€£\d]")
 """Where the words that name a single amount (``$20,000 relocation budget``) end: the clause, or the next amount."""
 _MIN_SINGLE_YEARLY = 10_000
-_SINGLE_CURRENCIES = ("USD", "EUR", "GBP")
+_SINGLE_CURRENCIES = ("EUR", "GBP", *DOLLARS.values())
 _CONTEXT = 80
 """Characters before an amount that say what it is (within its line)."""
 _AFTER = 10
@@ -324,11 +379,13 @@ _AFTER = 10
 (``$60,000 - $97,000/year, plus bonus``)."""
 
 
-def salary_from_text(blocks: Iterable[tuple[str, str]]) -> Salary | None:
+def salary_from_text(blocks: Iterable[tuple[str, str]], *, dollar: str = "USD") -> Salary | None:
     """The pay a posting states in its text, for a posting without a salary field: ``blocks`` are (section key,
-    text), read in order — give the ``compensation`` section first, then the description.
+    text), read in order — give the ``compensation`` section first, then the description. ``dollar``: what a bare
+    ``$`` stands for (:func:`dollar_of` the posting).
 
-    An amount with a currency (``$``, ``€``, ``£``, USD, EUR, GBP; or Chinese ``K``/``千``/``万``/``元``) counts when
+    An amount with a currency (``$``, ``C$`` …, ``€``, ``£``, the codes of EUR, GBP and the :data:`DOLLARS`; or
+    Chinese ``K``/``千``/``万``/``元``) counts when
     it is a range or states its period, parses (:func:`parse_salary`) and is plausible. Outside the
     compensation section its line must also name pay (salary, pay, compensation, wage, base, rate, range,
     薪, 工资, 待遇 … in the 80 characters before it). Never when the words before it on its line (or just after
@@ -341,13 +398,13 @@ def salary_from_text(blocks: Iterable[tuple[str, str]]) -> Salary | None:
             continue
         for pattern in _TEXT_PAY:
             for match in pattern.finditer(text):
-                salary = _text_salary(key, text, match)
+                salary = _text_salary(key, text, match, dollar)
                 if salary is not None:
                     return salary
     return None
 
 
-def _text_salary(key: str, text: str, match: re.Match[str]) -> Salary | None:
+def _text_salary(key: str, text: str, match: re.Match[str], dollar: str) -> Salary | None:
     start = match.start() + len(match.group()) - len(match.group().lstrip())
     before = text[max(0, start - _CONTEXT) : start].split("\n")
     after = text[match.end() : match.end() + _AFTER].split("\n")[0]
@@ -356,7 +413,7 @@ def _text_salary(key: str, text: str, match: re.Match[str]) -> Salary | None:
     # outside the compensation section the amount's line, or the line before (a heading), must name pay
     if key != "compensation" and not _PAY_WORDS.search("\n".join(before[-2:]) + match.group()):
         return None
-    salary = parse_salary(re.sub(r"\s+", " ", match.group()).strip())
+    salary = parse_salary(re.sub(r"\s+", " ", match.group()).strip(), dollar=dollar)
     if salary.status != "parsed" or salary.implausible:
         return None
     if (salary.min == salary.max and not _period(_prepare(match.group()))
@@ -369,7 +426,7 @@ def _text_salary(key: str, text: str, match: re.Match[str]) -> Salary | None:
 def _single_pay(key: str, before: str, clause: str, salary: Salary) -> bool:
     """A single amount without a period is pay only when labelled as pay — right after a pay label on its line,
     or opening a line of the compensation section — with no other money named in the rest of its ``clause``,
-    and plausible as yearly pay (USD/EUR/GBP, 10,000 or more)."""
+    and plausible as yearly pay (EUR, GBP or a dollar of :data:`DOLLARS`, 10,000 or more)."""
     labelled = bool(_PAY_LABEL.search(before)) and (key == "compensation" or before.strip() != "")
     return (labelled and not _NOT_PAY.search(clause) and salary.period == "year" and salary.currency in _SINGLE_CURRENCIES
             and salary.min >= _MIN_SINGLE_YEARLY)

@@ -287,8 +287,8 @@ def test_workday_listing_pages():
                   "locations_text": "Santa Clara, CA"},
     }
     assert (sre.title, sre.location, sre.posted) == ("GPU 集群运维工程师", "China, Shanghai", "Posted Yesterday")
-    # "2 Locations" counts places, it names none
-    assert (compiler.location, compiler.extra["locations_text"], compiler.complete_listing) == (None, "2 Locations", True)
+    # "2 Locations" counts places: kept as written, it names no city (tests/test_import_gaps.py)
+    assert (compiler.location, compiler.extra["locations_text"], compiler.complete_listing) == ("2 Locations", "2 Locations", True)
 
 
 WORKDAY_NEXT = [
@@ -600,7 +600,7 @@ STORED = [
         "locator": "workday/wday/cxs/exampleai/External/job/Santa-Clara-CA/Senior-LLM-Inference-Engineer_JR-2001",
     }, id="workday-detail-pay-line"),
     pytest.param("exampleai:Compiler-Engineer--MLIR_JR-2003", {
-        "what": ("exampleai", "Compiler Engineer, MLIR", None, None, None),
+        "what": ("exampleai", "Compiler Engineer, MLIR", None, "2 Locations", None),
         "posted": ("Posted 30+ Days Ago", "30 days before as_of"), "salary": (None, None, None, None, None, None, 12), "sections": {},
         "locator": "workday/wday/cxs/exampleai/External/jobs",
     }, id="workday-detail-404-keeps-listing"),

@@ -55,7 +55,7 @@ def test_the_json_report_names_the_counts_and_keeps_them_out_of_its_stats():
     data = json.loads(json.dumps(RunReport(5, "crawl", source="acme", crawl=crawl).as_dict()))["crawl"]
     assert data == {"files": 1, "found": 2, "files_unchanged": 0, "unchanged_unparsed": 0, "requests": 1,
                     "responses": {"200": 1}, "problems": [], "repaired": [], "errors": [],
-                    "request_errors": ["u: HTTP 503"], "failures": {"HTTP 503": 1}, "error_count": 1, "listings": {},
+                    "request_errors": ["u: HTTP 503"], "notes": [], "failures": {"HTTP 503": 1}, "error_count": 1, "listings": {},
                     "tables": [], "finish_reason": "finished", "stage_failed": None,
                     "stats": {"jobcrawl/http/requests": 1, "jobcrawl/http/status/200": 1, "item_scraped_count": 2}}
 

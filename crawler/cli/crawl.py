@@ -57,7 +57,9 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
 
     The sources file is --sources, else $JOBCRAWL_SOURCES, else ./sources.toml. A source whose
     requests failed gets one line on stderr with the reasons (DNS lookup failed, connection
-    refused, timed out, HTTP 503 …); -v adds each failed request and Scrapy's log. Progress and
+    refused, timed out, HTTP 503 …); -v adds each failed request and Scrapy's log. A source read
+    another way than its file says (a Workable widget that answers 404, read through the v3 jobs
+    list) gets a `note:` line. Progress and
     --quiet / --json as for ingest (--json: a list, one report per source).
 
     Exit status: 0 every source crawled cleanly; 1 partly: some input quarantined, some request
@@ -104,6 +106,8 @@ def crawl(names: tuple[str, ...], all_sources: bool, sources_file: str | None, d
             say(f"{result.source}: quarantined: {line}", err=True)
         for line in result.crawl.repaired:
             say(f"{result.source}: repaired: {line}", err=True)
+        for line in result.crawl.notes:
+            say(f"{result.source}: note: {line}", err=True)
         if not (quiet or as_json):
             say(result.crawl_summary())
         if result.status == "interrupted" and jobdir:

@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 SYNC_SECONDS = 1.0
 """How often a busy crawler pushes its partial batch, acknowledgements and report delta."""
 
-_LINES = ("problems", "repaired", "errors", "request_errors", "tables")
+_LINES = ("problems", "repaired", "errors", "request_errors", "notes", "tables")
 
 
 def _counted(key: str) -> bool:

@@ -60,7 +60,8 @@ from crawler.ingest.table.records import (Record, Source, csv_records, header_na
                                           line_records)
 from crawler.ingest.table.report import TableOptions, TableReport
 from crawler.ingest.table.rows import Table, classify, row_item
-from crawler.ingest.table.sniff import FORMATS, NOT_ONE_VALUE, SEP_LINE, delimiter, first_line, format_for, open_source
+from crawler.ingest.table.sniff import (FORMATS, NOT_ONE_VALUE, SEP_LINE, backslash_escaped, delimiter, first_line,
+                                        format_for, open_source)
 from normalize.models import Quarantined, RawInput, RawPosting
 from normalize.text import DecodeError, LineDecoder
 
@@ -265,7 +266,8 @@ def _start(src: Source, table: Table, report: TableReport, locator: str,
         first = first_line(src)
         directive = SEP_LINE.fullmatch(first)  # Excel's `sep=;` line names the delimiter: it is no header
         report.delimiter = directive.group(1) if directive else delimiter(first, prefer_tab=locator.lower().endswith(".tsv"))
-        records: Iterator[Record] = csv_records(src, report.delimiter)
+        report.backslash_escapes = backslash_escaped(src)
+        records: Iterator[Record] = csv_records(src, report.delimiter, "\\" if report.backslash_escapes else None)
         unit = "row"
     elif fmt == "jsonl" and src.array is not None and src.array != NOT_ONE_VALUE:
         records, unit = json_array(src), "item"

@@ -71,6 +71,15 @@ def parse_assignments(pairs: list[str] | tuple[str, ...], what: str) -> dict[str
     return out
 
 
+_MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def unescape_markdown(text: str) -> str:
+    """Markdown text with its backslash escapes undone (``next\\-generation`` → ``next-generation``): a backslash
+    before ASCII punctuation is that character (CommonMark)."""
+    return _MARKDOWN_ESCAPE.sub(r"\1", text)
+
+
 def cell(value: Any) -> str:
     """A cell or JSON value as text: stripped (without a spreadsheet's formula guard ``'``), lists and objects as
     JSON, booleans as ``true``/``false``."""

@@ -169,7 +169,17 @@ class Preset(BaseModel):
     about: str
     columns: dict[str, tuple[str, ...]]
     derived: tuple[Derived, ...] = ()
+    markdown: tuple[str, ...] = ()
+    """Fields the tool writes as Markdown: their backslash escapes (``\\-``, ``\\.``, ``\\&``) are undone."""
     loses_ties: bool = False
+
+    @field_validator("markdown")
+    @classmethod
+    def _markdown(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if name not in FIELDS:
+                raise ValueError(f"unknown field {name!r}; fields: {', '.join(FIELDS)}")
+        return names
 
     @field_validator("columns")
     @classmethod

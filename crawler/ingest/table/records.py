@@ -179,14 +179,16 @@ class _LineFeed:
         return line.text
 
 
-def csv_records(source: Source, delimiter: str) -> Iterator[Record]:
-    """CSV records, numbered from 1. A quoted field that does not close — to the end of the file,
+def csv_records(source: Source, delimiter: str, escapechar: str | None = None) -> Iterator[Record]:
+    """CSV records, numbered from 1; ``escapechar``: the character that escapes the next one (a file written
+    with one, :func:`~crawler.ingest.table.sniff.backslash_escaped`). A quoted field that does not close — to the end of the file,
     within :data:`RECORD_CAP` characters, or closed only by a quote some lines later that text
     follows (``"x``: the reader is strict) — swallows no rows: its record is its first line alone,
     quarantined, and the lines after it are read again as records. A one-line record the strict
     reader refuses (``"a"b``) is read leniently, as spreadsheets do."""
     feed = _LineFeed(source)
-    reader = csv.reader(feed, delimiter=delimiter, quotechar='"', doublequote=True, strict=True)
+    dialect = {"delimiter": delimiter, "quotechar": '"', "doublequote": True, "escapechar": escapechar}
+    reader = csv.reader(feed, **dialect, strict=True)
     number = 0
     while True:
         feed.start()
@@ -211,7 +213,7 @@ def csv_records(source: Source, delimiter: str) -> Iterator[Record]:
         error = None
         if cells is None:
             try:
-                cells = next(csv.reader([lines[0].text], delimiter=delimiter, quotechar='"', doublequote=True))
+                cells = next(csv.reader([lines[0].text], **dialect))
             except (csv.Error, StopIteration) as err:
                 error = ("bad_csv", f"not CSV: {err}")
         raw = b"".join(line.raw for line in lines) if source.text is None else None

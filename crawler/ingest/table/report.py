@@ -30,6 +30,7 @@ class TableReport:
     format: str
     encoding: str | None = None
     delimiter: str | None = None
+    backslash_escapes: bool = False  # written with escapechar="\\" (crawler.ingest.table.sniff.backslash_escaped)
     preset: str | None = None
     sniffed: bool = False
     columns: int = 0
@@ -70,6 +71,8 @@ class TableReport:
             how.append(self.encoding)
         if self.delimiter:
             how.append("delimiter " + {"\t": "tab", ",": "comma", ";": "semicolon", "|": "bar"}.get(self.delimiter, repr(self.delimiter)))
+        if self.backslash_escapes:
+            how.append("backslash escapes")
         mapping = ""
         if self.format != "lines" and self.columns:
             chosen = f"preset {self.preset}" + (" (sniffed)" if self.sniffed else "") if self.preset else "no preset"

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from crawler.ingest.table.columns import Binding, bind, missing_columns, sniff_preset
-from crawler.ingest.table.fields import BENEFITS_HEADING, JOINERS, LIST_FIELDS, REQUIRED, as_text, cell, split_list
+from crawler.ingest.table.fields import (BENEFITS_HEADING, JOINERS, LIST_FIELDS, REQUIRED, as_text, cell, split_list,
+                                         unescape_markdown)
 from crawler.ingest.table.presets import PRESETS
 from crawler.ingest.table.records import Record
 from crawler.ingest.table.report import TableOptions, TableReport
@@ -24,6 +25,7 @@ class Table:
         self.header: list[str] = []
         self.header_raw: list[str] = []
         self.binding: Binding | None = None
+        self.markdown: tuple[str, ...] = ()
         self.seen_ids: set[str] = set()
 
     def set_header(self, header: list[str], raw: list[str] | None = None) -> str | None:
@@ -46,6 +48,7 @@ class Table:
         for name in opts.constants:
             columns.pop(name, None)
         binding = bind(header, columns, preset.derived if preset else (), preset.name if preset else None)
+        self.markdown = preset.markdown if preset else ()
         self.binding = binding
         self.report.preset = binding.preset
         self.report.columns, self.report.matched = len(header), binding.matched
@@ -101,6 +104,8 @@ class Table:
                 out[name] = [item for part in parts for item in split_list(part)]
             elif parts:
                 out[name] = JOINERS.get(name, " ").join(parts)
+                if name in self.markdown:
+                    out[name] = unescape_markdown(out[name])
         extra: dict[str, str] = {}
         for derived in binding.derived:
             for name, value in derived.fn({c: cell(values.get(c)) for c in derived.columns}).items():

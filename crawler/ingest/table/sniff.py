@@ -135,7 +135,23 @@ def delimiter(first_line: str, prefer_tab: bool) -> str:
     return best if counts[best] else ","
 
 
+def _sample(src: Source) -> str:
+    return src.text[:HEAD_BYTES] if src.text is not None else src.shown(src.head)
+
+
 def first_line(src: Source) -> str:
     """The first non-blank line (for sniffing the delimiter)."""
-    sample = src.text[:HEAD_BYTES] if src.text is not None else src.shown(src.head)
-    return next((line for line in sample.splitlines() if line.strip()), "")
+    return next((line for line in _sample(src).splitlines() if line.strip()), "")
+
+
+_BACKSLASHES = re.compile(r'(\\+)(")?')
+
+
+def backslash_escaped(src: Source) -> bool:
+    """Whether a CSV was written with ``escapechar="\\"`` (pandas' ``to_csv(quoting=csv.QUOTE_NONNUMERIC,
+    escapechar="\\")``, as JobSpy's README saves its results): a backslash of the data is then written as two, a
+    quote as two quotes or as ``\\"``. Judged on the first :data:`HEAD_BYTES`: it holds backslashes and every run
+    of them is even, or odd before a quote. A plain CSV writes a backslash as itself, so a lone one (a markdown
+    ``\\-``) shows the file is plain."""
+    runs = [(len(m.group(1)), m.group(2)) for m in _BACKSLASHES.finditer(_sample(src))]
+    return bool(runs) and all(n % 2 == 0 or quote for n, quote in runs)

@@ -26,9 +26,6 @@ from crawler.web.pages.parts import TextEntry, joined
 
 __all__ = ["WorkdayPage", "WorkdayJob"]
 
-_LOCATION_COUNT = re.compile(r"\d+ Locations?", re.I)
-
-
 class WorkdayPage(BoardPage):
     """A Workday listing page or one posting's detail.
 
@@ -111,9 +108,9 @@ class WorkdayJob(TextEntry):
         return self.text("title")
 
     def location(self) -> str | None:
-        """The detail's ``location``; the listing's ``locationsText`` unless it only counts them (``2 Locations``)."""
-        text = self.text("location") or self.text("locationsText")
-        return None if text is None or _LOCATION_COUNT.fullmatch(text) else text
+        """The detail's ``location``, else the listing's ``locationsText`` as written: ``2 Locations`` too, which
+        names no city (:func:`normalize.fields.parse_location`) until the detail names the place."""
+        return self.text("location") or self.text("locationsText")
 
     def posted(self) -> str | None:
         return self.text("startDate") or self.text("postedOn")
