@@ -128,7 +128,7 @@ def test_list_as_json_lines_exactly(tracked):
     pytest.param((), [f"#3 rejected since 2026-12-02 00:00 · {SCRIPT_TITLE} · 初速度 · 苏州",
                       "#1 applied since 2026-12-01 10:00 · AI算子开发工程师 · 吉利汽车 · 杭州 — looks good / sent CV"],
                  id="all"),
-    pytest.param(("--status", "offer"), ["no tracked offers (jobcrawl track ID applied)"], id="none-with-status"),
+    pytest.param(("--status", "offer"), ["no tracked jobs with status offer (jobcrawl track ID applied)"], id="none-with-status"),
 ])
 @pytest.mark.slow
 def test_list_as_lines(tracked, options, expected):

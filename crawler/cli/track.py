@@ -39,8 +39,8 @@ def _when(at: str) -> str:
 
 
 @main.command()
-@click.argument("ref", metavar="ID", required=False)
-@click.argument("status", metavar="STATUS", required=False)
+@click.argument("ref", metavar="[ID]", required=False)
+@click.argument("status", metavar="[STATUS]", required=False)
 @click.option("--note", metavar="TEXT", help="A note kept with this change (sent CV, recruiter's name …).")
 @click.option("--at", metavar="DATE", help="When the status changed (ISO date or datetime; without an offset: local "
                                            "time). Default: now.")
@@ -61,7 +61,8 @@ def track(ref: str | None, status: str | None, note: str | None, at: str | None,
     posting), newest change first. Watches skip tracked postings (see `watch add --include-tracked`);
     the export carries application_status and application_since.
 
-    Exit status: 0 done; 2 usage error (no such posting, an unknown status or date).
+    ID is a posting's id (or its URL). Exit status: 0 done; 2 usage error (no such posting, an
+    unknown status or date); 3 the database cannot be written.
 
     \b
     Example:
@@ -92,8 +93,7 @@ def track(ref: str | None, status: str | None, note: str | None, at: str | None,
                 say(f"#{job['id']} {job['status']} since {_when(job['since'])} · {_job(job)}"
                     + (f" — {notes}" if notes else ""))
         if not jobs and not as_json:
-            click.echo(f"no tracked {only or 'job'}s (jobcrawl track ID applied)" if only
-                       else "no tracked jobs (jobcrawl track ID applied)")
+            click.echo(f"no tracked jobs{f' with status {only}' if only else ''} (jobcrawl track ID applied)")
         return
     if only is not None or as_json:
         raise click.UsageError("--status and --json go with --list")
