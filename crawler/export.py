@@ -5,7 +5,7 @@ agree. JSON formats carry the nested export record (crawler/store/read.py); CSV 
 :func:`flat_row`: one column per salary part, each JD section as text (one bullet per line), skills
 and tags joined by ``; ``, our score with its level, completeness and four dimensions (``信息不足``: an empty
 number, never a default or the app's, which has its own column), the duplicate cluster with the reason,
-similarity and member it matched, times in UTC and in the posting's zone. CSV and TSV start with a
+similarity and member it matched, the application's status and since, times in UTC and in the posting's zone. CSV and TSV start with a
 UTF-8 byte order mark by default: Excel reads a file without one in the machine's ANSI code page, which
 turns Chinese into mojibake. ``jobcrawl ingest`` reads such a file back (the ``jobcrawl`` preset of
 crawler/ingest/table/presets.yaml).
@@ -93,6 +93,9 @@ FLAT_COLUMNS: dict[str, str] = {
     "dedupe_matched": "The posting it matched when it joined.",
     "cross_company": "true when it matched a posting of another company (a copy: staffing agency).",
     "different_city": "true when it matched a posting in another city.",
+    "application_status": "The status of its job's application (jobcrawl track: saved, applied, interviewing, offer, "
+                          "accepted, rejected, withdrawn), set on it or another member of its cluster; empty: untracked.",
+    "application_since": "Since when the job has had that status (UTC); empty: untracked.",
     "skills": "Canonical skills found, joined by '; '.",
     "tags": "The source's tags, joined by '; '.",
     "about": "About the role: one bullet per line.",
@@ -160,7 +163,7 @@ def flat_row(record: dict[str, Any]) -> dict[str, Any]:
         "employment_type", "work_mode", "remote", "experience", "education", "posted_raw", "posted_at",
         "posted_local", "posted_source", "valid_through", *LOCAL_TIMES, *(f"{t}_local" for t in LOCAL_TIMES), "tz",
         "cluster_id", "duplicate_of", "dedupe_reason", "dedupe_similarity", "dedupe_matched", "cross_company",
-        "different_city")}
+        "different_city", "application_status", "application_since")}
     row["company_info"] = (record.get("company_info") or {}).get("raw")
     row["salary_raw"] = salary.get("raw")
     for part in ("min", "max", "currency", "period", "months", "monthly_min", "monthly_max"):

@@ -2,8 +2,8 @@
 
 Input: the posting's versions as export records (``jobcrawl export`` shape; the stored snapshots of
 ``posting_versions`` and the current record), oldest first, each with the time it was first seen,
-and its closing and reopening events. Output: one :class:`Step` per new version or event, in time
-order, with a :class:`Change` per field that differs: a salary as people read it (``40–60K →
+its closing and reopening events, and the status changes of its job's application (``jobcrawl track``). Output:
+one :class:`Step` per new version or event, in time order, with a :class:`Change` per field that differs: a salary as people read it (``40–60K →
 45–65K``), bullets and tags added and removed, skills gained and lost, other fields before → after.
 """
 
@@ -77,12 +77,15 @@ class Version:
 @dataclass
 class Step:
     """What happened at ``at``: version ``version`` appeared (``changes`` against the one before; none
-    for the first), or the posting was ``closed`` or ``reopened``."""
+    for the first), the posting was ``closed`` or ``reopened``, or its job's application got status ``status``
+    (event ``application``, with the user's ``note``)."""
 
     at: str
-    event: str  # first_seen, changed, closed, reopened
+    event: str  # first_seen, changed, closed, reopened, application
     version: int | None = None
     changes: list[Change] = field(default_factory=list)
+    status: str | None = None
+    note: str | None = None
 
 
 def _list_changes(name: str, label: str, before: Sequence[str], after: Sequence[str]) -> list[Change]:
@@ -111,9 +114,11 @@ def diff_records(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]
     return changes
 
 
-def history(versions: Sequence[Version], events: Sequence[tuple[str, str]] = ()) -> list[Step]:
-    """Every version after the first as its changes against the one before, and the ``(at, event)``
-    pairs (``closed``, ``reopened``), in time order (a version before an event at the same time)."""
+def history(versions: Sequence[Version], events: Sequence[tuple[str, str]] = (),
+            applications: Sequence[tuple[str, str, str | None]] = ()) -> list[Step]:
+    """Every version after the first as its changes against the one before, the ``(at, event)`` pairs (``closed``,
+    ``reopened``) and the ``(at, status, note)`` of the application, in time order (a version before an event at
+    the same time, the application's changes last, in their given order)."""
     steps: list[Step] = []
     ordered = sorted(versions, key=lambda v: v.number)
     for i, version in enumerate(ordered):
@@ -122,7 +127,8 @@ def history(versions: Sequence[Version], events: Sequence[tuple[str, str]] = ())
         else:
             steps.append(Step(version.seen, "changed", version.number, diff_records(ordered[i - 1].record, version.record)))
     steps += [Step(at, event) for at, event in events]
-    order = {"first_seen": 0, "changed": 1, "closed": 2, "reopened": 3}
+    steps += [Step(at, "application", status=status, note=note) for at, status, note in applications]
+    order = {"first_seen": 0, "changed": 1, "closed": 2, "reopened": 3, "application": 4}
     return sorted(steps, key=lambda s: (s.at or "", order[s.event], s.version or 0))
 
 
@@ -135,7 +141,9 @@ def format_history(steps: Sequence[Step]) -> list[str]:
     lines = []
     for step in steps:
         head = f"{step.at[:16].replace('T', ' ')}" + (f" v{step.version}" if step.version else "")
-        if step.event != "changed":
+        if step.event == "application":
+            lines.append(f"{head}: 申请 application: {step.status}" + (f" — {step.note}" if step.note else ""))
+        elif step.event != "changed":
             lines.append(f"{head}: {EVENT_LABELS[step.event]}")
         elif not step.changes:
             lines.append(f"{head}: 内容有变化，但不在比较的字段内 (changed outside the compared fields)")

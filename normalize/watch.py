@@ -8,6 +8,8 @@ when all of these hold (:func:`match`):
   job is not a match of its own); with ``exclude_duplicates``, no member of its cluster was matched
   by the watch before either (the repost of a job already delivered is not delivered again);
 - it is not blocked by the profile's blocklist (:mod:`normalize.blocklist`);
+- its job is not tracked (``jobcrawl track``: a status on any member of its cluster), unless the watch
+  ``include_tracked``;
 - the search finds it (full-text search of title, company and JD text), when the watch has one;
 - its city is one of the watch's cities, when it names any;
 - the upper end of its monthly pay (:func:`normalize.score.salary_range`: the posting's own salary,
@@ -56,6 +58,7 @@ class WatchSpec(BaseModel):
     min_salary: str | None = Field(None, max_length=40, description="Monthly pay floor as written (40k, 4万).")
     min_fit: int | None = Field(None, ge=0, le=100, description="Lowest personal fit (0–100) for the profile.")
     exclude_duplicates: bool = Field(False, description="Skip a posting whose duplicate cluster the watch has matched.")
+    include_tracked: bool = Field(False, description="Also match postings whose job is tracked (jobcrawl track).")
     changed_since: str | None = Field(None, description="Only postings new or changed at or after this time (UTC ISO).")
     destinations: list[str] = Field(default_factory=list, description="Destination names of the alerts config.")
 
@@ -118,6 +121,7 @@ class Candidate:
     canonical: bool
     cluster_seen: bool  # another member of its cluster was matched by this watch
     found: bool  # the watch's search finds it (True when the watch has none)
+    tracked: bool = False  # its job has an application status (jobcrawl track)
 
     @cached_property
     def pay(self) -> PayRange | None:
@@ -141,14 +145,14 @@ SALARY_COLUMNS = {
 
 def candidate(row: Mapping[str, Any], *, found: bool) -> Candidate:
     """A candidate from a row holding ``id``, ``city``, the :data:`SALARY_COLUMNS`, ``fit``, ``blocked``,
-    ``changed_at``, ``canonical`` and ``cluster_seen``."""
+    ``changed_at``, ``canonical``, ``cluster_seen`` and ``tracked`` (absent: not tracked)."""
     return Candidate(row["id"], row["city"], row, row["fit"], row["blocked"], row["changed_at"],
-                     bool(row["canonical"]), bool(row["cluster_seen"]), found)
+                     bool(row["canonical"]), bool(row["cluster_seen"]), found, bool(row.get("tracked")))
 
 
 def match(spec: WatchSpec, c: Candidate) -> list[str] | None:
     """The reasons ``c`` matches ``spec`` (one short line per criterion), or None when it does not."""
-    if not c.canonical or c.blocked or not c.found:
+    if not c.canonical or c.blocked or not c.found or (c.tracked and not spec.include_tracked):
         return None
     if spec.exclude_duplicates and c.cluster_seen:
         return None

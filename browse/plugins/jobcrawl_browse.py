@@ -43,9 +43,8 @@ from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import highlighted, listing_url, posting_page, safe_url, salary_label
 from crawler.store import fts
 from crawler.store.rows import sql_raw_text
+from crawler.track.store import STATUSES as APPLICATION_STATUSES
 
-APPLICATION_STATUSES = ("saved", "applied", "interviewing", "offer", "accepted", "rejected", "withdrawn")
-"""The statuses the posting page offers, in the order of an application (application_events' CHECK)."""
 TRACK_QUERY = "track"
 SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
 RENDERED = {"salary", "id", "posting_id", "title", "skills", "skill", "score", "posted_at", "source", "city", "company"}

@@ -10,6 +10,9 @@ transaction before anything is sent; a delivery becomes ``sent`` only after its 
 it. A crash between the two leaves it pending and the next run sends it again (a duplicate, never a
 loss: the alert's key is the same); a recorded delivery is never sent again. A failed destination keeps
 its deliveries pending, reported (stderr, ``watch_deliveries.error``) redacted; the other destinations go on.
+
+**Tracked postings.** A watch without ``include_tracked`` never matches a posting whose job is tracked
+(``jobcrawl track``), and a delivery still pending when its posting gets tracked is cancelled, not sent.
 """
 
 from __future__ import annotations
@@ -140,6 +143,7 @@ def deliver_new_matches(db_path: str | Path, run_id: int | None = None, *, confi
 
 def _send_pending(db, config: AlertsConfig, profile: str | None, report: DeliveryReport, out: TextIO,
                   sleep: Callable[[float], None]) -> None:
+    store.cancel_tracked(db.conn)  # tracked after it was matched: not delivered either
     groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
     for row in store.pending(db.conn, profile=profile):
         groups.setdefault((row["watch_id"], row["destination"]), []).append(row)

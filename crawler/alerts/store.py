@@ -128,7 +128,8 @@ _CANDIDATES = f"""SELECT p.id, p.city, {", ".join(f"[{c}]" for c in SALARY_COLUM
               WHERE m.posting_id = p.id), 1) AS canonical,
     EXISTS (SELECT 1 FROM cluster_members m WHERE m.posting_id = p.id AND m.cluster_id IN (
             SELECT cm.cluster_id FROM watch_matches w JOIN cluster_members cm ON cm.posting_id = w.posting_id
-            WHERE w.watch_id = :watch)) AS cluster_seen
+            WHERE w.watch_id = :watch)) AS cluster_seen,
+    p.id IN (SELECT posting_id FROM applications) AS tracked
 FROM postings p {app_join("p", "am")}
 WHERE p.id > :after AND p.closed_at IS NULL AND (:cities IS NULL OR p.city IN (SELECT value FROM json_each(:cities)))
   AND (:ids IS NULL OR p.id IN (SELECT value FROM json_each(:ids)))
@@ -145,7 +146,8 @@ def unseen_rows(db: sqlite_utils.Database, watch_id: int, *, profile: str | None
 
     ``cluster_seen``: a member of its cluster was seen by the watch (the posting itself was not). The
     clusters the watch has seen are one uncorrelated subquery, so a cluster of thousands of reposts
-    costs one lookup per posting, not a walk over its members."""
+    costs one lookup per posting, not a walk over its members. ``tracked``: its job has an application
+    status (the view ``applications``, read once per batch)."""
     params = {"watch": watch_id, "fit_scorer": f"fit:{profile}" if profile else None, "profile": profile,
               "cities": json.dumps(list(cities), ensure_ascii=False) if cities else None,
               "ids": None if ids is None else json.dumps(sorted(ids)), "after": 0, "batch": BATCH}
@@ -175,6 +177,17 @@ def record_matches(conn: sqlite3.Connection, watch: Watch, matches: Iterable[tup
 
 
 # --------------------------------------------------------------------------- delivering
+
+
+def cancel_tracked(conn: sqlite3.Connection) -> int:
+    """Cancel the pending deliveries of postings tracked since they were matched, for every watch without
+    ``include_tracked`` (a tracked posting is never delivered by such a watch); returns how many."""
+    with conn:
+        return conn.execute(
+            "UPDATE watch_deliveries SET status = 'cancelled' WHERE status = 'pending'"
+            " AND posting_id IN (SELECT posting_id FROM applications)"
+            " AND watch_id IN (SELECT id FROM watches WHERE NOT coalesce(json_extract(spec, '$.include_tracked'), 0))"
+        ).rowcount
 
 _PENDING = """SELECT d.watch_id, d.destination, d.posting_id, w.name, m.reasons,
     p.title, p.company, p.city, p.url, p.first_seen, p.salary_monthly_min, p.salary_monthly_max, p.salary_currency,

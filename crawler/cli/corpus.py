@@ -230,7 +230,8 @@ def export(db: str, out: str, fmt: str | None, bom: bool | None, open_only: bool
 @click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON instead of lines.")
 def history(ref: str, db: str, as_json: bool) -> None:
     """What changed in a posting, version by version: salary 40–60K → 45–65K, bullets added and
-    removed, closed and reopened.
+    removed, closed and reopened; and, in time order among them, every status change of its job's
+    application (jobcrawl track, on this posting or another member of its duplicate cluster) with its note.
 
     \b
     Example:
@@ -241,6 +242,7 @@ def history(ref: str, db: str, as_json: bool) -> None:
 
     from crawler.store.history import resolve, versions
     from crawler.store.schema import open_db
+    from crawler.track.store import job_events
     from normalize.history import format_history, history as build
 
     require_db(db)
@@ -250,9 +252,10 @@ def history(ref: str, db: str, as_json: bool) -> None:
         if posting_id is None:
             raise click.UsageError(f"no posting with id or URL {ref!r}")
         found, events = versions(database, posting_id)
+        applications = [(at, status, note) for at, status, note, _ in job_events(database.conn, posting_id)]
     finally:
         database.close()
-    steps = build(found, events)
+    steps = build(found, events, applications)
     current = found[-1].record
     if as_json:
         say_json({"id": posting_id, "steps": [asdict(s) for s in steps]}, indent=1)

@@ -28,7 +28,9 @@ def watch() -> None:
 
     A watch delivers each matching posting once, to each of its destinations (stdout, a file, a
     webhook, an ntfy topic, e-mail; see `jobcrawl watch add --help` and docs/alerts.md). Only the
-    canonical member of a duplicate cluster is delivered, never a blocked or closed posting.
+    canonical member of a duplicate cluster is delivered, never a blocked or closed posting, nor one
+    whose job you track (unless the watch was added with --include-tracked). Each watch's new
+    matches are also an Atom feed of `jobcrawl serve`, at the URL `watch list` prints.
 
     \b
     Example:
@@ -56,9 +58,12 @@ def watch() -> None:
 @click.option("--include-existing", is_flag=True,
               help="Deliver the postings that match already on the next run (default: they are the baseline, "
                    "seen but never delivered).")
+@click.option("--include-tracked", is_flag=True,
+              help="Also deliver postings whose job you track (jobcrawl track; default: a tracked posting is never "
+                   "delivered, not even one tracked after it matched).")
 def watch_add(name: str, db: str, config_path: str | None, search: str | None, cities: tuple[str, ...],
               min_salary: str | None, min_fit: int | None, exclude_duplicates: bool, changed_since: str | None,
-              destinations: tuple[str, ...], include_existing: bool) -> None:
+              destinations: tuple[str, ...], include_existing: bool, include_tracked: bool) -> None:
     """Add a watch NAME (a saved search).
 
     \b
@@ -79,7 +84,8 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
     check_search(search)
     try:
         spec = WatchSpec(name=name, search=search, cities=list(cities), min_salary=min_salary, min_fit=min_fit,
-                         exclude_duplicates=exclude_duplicates, changed_since=changed_since, destinations=names)
+                         exclude_duplicates=exclude_duplicates, changed_since=changed_since, destinations=names,
+                         include_tracked=include_tracked)
     except ValidationError as err:
         first = err.errors()[0]
         raise click.UsageError(f"{'.'.join(str(p) for p in first['loc'])}: "
@@ -98,18 +104,36 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
                f"{added['matching']} postings match already: {later}")
 
 
+DEFAULT_BROWSE_URL = "http://127.0.0.1:8001"
+"""Where `jobcrawl serve` listens by default."""
+
+
 @watch.command("list")
 @DB_OPTION
-def watch_list(db: str) -> None:
-    """List the watches: what each asks for, its destinations, deliveries sent and pending.
+@CONFIG_OPTION
+@click.option("--browse-url", metavar="URL",
+              help="Base URL of `jobcrawl serve` in the feed URLs. Default: browse_url of the alerts config, else "
+                   f"{DEFAULT_BROWSE_URL}.")
+def watch_list(db: str, config_path: str | None, browse_url: str | None) -> None:
+    """List the watches: what each asks for, its destinations, deliveries sent and pending, and
+    the URL of its Atom feed (its new matches, newest first, each linking to its posting page on
+    `jobcrawl serve`) for a feed reader to follow.
 
     \b
     Example:
       jobcrawl watch list --db jobs.db
+      jobcrawl watch list --browse-url http://jobs.example.lan:8001
     """
+    from urllib.parse import quote
+
     from crawler.alerts import store
     from crawler.store.schema import open_db
 
+    if browse_url is not None and not browse_url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{browse_url!r} is not an http:// or https:// URL", param_hint="--browse-url")
+    if browse_url is None:
+        config = _alerts_config(config_path)
+        browse_url = (config and config.browse_url) or DEFAULT_BROWSE_URL
     require_db(db)
     database = open_db(db, readonly=True)
     try:
@@ -123,11 +147,13 @@ def watch_list(db: str) -> None:
                      f"min salary {spec.min_salary}" if spec.min_salary else None,
                      f"min fit {spec.min_fit}" if spec.min_fit is not None else None,
                      "no duplicates" if spec.exclude_duplicates else None,
-                     f"changed since {spec.changed_since}" if spec.changed_since else None]
+                     f"changed since {spec.changed_since}" if spec.changed_since else None,
+                     "tracked too" if spec.include_tracked else None]
             c = store.watch_counts(database.conn, w.id)
             say(f"{spec.name}: {' · '.join(x for x in wants if x) or 'every posting'} → {', '.join(spec.destinations)}"
                  f" · delivered {c['matched']} postings ({c['sent']} sent, {c['pending']} pending) · "
                  f"baseline {c['baseline']} · since {w.created_at}")
+            say(f"  feed: {browse_url.rstrip('/')}/jobs/watch_feed.atom?watch={quote(spec.name, safe='')}")
     finally:
         database.close()
 

@@ -5,7 +5,9 @@ insights, source evaluation, times in UTC; ``posted_local`` and :data:`LOCAL_TIM
 ``evaluation`` (ours) once the scoring step has run — every level, the overall's as ``overall_level``,
 ``信息不足`` where the evidence was too little (its number then null), and ``completeness`` — and the
 dedupe evidence: ``cluster_id``, ``duplicate_of`` (the canonical member), ``dedupe_reason``,
-``dedupe_similarity``, ``dedupe_matched`` (the member it matched), ``cross_company``, ``different_city``.
+``dedupe_similarity``, ``dedupe_matched`` (the member it matched), ``cross_company``, ``different_city``. The
+export (:func:`iter_export`) adds the application of the posting's job (``jobcrawl track``): ``application_status``
+and ``application_since`` (None when untracked).
 """
 
 from __future__ import annotations
@@ -134,8 +136,18 @@ def iter_export(db: sqlite_utils.Database, *, where: str | None = None, params: 
         rows = list(db.query(f"{_POSTINGS} WHERE p.id > ?{cond} ORDER BY p.id LIMIT {BATCH}", [last, *(params or [])]))
         if not rows:
             return
-        yield from _records(db, rows)
+        yield from _with_applications(db, _records(db, rows))
         last = rows[-1]["id"]
+
+
+def _with_applications(db: sqlite_utils.Database, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` with the status and since of their job's application (view ``applications``)."""
+    ids = [r["id"] for r in records]
+    found = {pid: (status, since) for pid, status, since in db.execute(
+        f"SELECT posting_id, status, since FROM applications WHERE posting_id IN ({','.join('?' * len(ids))})", ids)}
+    for rec in records:
+        rec["application_status"], rec["application_since"] = found.get(rec["id"], (None, None))
+    return records
 
 
 def search(db: sqlite_utils.Database, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
