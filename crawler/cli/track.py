@@ -57,8 +57,8 @@ def track(ref: str | None, status: str | None, note: str | None, at: str | None,
     belongs to the job, not to one copy: set on any posting of a duplicate cluster it shows on every
     member, and it survives re-ingest, crawls, reparse, dedupe --rebuild, closing and reopening.
     Every change is kept (with its note) and shown by `jobcrawl history ID`; the job's status is
-    its latest change, "since" when it has had it. --list shows one line per job (its canonical
-    posting), newest change first. Watches skip tracked postings (see `watch add --include-tracked`);
+    its latest change, "since" when it has had it. --list shows one line per job (the posting
+    you last tracked of it), newest change first. Watches skip tracked postings (see `watch add --include-tracked`);
     the export carries application_status and application_since.
 
     ID is a posting's id (or its URL). Exit status: 0 done; 2 usage error (no such posting, an

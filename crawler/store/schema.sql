@@ -539,21 +539,23 @@ FROM last JOIN crawl_runs r ON r.id = last.id LEFT JOIN succeeded s ON s.source 
 
 -- The application status of every posting of a tracked job, one row a posting. A job is a posting's duplicate
 -- cluster (dedupe_signatures.cluster_id), else the posting alone; its status is that of its newest event on any
--- member (by at, then entry order), since when the job has had it (the first event of its latest run of that
+-- member (by at, then entry order; event_id is that event, tracked_id its posting: the job's row is the one whose
+-- posting_id is tracked_id), since when the job has had it (the first event of its latest run of that
 -- status), and its notes oldest first, one a line. Read at query time, so it follows dedupe --rebuild.
 CREATE VIEW applications AS
 WITH events AS (
-    SELECT e.id, e.status, e.note, e.at, coalesce(s.cluster_id, -e.posting_id) AS job
+    SELECT e.id, e.posting_id, e.status, e.note, e.at, coalesce(s.cluster_id, -e.posting_id) AS job
     FROM application_events e LEFT JOIN dedupe_signatures s ON s.posting_id = e.posting_id),
 marked AS (
-    SELECT job, status, at, status IS NOT lag(status) OVER (PARTITION BY job ORDER BY at, id) AS changed,
+    SELECT job, id, posting_id, status, at, status IS NOT lag(status) OVER (PARTITION BY job ORDER BY at, id) AS changed,
         row_number() OVER (PARTITION BY job ORDER BY at DESC, id DESC) AS newest
     FROM events),
 state AS (
     SELECT job, max(CASE WHEN newest = 1 THEN status END) AS status, max(CASE WHEN newest = 1 THEN at END) AS updated,
+        max(CASE WHEN newest = 1 THEN id END) AS event_id, max(CASE WHEN newest = 1 THEN posting_id END) AS tracked_id,
         max(CASE WHEN changed THEN at END) AS since
     FROM marked GROUP BY job)
-SELECT coalesce(s.posting_id, -j.job) AS posting_id, j.status, j.since, j.updated,
+SELECT coalesce(s.posting_id, -j.job) AS posting_id, j.status, j.since, j.updated, j.event_id, j.tracked_id,
     (SELECT group_concat(note, char(10)) FROM (
         SELECT note FROM events n WHERE n.job = j.job AND n.note IS NOT NULL AND n.note != '' ORDER BY n.at, n.id)
     ) AS notes

@@ -37,18 +37,14 @@ def application(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | N
 
 
 _JOBS = """SELECT a.posting_id AS id, p.title, p.company, p.city, a.status, a.since, a.notes, p.url, a.updated
-FROM (SELECT a.*, row_number() OVER (PARTITION BY coalesce(s.cluster_id, -a.posting_id)
-                                     ORDER BY coalesce(a.posting_id = c.canonical_posting_id, 0) DESC, a.posting_id) AS pick
-      FROM applications a LEFT JOIN dedupe_signatures s ON s.posting_id = a.posting_id
-      LEFT JOIN clusters c ON c.id = s.cluster_id) a
-JOIN postings p ON p.id = a.posting_id
-WHERE a.pick = 1 AND (:status IS NULL OR a.status = :status)
-ORDER BY a.updated DESC, a.posting_id"""
+FROM applications a JOIN postings p ON p.id = a.posting_id
+WHERE a.posting_id = a.tracked_id AND (:status IS NULL OR a.status = :status)
+ORDER BY a.updated DESC, a.event_id DESC"""
 
 
 def tracked_jobs(conn: sqlite3.Connection, status: str | None = None) -> list[dict[str, Any]]:
-    """One row per tracked job (optionally only those with ``status``), newest change first: its canonical member's
-    id, title, company, city and url, the job's status, since, notes and ``updated``."""
+    """One row per tracked job (optionally only those with ``status``), newest change first: the id, title, company,
+    city and url of the posting its newest event was set on, the job's status, since, notes and ``updated``."""
     return _dicts(conn.execute(_JOBS, {"status": status}))
 
 
