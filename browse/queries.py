@@ -119,16 +119,6 @@ def listing_score(conn: sqlite3.Connection, posting_id: int) -> tuple | None:
     return conn.execute("SELECT score, score_level, score_by FROM postings WHERE id = ?", (posting_id,)).fetchone()
 
 
-APPLICATION_COLUMNS = ("status", "since", "updated", "notes")
-
-
-def application(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | None:
-    """The current status of the job a posting belongs to (the view ``applications``), or None when untracked."""
-    row = conn.execute("SELECT status, since, updated, notes FROM applications WHERE posting_id = ?",
-                       (posting_id,)).fetchone()
-    return dict(zip(APPLICATION_COLUMNS, row)) if row else None
-
-
 def snippets_sql(count: int) -> str:
     """``(id, snippet)`` (:func:`crawler.store.fts.snippet_sql`) of the postings of ``count`` ids that an
     FTS5 expression matches: parameters the expression, then the ids."""

@@ -16,7 +16,7 @@
   cells written in one pass (``_table.html``), :mod:`browse.columns`.
 - The posting page (``row-jobs-postings.html``) gets its sections, insights, evaluations with
   evidence, skills, cluster and versions from :func:`browse.render.posting_page`, its job's
-  application status (:func:`browse.queries.application`) and the form of the writable canned query
+  application status (:func:`crawler.track.store.application`) and the form of the writable canned query
   ``track`` when writes are allowed (else why not: :class:`browse.access.Access`).
 - Limits: arbitrary SQL under a short time limit, one at a time; only reads (:mod:`browse.limits`).
 - A table page sorted by a column the table does not have (``?_sort=nope``) answers 400 with Datasette's
@@ -43,7 +43,7 @@ from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import highlighted, listing_url, posting_page, safe_url, salary_label
 from crawler.store import fts
 from crawler.store.rows import sql_raw_text
-from crawler.track.store import STATUSES as APPLICATION_STATUSES
+from crawler.track.store import STATUSES as APPLICATION_STATUSES, application
 
 TRACK_QUERY = "track"
 SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
@@ -208,11 +208,11 @@ def extra_template_vars(template, database, table, view_name, request, datasette
         except (KeyError, ValueError):
             return {}
         db = datasette.get_database(DATABASE)
-        page, application = await db.execute_fn(
-            lambda conn: (posting_page(conn, posting_id), queries.application(conn, posting_id)))
+        page, status = await db.execute_fn(
+            lambda conn: (posting_page(conn, posting_id), application(conn, posting_id)))
         writable = TRACK_QUERY in (datasette.metadata("queries", database=DATABASE) or {})
         refused = getattr(getattr(datasette, "access", None), "refused", None)
-        return {"posting": page, "application": application, "application_statuses": APPLICATION_STATUSES,
+        return {"posting": page, "application": status, "application_statuses": APPLICATION_STATUSES,
                 "track_url": datasette.urls.query(DATABASE, TRACK_QUERY) if writable else None,
                 "track_refused": refused or "Writes are off on this server."}
 

@@ -22,16 +22,17 @@ from datasette.utils import validate_sql_select
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from browse import limits, queries
+from browse import limits
 from browse.access import Access
 from browse.metadata import DATABASE
 from crawler.store.read import export_record
+from crawler.track.store import application
 
 
 def posting_record(conn, posting_id: int) -> dict[str, Any] | None:
-    """The export record of a posting with ``application`` (:func:`browse.queries.application`); None if none."""
+    """The export record of a posting with ``application`` (:func:`crawler.track.store.application`); None if none."""
     record = export_record(sqlite_utils.Database(conn, recursive_triggers=False), posting_id)
-    return {**record, "application": queries.application(conn, posting_id)} if record else None
+    return {**record, "application": application(conn, posting_id)} if record else None
 
 
 @hookimpl(trylast=True)
