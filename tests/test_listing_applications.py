@@ -5,7 +5,7 @@ on a search, served by Datasette's own client over a real SQLite file.
 
 The database: the browse test's inputs (test_browse.build_browse_db: 1 and 3 are one job, the agency's copy of seed
 000; 2, 4 and 5 alone), and application events written directly: job {1, 3} applied on 3 then rejected on 1, 2
-saved, 4 rejected then applied again, 5 withdrawn.
+saved, 4 rejected then applied again, 5 withdrawn; and a fit evaluation of each posting (the fit view hides the same).
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ def tracked_db(tmp_path_factory) -> Path:
     db = build_browse_db(tmp_path_factory.mktemp("listing-applications"))
     with sqlite3.connect(db) as conn:
         conn.executemany("INSERT INTO application_events (posting_id, status, note, at) VALUES (?, ?, ?, ?)", EVENTS)
+        conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall) VALUES (?, 'fit:me', ?)",
+                         [(i, 50 + i) for i in STATUS])
     conn.close()
     assert prepare(db, immutable=True)
     return db
@@ -84,6 +86,8 @@ def test_the_jobs_view_shows_the_status_of_the_job_on_every_member(tracked_db):
     pytest.param("/jobs/jobs?application_status=rejected&_rejected=1", [1, 3], id="the-same-shown"),
     pytest.param("/jobs/jobs?city=苏州", [2], id="a-city"),
     pytest.param("/jobs/postings", [1, 2, 3, 4, 5], id="the-postings-table-hides-nothing"),
+    pytest.param("/jobs/fit", [2, 4], id="the-fit-view-hides-them-too"),
+    pytest.param("/jobs/fit?_rejected=1", [1, 2, 3, 4, 5], id="the-fit-view-with-the-toggle"),
 ])
 def test_the_listing_hides_rejected_and_withdrawn_jobs_until_shown(ds, path, shown):
     page = data(ds, path)
