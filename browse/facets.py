@@ -45,7 +45,8 @@ from browse.filters import SKILL_PARAM, TABLES, own_ids
 from browse.queries import SHOWN_NULLS, id_array
 from browse.lru import Lru
 
-COLUMNS = ("city", "company", "category", "work_mode", "score_level")
+COLUMNS = ("city", "company", "category", "work_mode", "score_level")  # of postings, as both listings show them
+JOBS_COLUMNS = ("application_status",)  # the jobs view's own: the application status of each posting's job
 ARRAY = "skills"
 FACET_KIND = "technical"  # the kind of skill the skills facet counts
 _IDS_KEY = "jobcrawl.facet_ids"
@@ -165,28 +166,32 @@ class FacetIndex:
         self.columns, self.array, self.present, self.seconds, self.market = columns, array, present, seconds, market
         self.size, self.postings = len(present), int(present.sum())
         self.facets, self.searches, self.search_masks = Lru(2000), Lru(16), Lru(16)
-        self.hidden = Lru(4)  # (stale cutoff, blocked) → mask of the rows a listing hides (browse/hiding.py)
-        self.hiding = Lru(16)  # (days, show blocked, show stale) → what a listing hides (browse/hiding.py hidden)
+        self.hidden = Lru(4)  # (stale cutoff, blocked, rejected) → mask of the rows a listing hides (browse/hiding.py)
+        self.hiding = Lru(16)  # (days, show blocked, show stale, show rejected) → what a listing hides (browse/hiding.py hidden)
         self.chosen = Lru(16)  # token → a page's rows as bytes by id (browse/filters.py chosen_function)
         self._shown = {(table, column): columns[column].with_null_as(value, present)
                        for (table, column), value in SHOWN_NULLS.items() if column in columns}
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> FacetIndex:
-        """Read the ``postings`` columns of :data:`COLUMNS` and the skills of every posting, each as
-        one query grouped by value in SQLite (through the postings indexes of crawler/store/schema.sql). A posting's
-        skills are read from ``posting_skills``, which holds the skills of its ``skills`` column
+        """Read the ``postings`` columns of :data:`COLUMNS`, the application status of :data:`JOBS_COLUMNS` and the
+        skills of every posting, each as one query grouped by value in SQLite (through the postings indexes of
+        crawler/store/schema.sql; the status from the view ``applications``, a row per member of a tracked job). A
+        posting's skills are read from ``posting_skills``, which holds the skills of its ``skills`` column
         (one tagging writes both), as the ``_skill`` filter does."""
         start = time.perf_counter()
         size, every = queries.postings_size(conn)
         present = np.zeros(size, dtype=bool)
         present[id_array(every)] = True
         columns = {}
-        for column in COLUMNS:
+        readers = {**{c: lambda c=c: queries.ids_by_value(conn, c) for c in COLUMNS},
+                   "application_status": lambda: queries.ids_by_application_status(conn)}
+        for column, read in readers.items():
             codes = np.full(size, -1, dtype=np.int32)
             values = []
-            for value, ids in queries.ids_by_value(conn, column):
-                codes[id_array(ids)] = len(values)
+            for value, ids in read():
+                found = id_array(ids)
+                codes[found[(found >= 0) & (found < size)]] = len(values)
                 values.append(value)
             columns[column] = Coded(values, codes)
         values, holders, faceted = [], [], []
@@ -203,6 +208,10 @@ class FacetIndex:
         """The ids of the rows ``sql`` selects (it must have an ``id`` column)."""
         ids = id_array(queries.page_ids(conn, sql, params))
         return ids[(ids >= 0) & (ids < self.size)]
+
+    def columns_of(self, table: str) -> tuple[str, ...]:
+        """The columns of ``table`` (one of browse.filters.TABLES) the index holds."""
+        return COLUMNS + JOBS_COLUMNS if table == "jobs" else COLUMNS
 
     def holders(self, skill: str) -> np.ndarray:
         """The ids of the postings with ``skill``."""
@@ -362,11 +371,11 @@ class _IndexedFacet:
 
 
 class IndexedColumnFacet(_IndexedFacet, ColumnFacet):
-    """Datasette's column facet, counted from the :class:`FacetIndex` for :data:`COLUMNS`."""
+    """Datasette's column facet, counted from the :class:`FacetIndex` for :data:`COLUMNS` (and on ``jobs``
+    :data:`JOBS_COLUMNS`)."""
 
-    @staticmethod
-    def _indexed(column: str) -> bool:
-        return column in COLUMNS
+    def _indexed(self, column: str) -> bool:
+        return column in COLUMNS or self.table == "jobs" and column in JOBS_COLUMNS
 
     async def _facet(self, column, source, rows, size):
         labels = await self.ds.expand_foreign_keys(self.database, self.table, column, [v for v, _ in rows[:size]])

@@ -143,7 +143,7 @@ def _seeks(request, table: str, index, params: dict) -> list[str]:
     seeks them through the column's index: the page would otherwise walk the whole score index to find them
     (``jobcrawl_chosen`` on every entry: 0.35 s at 500,000 postings). Adds its parameters to ``params``."""
     seeks = []
-    for i, (column, value) in enumerate(equalities(request, index.columns) or []):
+    for i, (column, value) in enumerate(equalities(request, index.columns_of(table)) or []):
         shown = SHOWN_NULLS.get((table, column))
         if shown is None or index.column(table, column).equal(value).sum() * PAGE_SCAN_RATIO > index.postings:
             continue
@@ -233,7 +233,7 @@ def equalities(request, columns) -> list[tuple[str, str]] | None:
 async def _own_ids(datasette, database: str, request) -> np.ndarray | None:
     index = _index(datasette, database)
     table = request.url_vars.get("table")
-    equal = equalities(request, index.columns) if index is not None and table in TABLES else None
+    equal = equalities(request, index.columns_of(table)) if index is not None and table in TABLES else None
     if equal is None:
         return None
     chosen = index.present.copy()
@@ -241,8 +241,8 @@ async def _own_ids(datasette, database: str, request) -> np.ndarray | None:
         chosen &= index.column(table, column).equal(value)
     if table in HIDING:
         what = await hidden(request, datasette)
-        if what["stale"] or what["blocked"]:
-            key = (what["cutoff"] if what["stale"] else None, bool(what["blocked"]))
+        if what["stale"] or what["blocked"] or what["rejected"]:
+            key = (what["cutoff"] if what["stale"] else None, bool(what["blocked"]), bool(what["rejected"]))
             mask = index.hidden.get(key)
             if mask is None:
                 mask = await datasette.get_database(database).execute_fn(

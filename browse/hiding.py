@@ -1,17 +1,20 @@
 """What the ``jobs`` listing and the ``fit`` view hide by default (#29): blocked postings (a profile's blocklist,
-``posting_blocks``) and stale ones (closed, or not seen for :data:`STALE_DAYS` days before the newest
-``last_seen``). ``?_blocked=1`` and ``?_stale=1`` show them, ``?_stale_days=N`` moves the line.
+``posting_blocks``), stale ones (closed, or not seen for :data:`STALE_DAYS` days before the newest
+``last_seen``) and those of a job whose application was rejected or withdrawn (every member of its duplicate
+cluster: the view ``applications``). ``?_blocked=1``, ``?_stale=1`` and ``?_rejected=1`` show them,
+``?_stale_days=N`` moves the line.
 
 :func:`hidden` decides it once per request (the alerts plugin's note and the listing's filter read the same);
 :func:`clauses` are the conditions a page adds; :func:`hidden_mask` the same rows as a mask of the in-memory
 facet index (browse/facets.py), so a listing that hides rows keeps its ids, count and facets in memory.
-The SQL is in ``crawler.fit.store`` and ``crawler.store.history``."""
+The SQL is in ``crawler.fit.store``, ``crawler.store.history`` and ``browse.queries``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from browse.metadata import DATABASE
+from browse import queries
 from browse.queries import id_array
 from crawler.fit import store as blocks
 from crawler.store import history as store
@@ -19,7 +22,7 @@ HIDING = ("jobs", "fit")
 STALE_DAYS = 30
 MAX_STALE_DAYS = 3650
 HIDDEN_KEY = "jobcrawl.hidden"  # request.scope: what this request's listing hides
-HIDING_PARAMS = {"_blocked", "_stale", "_stale_days"}  # query string arguments that only move what is hidden
+HIDING_PARAMS = {"_blocked", "_stale", "_rejected", "_stale_days"}  # query string arguments that only move what is hidden
 
 
 def _days(request) -> int:
@@ -29,27 +32,30 @@ def _days(request) -> int:
         return STALE_DAYS
 
 
-def _what_is_hidden(conn, days: int, show_blocked: bool, show_stale: bool) -> dict:
+def _what_is_hidden(conn, days: int, show_blocked: bool, show_stale: bool, show_rejected: bool) -> dict:
     cutoff = store.stale_cutoff(conn, days)
     stale = store.count_stale(conn, cutoff) if cutoff and not show_stale else 0
     blocked = 0 if show_blocked else blocks.count(conn)
-    return {"cutoff": cutoff, "stale": stale, "blocked": blocked}
+    rejected = 0 if show_rejected else queries.count_ended(conn)
+    return {"cutoff": cutoff, "stale": stale, "blocked": blocked, "rejected": rejected}
 
 
 async def hidden(request, datasette) -> dict:
-    """What the listing of this request hides: ``cutoff``, ``stale`` and ``blocked`` counts, ``days`` and the
-    two toggles (computed once per request, and kept by the current facet index for the file as it is)."""
+    """What the listing of this request hides: ``cutoff``, ``stale``, ``blocked`` and ``rejected`` (rejected or
+    withdrawn) counts, ``days`` and the three toggles (computed once per request, and kept by the current facet
+    index for the file as it is)."""
     if HIDDEN_KEY not in request.scope:
-        show_blocked, show_stale = request.args.get("_blocked") == "1", request.args.get("_stale") == "1"
+        shows = tuple(request.args.get(arg) == "1" for arg in ("_blocked", "_stale", "_rejected"))
         days = _days(request)
         db = datasette.get_database(DATABASE)
         index = getattr(db, "facet_index", None)
-        found = index.hiding.get((days, show_blocked, show_stale)) if index is not None else None
+        found = index.hiding.get((days, *shows)) if index is not None else None
         if found is None:
-            found = await db.execute_fn(lambda conn: _what_is_hidden(conn, days, show_blocked, show_stale))
+            found = await db.execute_fn(lambda conn: _what_is_hidden(conn, days, *shows))
             if index is not None:
-                index.hiding.put((days, show_blocked, show_stale), found)
-        request.scope[HIDDEN_KEY] = {**found, "days": days, "show_blocked": show_blocked, "show_stale": show_stale}
+                index.hiding.put((days, *shows), found)
+        request.scope[HIDDEN_KEY] = {**found, "days": days,
+                                     **dict(zip(("show_blocked", "show_stale", "show_rejected"), shows))}
     return request.scope[HIDDEN_KEY]
 
 
@@ -63,6 +69,9 @@ def clauses(what: dict) -> tuple[list[str], dict, list[str]]:
         where.append(store.HIDE_STALE)
         params["stale_cutoff"] = what["cutoff"]
         described.append(f"seen in the last {what['days']} days and open")
+    if what["rejected"]:
+        where.append(queries.HIDE_ENDED)
+        described.append("not rejected or withdrawn")
     return where, params, described
 
 
@@ -70,7 +79,8 @@ def hidden_mask(conn, size: int, what: dict) -> np.ndarray:
     """``mask[id]``: posting ``id`` is hidden (ids below ``size``)."""
     mask = np.zeros(size, dtype=bool)
     for text in ((store.stale_ids(conn, what["cutoff"]) if what["stale"] else None),
-                 (blocks.blocked_ids(conn) if what["blocked"] else None)):
+                 (blocks.blocked_ids(conn) if what["blocked"] else None),
+                 (queries.ended_ids(conn) if what["rejected"] else None)):
         if text:
             ids = id_array(text)
             mask[ids[(ids >= 0) & (ids < size)]] = True

@@ -65,6 +65,12 @@ def ids_by_skill(conn: sqlite3.Connection):
                         " LEFT JOIN skills s ON s.name = ps.skill GROUP BY ps.skill")
 
 
+def ids_by_application_status(conn: sqlite3.Connection):
+    """``(status, comma-separated ids)`` of the postings per application status: every member of a tracked job (the
+    view ``applications``; the jobs view's ``application_status``)."""
+    return conn.execute("SELECT status, group_concat(posting_id) FROM applications GROUP BY status")
+
+
 def open_ids(conn: sqlite3.Connection) -> str | None:
     """The ids of the postings not closed, comma-separated."""
     return conn.execute("SELECT group_concat(id) FROM postings WHERE closed_at IS NULL").fetchone()[0]
@@ -96,6 +102,26 @@ def skill_facet_sql(page_sql: str, kind: str, also: list[str], limit: int) -> st
             f" left join skills s on s.name = ps.skill"
             f" where ps.posting_id in (select id from ({page_sql})) and ({wanted})"
             f" group by ps.skill order by count desc, value limit {int(limit)}")
+
+
+# --------------------------------------------------------------------------- ended applications (browse/hiding.py)
+
+ENDED = ("rejected", "withdrawn")
+"""The application statuses the listings hide by default."""
+_ENDED_IN = ", ".join(f"'{status}'" for status in ENDED)
+HIDE_ENDED = f"id not in (select posting_id from applications where status in ({_ENDED_IN}))"
+"""Condition on ``postings`` (or a view with its ``id``): the posting's job is not rejected or withdrawn. The view
+``applications`` is read once (a few rows: the members of the tracked jobs), not per posting."""
+
+
+def ended_ids(conn: sqlite3.Connection) -> str | None:
+    """The ids of the postings whose job is rejected or withdrawn, comma-separated (the rows HIDE_ENDED leaves out)."""
+    return conn.execute(f"SELECT group_concat(posting_id) FROM applications WHERE status IN ({_ENDED_IN})").fetchone()[0]
+
+
+def count_ended(conn: sqlite3.Connection) -> int:
+    """Postings whose job is rejected or withdrawn."""
+    return conn.execute(f"SELECT count(*) FROM applications WHERE status IN ({_ENDED_IN})").fetchone()[0]
 
 
 # --------------------------------------------------------------------------- the posting page (browse/render.py)

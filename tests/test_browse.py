@@ -236,7 +236,7 @@ def test_listing_sorts_by_score_and_has_the_default_facets(ds):
     # 4 has no sector word: its mission is 信息不足 and does not pull its overall down (65, not 62)
     assert [(r["id"], r["score"]) for r in data["rows"]] == [(5, 75), (2, 75), (3, 74), (1, 72), (4, 65)]
     facets = {name: [(f["value"], f["count"]) for f in v["results"]] for name, v in data["facet_results"].items()}
-    assert sorted(facets) == ["category", "city", "company", "score_level", "skills", "work_mode"]
+    assert sorted(facets) == ["application_status", "category", "city", "company", "score_level", "skills", "work_mode"]
     assert facets["city"] == [("苏州", 2), ("上海", 1), ("北京", 1), ("杭州", 1)]
     assert facets["category"] == [("人工智能", 2), ("算法优化工程师", 2), ("后端开发", 1)]
     assert facets["work_mode"] == [("仅现场办公", 5)]
@@ -277,7 +277,7 @@ def test_postings_page_shows_its_default_columns_and_all_on_request(ds, browse_d
     # the JSON and CSV of the table keep every column; other tables have no default columns
     assert get(ds, "/jobs/postings.json?_size=1").json()["columns"] == every
     assert get(ds, "/jobs/postings.csv?_size=1").text.split("\r\n")[0] == ",".join(every)
-    assert len(_header(get(ds, "/jobs/jobs?_columns=all").text)) == 28  # migration 0026: posted_local, posted_source, salary_source
+    assert len(_header(get(ds, "/jobs/jobs?_columns=all").text)) == 29  # 0026: posted_local, posted_source, salary_source; application_status
 
 
 def test_default_columns_are_added_once_and_only_where_none_are_picked():
@@ -403,11 +403,11 @@ def test_facets_whose_rows_ran_out_of_time_are_named(browse_db, monkeypatch):
     monkeypatch.setattr(FacetIndex, "ids", interrupted)
     ds = make_datasette(browse_db)
     page = get(ds, "/jobs/jobs?_facet=seniority&work_mode__not=远程办公").text  # not an equality: the ids need a query
-    assert "These facets timed out: city, company, category, work_mode, score_level, skills" in page
+    assert "These facets timed out: city, company, category, work_mode, score_level, application_status, skills" in page
     data = get(ds, "/jobs/jobs.json?_shape=objects&_facet=seniority&work_mode__not=远程办公").json()
     assert list(data["facet_results"]) == ["seniority"]  # not indexed: Datasette's own query
     assert list(get(ds, "/jobs/jobs.json?_shape=objects&_search=CUDA").json()["facet_results"]) == [
-        "city", "company", "category", "work_mode", "score_level", "skills"]  # search only: no query
+        "city", "company", "category", "work_mode", "score_level", "application_status", "skills"]  # search only: no query
 
 
 @pytest.mark.parametrize("ratio, form", [(25, "+id in ("), (1, "id in (")], ids=["many-matches-scan", "few-matches-seek"])
@@ -706,7 +706,7 @@ def test_the_post_date_is_shown_in_the_postings_zone(row, shown):
 def test_listing_is_compact_and_each_title_opens_its_posting(ds):
     page = get(ds, "/jobs/jobs").text
     assert _header(page) == LISTING
-    assert '<p class="column-choice">7 of 28 columns' in page and 'href="/jobs/jobs?_columns=all">all columns</a>' in page
+    assert '<p class="column-choice">7 of 29 columns' in page and 'href="/jobs/jobs?_columns=all">all columns</a>' in page
     assert _row(page, 4) == (
         '<tr><td class="col-title type-str"><a class="posting-link" href="/jobs/postings/4">后端开发工程师</a></td>'
         '<td class="col-company type-str">地平线</td><td class="col-city type-str">北京</td>'
@@ -721,7 +721,7 @@ def test_listing_is_compact_and_each_title_opens_its_posting(ds):
     every = get(ds, "/jobs/jobs?_columns=all").text
     assert _header(every)[:9] == ["id", *LISTING[:5], "score_level", "posted_at", "source"]
     assert '<a href="/jobs/postings/4">4</a>' in every
-    assert len(get(ds, "/jobs/jobs.json?_size=1").json()["columns"]) == 28
+    assert len(get(ds, "/jobs/jobs.json?_size=1").json()["columns"]) == 29
 
 
 def test_a_searched_listing_shows_the_matched_text(ds):

@@ -296,7 +296,7 @@ def test_what_a_listing_hides_is_counted_once_per_toggle_while_the_file_is_uncha
     instance = make_datasette(alerts_db, indexed=indexed)
     for path in ("/jobs/jobs?city=苏州", "/jobs/jobs?city=杭州", "/jobs/jobs?_stale=1", "/jobs/jobs?_stale=1&city=苏州"):
         assert data(instance, path)["rows"]
-    assert len(calls) == computed and set(calls) == {(30, False, False), (30, False, True)}
+    assert len(calls) == computed and set(calls) == {(30, False, False, False), (30, False, True, False)}
 
 
 def test_the_posting_page_shows_its_history(ds):

@@ -105,7 +105,8 @@ def test_json_and_csv_still_answer(server, args):
     data = json.loads(body)
     assert len(data["rows"]) == 5 and data["columns"][:4] == ["id", "title", "company", "city"]
     assert "salary_raw" in data["columns"]  # beyond the columns the page shows
-    assert set(data["facet_results"]) == {"city", "company", "category", "work_mode", "score_level", "skills"}
+    assert set(data["facet_results"]) == {"city", "company", "category", "work_mode", "score_level", "skills",
+                                          "application_status"}
     status, kind, body = _get(f"{server}/jobs/jobs.csv?{query}")
     assert (status, kind.split(";")[0]) == (200, "text/plain")
     records = list(csv.DictReader(io.StringIO(body)))

@@ -478,12 +478,20 @@ CREATE INDEX idx_application_events_posting_id ON application_events (posting_id
 -- ---------------------------------------------------------------------------------------------- views
 
 -- The listing people browse: a plain view, so SQLite flattens it and filters, facets and the sort use the
--- postings indexes.
+-- postings indexes. application_status is the view applications' status of the posting's job (its newest event on
+-- any member of its duplicate cluster, by at then entry order), read through the indexes of dedupe_signatures and
+-- application_events for the rows a query returns: the view applications, evaluated for each row, would read every
+-- event each time.
 CREATE VIEW jobs AS SELECT
     id, title, coalesce(company, '（企业未公开）') AS company, city, salary_monthly_max AS salary, score, score_level,
     posted_at, source, posted_local, category, work_mode, seniority, score_by, skills, posted_source, first_seen,
     last_seen, closed_at, url, salary_monthly_min, salary_months, salary_currency, salary_period, salary_status,
-    salary_estimated, salary_raw, salary_source
+    salary_estimated, salary_raw, salary_source,
+    (SELECT e.status FROM application_events e WHERE e.posting_id IN (
+        SELECT m.posting_id FROM dedupe_signatures m
+        WHERE m.cluster_id = (SELECT s.cluster_id FROM dedupe_signatures s WHERE s.posting_id = postings.id)
+        UNION ALL SELECT postings.id)
+     ORDER BY e.at DESC, e.id DESC LIMIT 1) AS application_status
 FROM postings;
 
 -- The text of postings_fts, as it indexes it, from the stored values (crawler/store/fts.py: index_values); the
