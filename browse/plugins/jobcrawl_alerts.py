@@ -70,11 +70,11 @@ def extra_template_vars(template, database, table, view_name, request, datasette
     if view_name == "table" and table in HIDING:
         async def note():
             what = await hidden(request, datasette)
-            toggles = {"_blocked": "1", "_stale": "1"}
+            toggles = {"_blocked": "1", "_stale": "1", **({"_rejected": "1"} if what.get("rejected") else {})}
             return {"jobcrawl_hidden": {
                 **what,
                 "show_url": path_with_added_args(request, toggles),
-                "hide_url": path_with_removed_args(request, {"_blocked": "1", "_stale": "1"}),
+                "hide_url": path_with_removed_args(request, {"_blocked": "1", "_stale": "1", "_rejected": "1"}),
             }}
 
         return note
