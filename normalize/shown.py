@@ -51,6 +51,8 @@ def json_line(text: str) -> str:
 
 def width(text: str) -> int:
     """The columns ``text`` takes in a terminal: two for each wide or full-width (CJK) character."""
+    if text.isascii():
+        return len(text)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 

@@ -776,6 +776,4 @@ def m0037(db: sqlite_utils.Database) -> None:
 @migration("0039_velocity_weekly")
 def m0039(db: sqlite_utils.Database) -> None:
     """``velocity_weekly``: hiring velocity per week, kept by crawler/market/velocity.py."""
-    for _, name, statement in baseline():
-        if name in ("velocity_weekly", "idx_velocity_weekly_week"):
-            db.execute(statement)
+    db.execute(next(statement for _, name, statement in baseline() if name == "velocity_weekly"))

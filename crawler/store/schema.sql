@@ -379,7 +379,6 @@ CREATE TABLE velocity_weekly (
     median_days_to_close REAL,
     PRIMARY KEY (scope, key, week)
 ) WITHOUT ROWID;
-CREATE INDEX idx_velocity_weekly_week ON velocity_weekly (week);
 
 -- ---------------------------------------------------------------------------------------------- duplicates
 
