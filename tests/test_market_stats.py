@@ -188,6 +188,41 @@ def test_the_corpus_steps_keep_the_table(timeline):
         ("2026-W45", 3, 0, 3), ("2026-W46", 1, 0, 4)]
 
 
+@pytest.fixture
+def stale(timeline, tmp_path) -> Path:
+    """A copy of the timeline before its closings, with the first closing made since its table was stored."""
+    db = tmp_path / "jobs.db"
+    with sqlite3.connect(timeline.with_name("before.db")) as source, sqlite3.connect(db) as copy:
+        source.backup(copy)
+        copy.execute("UPDATE postings SET closed_at = ? WHERE title = ?", (CLOSED["推理引擎工程师"], "推理引擎工程师"))
+    source.close()
+    copy.close()
+    return db
+
+
+def test_stats_velocity_stores_a_stale_table_again(stale):
+    code, out = _stats(stale, "velocity", "--by", "company", "--key", "甲公司", "--json")
+    assert (code, [json.loads(line)["closed"] for line in out.splitlines()]) == (0, [0, 1, 0])  # W47 filled in
+    assert _sql(stale, "SELECT week, closed, open_at_end, median_days_to_close FROM velocity_weekly"
+                       " WHERE scope = 'company' AND key = '甲公司'") == [("2026-W45", 0, 3, None), ("2026-W46", 1, 3, 13.6)]
+
+
+def test_a_database_that_cannot_be_written_is_computed_without_storing(stale):
+    conn = sqlite3.connect(stale)
+    try:
+        rows = velocity.weeks(conn, "company", "甲公司", writable=False)
+        stored = conn.execute("SELECT week, closed FROM velocity_weekly WHERE key = '甲公司'").fetchall()
+    finally:
+        conn.close()
+    assert ([r["closed"] for r in rows], stored) == ([0, 1, 0], [("2026-W45", 0), ("2026-W46", 0)])
+
+
+def test_jobcrawl_dedupe_computes_the_table_again(stale):
+    result = CliRunner().invoke(main, ["dedupe", "--db", str(stale)])
+    assert result.exit_code == 0, result.output
+    assert _sql(stale, "SELECT closed FROM velocity_weekly WHERE key = '甲公司' AND week = '2026-W46'") == [(1,)]
+
+
 def _line(week: str, scope: str, key: str, *figures) -> str:
     return json.dumps(dict(zip(W, (week, scope, key, *figures))), ensure_ascii=False) + "\n"
 

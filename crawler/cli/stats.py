@@ -36,13 +36,14 @@ def _open(db: str):
     return open_db(db, readonly=not writable), writable
 
 
-def _skill(conn, text: str) -> str:
+def _skill(conn, text: str, hint: str) -> str:
+    """The taxonomy's name of a skill given by name or alias (any case); one it lacks is a usage error."""
     from crawler.market import store
 
     name = store.skill_name(conn, text)
     if name is None:
         raise click.BadParameter(f"no skill {text!r} in the taxonomy{did_you_mean(text, store.skill_names(conn))}",
-                                 param_hint="--skill" if click.get_current_context().info_name == "pay" else "--key")
+                                 param_hint=hint)
     return name
 
 
@@ -99,7 +100,7 @@ def velocity(scope: str, key: str | None, since: str | None, top: int | None, as
     database, writable = _open(db)
     try:
         if key is not None and scope == "skill":
-            key = _skill(database.conn, key)
+            key = _skill(database.conn, key, "--key")
         rows = weeks(database.conn, scope, key, since=week, top=top, writable=writable)
         if not rows and key is not None and key not in store.keys(database.conn, scope):
             raise click.BadParameter(f"no job has {scope} {key!r}{did_you_mean(key, store.keys(database.conn, scope))}",
@@ -149,7 +150,7 @@ def pay(skill: str | None, city: str | None, category: str | None, as_json: bool
     database, _ = _open(db)
     try:
         if skill is not None:
-            skill = _skill(database.conn, skill)
+            skill = _skill(database.conn, skill, "--skill")
         rows = store.pay(database.conn, skill or "", city or "", category or "")
     finally:
         database.close()
