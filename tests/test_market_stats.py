@@ -223,6 +223,17 @@ def test_jobcrawl_dedupe_computes_the_table_again(stale):
     assert _sql(stale, "SELECT closed FROM velocity_weekly WHERE key = '甲公司' AND week = '2026-W46'") == [(1,)]
 
 
+def test_scraped_keys_are_escaped(stale):
+    with sqlite3.connect(stale) as conn:
+        conn.execute("UPDATE postings SET company = ? WHERE company = '乙公司'", ("乙\x1b[31m公司\n",))
+    conn.close()
+    assert _stats(stale, "velocity", "--by", "company", "--top", "1", "--since", "2026-11-16") == (0, (
+        "week      company           opened  closed  open  median days to close\n"
+        "2026-W47  乙\\x1b[31m公司\\n       1       0     3\n"))
+    code, out = _stats(stale, "velocity", "--by", "company", "--key", "乙\x1b[31m公司\n", "--json")
+    assert out.splitlines()[0].startswith('{"week": "2026-W45", "scope": "company", "key": "乙\\u001b[31m公司\\n"')
+
+
 def _line(week: str, scope: str, key: str, *figures) -> str:
     return json.dumps(dict(zip(W, (week, scope, key, *figures))), ensure_ascii=False) + "\n"
 
