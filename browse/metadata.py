@@ -6,13 +6,15 @@ descriptions and crawler/store/columns.yaml (``crawler.store.schema.column_descr
 once), keeps the
 ``default_columns`` and ``listing_columns`` of a table page (:mod:`browse.columns`) the table has,
 writes the SQL of the salary percentile queries (``percentiles: {group, within}``) and of the search
-(``search_sql``) from :mod:`browse.queries`, fills chart queries from the canned queries they name
-(``query_from``, ``limit``: kept, :mod:`browse.charts` answers from memory), and keeps only tables that exist.
+(``search_sql``) from :mod:`browse.queries` and of the pay quartiles (``pay_sql``) from :mod:`crawler.market.store`,
+fills chart queries from the canned queries they name (``query_from``, ``limit``: kept, :mod:`browse.charts` answers
+from memory; ``fixed``: parameters given a value), and keeps only tables that exist.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -20,6 +22,7 @@ from typing import Any, Iterable
 import yaml
 
 from browse.queries import PERCENTILES_SQL, SEARCH_SQL, limited
+from crawler.market.store import PAY_SQL
 from crawler.store.schema import column_descriptions
 
 DATABASE = "jobs"
@@ -77,10 +80,19 @@ def build_metadata(schema: dict[str, list[str]] | None = None, views: Iterable[s
             query["sql"] = PERCENTILES_SQL.format(**spec)
         if query.pop("search_sql", False):
             query["sql"] = SEARCH_SQL
+        if query.pop("pay_sql", False):
+            query["sql"] = PAY_SQL
     for dashboard in meta.get("plugins", {}).get("datasette-dashboards", {}).values():
         for chart in dashboard.get("charts", {}).values():
             source, limit = chart.get("query_from"), chart.get("limit")  # kept: browse/charts.py reads them
             if source:
-                sql = queries[source]["sql"]
+                sql = fixed(queries[source]["sql"], chart.pop("fixed", {}))
                 chart["query"] = limited(sql, limit) if limit else sql
     return meta
+
+
+def fixed(sql: str, values: dict[str, str]) -> str:
+    """``sql`` with each ``:name`` of ``values`` written as that value, an SQL string (a chart's own scope)."""
+    for name, value in values.items():
+        sql = re.sub(rf"(?<!:):{name}\b", "'" + value.replace("'", "''") + "'", sql)
+    return sql

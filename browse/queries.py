@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from crawler.market.store import quartile_ctes
 from crawler.store import fts
 from normalize.models import HIDDEN_COMPANY
 
@@ -172,21 +173,8 @@ PERCENTILES_SQL = """with pay as (
     and not salary_estimated and not salary_implausible and {group} is not null
     and (:{within} = '' or {within} = :{within})
 ),
-ranked as (
-  select grp, currency, monthly,
-         row_number() over (partition by grp, currency order by monthly) - 1 as i,
-         count(*) over (partition by grp, currency) as n
-  from pay
-),
-q(name, p) as (values ('p25', 0.25), ('median', 0.5), ('p75', 0.75)),
-part as (
-  select grp, currency, n, q.name, monthly
-         * (case when i = cast((n - 1) * q.p as int) then 1 - ((n - 1) * q.p - cast((n - 1) * q.p as int))
-                 else (n - 1) * q.p - cast((n - 1) * q.p as int) end) as weighted
-  from ranked join q
-  where i in (cast((n - 1) * q.p as int), cast((n - 1) * q.p as int) + 1)
-    and n >= cast(coalesce(nullif(:min_postings, ''), 10) as integer)
-)
+""" + quartile_ctes("grp, currency", "\n    and n >= cast(coalesce(nullif(:min_postings, ''), 10) as integer)").replace(
+    "{", "{{").replace("}", "}}") + """
 select grp as {group}, currency, n as postings,
        round(sum(case when name = 'p25' then weighted end)) as p25,
        round(sum(case when name = 'median' then weighted end)) as median,

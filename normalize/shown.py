@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["shown", "json_line"]
+__all__ = ["shown", "json_line", "aligned"]
 
 ESCAPED_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
 """Controls (C0, DEL, C1: CR, LF, ESC, NEL …), format characters (bidi embeddings, overrides, isolates and marks,
@@ -47,3 +47,23 @@ def json_line(text: str) -> str:
     :data:`ESCAPED_CATEGORIES` left raw in its strings (C1 controls, U+2028/U+2029, bidi controls) written as a
     ``\\uXXXX`` escape: the same JSON value, one line for any line splitter, nothing a terminal acts on."""
     return text if text.isprintable() else "".join(map(_json_escape, text))
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes in a terminal: two for each wide or full-width (CJK) character."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def aligned(rows: list[list[str]], right: frozenset[int] = frozenset()) -> list[str]:
+    """Rows of cells as lines of aligned columns, two spaces apart, each cell :func:`shown`; the columns numbered in
+    ``right`` right-aligned (figures), the others left-aligned; no trailing spaces."""
+    cells = [[shown(c) for c in row] for row in rows]
+    widths = [max(width(row[i]) for row in cells) for i in range(len(cells[0]))] if cells else []
+    lines = []
+    for row in cells:
+        padded = [(" " * (w - width(c)) + c) if i in right else (c + " " * (w - width(c)))
+                  for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(padded).rstrip())
+    return lines

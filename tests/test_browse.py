@@ -187,10 +187,11 @@ def test_column_descriptions_come_from_the_model(browse_db):
 
 def test_every_canned_query_has_title_description_and_its_params():
     queries = build_metadata()["databases"]["jobs"]["queries"]
-    assert sorted(queries) == ["best_postings", "company_activity", "duplicate_clusters", "market_stats",
-                               "my_applications", "new_postings", "quarantine_review", "run_history",
-                               "salary_by_category", "salary_by_city", "search", "skills_with", "source_health",
-                               "top_skills", "track", "watch_feed", "watch_matches"]
+    assert sorted(queries) == ["best_postings", "company_activity", "duplicate_clusters", "hiring_faster",
+                               "market_stats", "my_applications", "new_postings", "pay_over_time", "quarantine_review",
+                               "run_history", "salary_by_category", "salary_by_city", "search", "skills_with",
+                               "source_health", "top_skills", "track", "watch_feed", "watch_matches",
+                               "weekly_openings"]
     for name, q in queries.items():
         assert q["title"] and q["description"] and q["hide_sql"] is True, name
         sql = re.sub(r"'[^']*'", "''", q["sql"])  # not the :00 of a string

@@ -2,7 +2,7 @@
 
 This module holds the ``main`` group and what the commands share (options, checks, output); each command
 group is a module of this package: ingest (ingest, reparse, retag), crawl (crawl, worker, store, sources),
-corpus (dedupe, score, export, history), serve, track, watch."""
+corpus (dedupe, score, export, history), serve, stats, track, watch."""
 
 from __future__ import annotations
 
@@ -246,4 +246,4 @@ def calling(command: str):
         raise SystemExit(4) from None
 
 
-from crawler.cli import corpus, crawl, ingest, serve, track, watch  # noqa: E402,F401 — each adds its commands to main
+from crawler.cli import corpus, crawl, ingest, serve, stats, track, watch  # noqa: E402,F401 — each adds its commands to main

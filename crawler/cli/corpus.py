@@ -28,7 +28,8 @@ def dedupe(db: str, rebuild: bool) -> None:
     """Cluster duplicate postings: reposts, cross-site copies, agency copies (never deleted).
 
     Runs incrementally at the end of every ingest and crawl; run it by hand after changing the
-    dedupe rules, with --rebuild.
+    dedupe rules, with --rebuild. The weekly hiring velocity (jobcrawl stats velocity), which
+    counts each cluster once, is computed again after it.
 
     \b
     Example:
@@ -37,10 +38,12 @@ def dedupe(db: str, rebuild: bool) -> None:
     """
     from crawler.store.schema import open_db
     from crawler.dedupe.step import dedupe as run_dedupe
+    from crawler.market.velocity import refresh
 
     require_db(db)
     database = open_db(db)
     counts = run_dedupe(database, rebuild=rebuild)
+    refresh(database.conn)  # the weekly velocity counts each cluster once
     database.close()
     click.echo(dedupe_line(counts))
 

@@ -563,11 +563,15 @@ class StepFailed(RuntimeError):
 
 def corpus_steps(database, *, skip: bool = False, workers: int | None = None,
                  progress: Progress | None = None) -> dict[str, dict[str, int]]:
-    """The corpus steps of :func:`after_run` (their counts :data:`SKIPPED` with ``skip``); once they succeeded, they
-    are no longer pending (crawler.store.runs.steps_pending)."""
+    """The corpus steps of :func:`after_run` (their counts :data:`SKIPPED` with ``skip``), then the weekly hiring
+    velocity (crawler/market/velocity.py) when they ran; once they succeeded, they are no longer pending
+    (crawler.store.runs.steps_pending)."""
+    from crawler.market.velocity import refresh
     from crawler.store.runs import set_steps_pending
 
     steps = {"dedupe": SKIPPED, "score": SKIPPED} if skip else after_run(database, workers=workers, progress=progress)
+    if not skip:
+        refresh(database.conn)
     set_steps_pending(database, False)
     return steps
 

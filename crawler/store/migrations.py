@@ -771,3 +771,9 @@ def m0037(db: sqlite_utils.Database) -> None:
     """``application_events``: every status change of an application (the view ``applications`` reads them)."""
     db.execute(next(statement for _, name, statement in baseline() if name == "application_events"))
     db.execute("CREATE INDEX idx_application_events_posting_id ON application_events (posting_id)")
+
+
+@migration("0039_velocity_weekly")
+def m0039(db: sqlite_utils.Database) -> None:
+    """``velocity_weekly``: hiring velocity per week, kept by crawler/market/velocity.py."""
+    db.execute(next(statement for _, name, statement in baseline() if name == "velocity_weekly"))

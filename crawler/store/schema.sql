@@ -366,6 +366,20 @@ CREATE TABLE market_stats (
 );
 CREATE INDEX idx_market_stats_scope_key ON market_stats (scope, key);
 
+-- Hiring velocity per ISO week in China time (normalize/market.py), kept by crawler/market/velocity.py after every
+-- run's corpus steps and by jobcrawl stats velocity when the database changed since: one row per scope (company,
+-- city, category, skill), key and week in which a job of the key opened or closed.
+CREATE TABLE velocity_weekly (
+    week TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    opened INTEGER NOT NULL,
+    closed INTEGER NOT NULL,
+    open_at_end INTEGER NOT NULL,
+    median_days_to_close REAL,
+    PRIMARY KEY (scope, key, week)
+) WITHOUT ROWID;
+
 -- ---------------------------------------------------------------------------------------------- duplicates
 
 -- A posting's dedupe key (crawler/store/dedupe.py: KEY_COLUMNS), made from its version posting_version.
@@ -568,3 +582,19 @@ SELECT coalesce(s.posting_id, -j.job) AS posting_id, j.status, j.since, j.update
         SELECT note FROM events n WHERE n.job = j.job AND n.note IS NOT NULL AND n.note != '' ORDER BY n.at, n.id)
     ) AS notes
 FROM state j LEFT JOIN dedupe_signatures s ON j.job > 0 AND s.cluster_id = j.job;
+
+-- One row a job: its duplicate cluster (dedupe_signatures.cluster_id), else the posting alone, so copies of one job
+-- count once. posting_id is the cluster's canonical posting (its company, city, category, skills and pay stand for
+-- the job); opened_at the first first_seen of its copies; closed_at the last closed_at once every copy is closed
+-- (else null: open); days_open from opened_at to closed_at, or to the newest last_seen of the database while open.
+-- Read at query time (normalize/market.py, crawler/market/).
+CREATE VIEW job_timeline AS
+WITH jobs AS (
+    SELECT coalesce(c.canonical_posting_id, p.id) AS posting_id, count(*) AS copies, min(p.first_seen) AS opened_at,
+        CASE WHEN count(p.closed_at) = count(*) THEN max(p.closed_at) END AS closed_at
+    FROM postings p LEFT JOIN dedupe_signatures s ON s.posting_id = p.id LEFT JOIN clusters c ON c.id = s.cluster_id
+    WHERE p.first_seen IS NOT NULL
+    GROUP BY 1)
+SELECT posting_id, copies, opened_at, closed_at,
+    round(julianday(coalesce(closed_at, (SELECT max(last_seen) FROM postings))) - julianday(opened_at), 1) AS days_open
+FROM jobs;
