@@ -110,7 +110,7 @@ def seeded(tmp_path, monkeypatch) -> str:
 
 
 def test_refresh_runs_its_steps_in_order_and_counts_what_changed(seeded):
-    assert api.REFRESH_STEPS == ("dedupe", "score", "alerts")
+    assert api.REFRESH_STEPS == ("dedupe", "score", "signals", "alerts")
     first = api.refresh(seeded)
     # keys: the writer alone stored no dedupe keys (the item pipeline makes them in a run), so the step makes them
     assert first.steps == {"dedupe": {"keys": 2, **FIRST_STEPS["dedupe"]}, "score": FIRST_STEPS["score"]}

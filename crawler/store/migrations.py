@@ -771,3 +771,11 @@ def m0037(db: sqlite_utils.Database) -> None:
     """``application_events``: every status change of an application (the view ``applications`` reads them)."""
     db.execute(next(statement for _, name, statement in baseline() if name == "application_events"))
     db.execute("CREATE INDEX idx_application_events_posting_id ON application_events (posting_id)")
+
+
+@migration("0040_ghost_signals")
+def m0040(db: sqlite_utils.Database) -> None:
+    """``ghost_signals`` and ``likely_employers``: what the signals step finds of each posting (the views ``jobs``
+    and ``fit`` read them)."""
+    for table in ("ghost_signals", "likely_employers"):
+        db.execute(next(statement for _, name, statement in baseline() if name == table))
