@@ -9,10 +9,12 @@ import json
 import shutil
 import sqlite3
 
+import numpy as np
 import pytest
 
 import ghost_corpus as corpus
 from conftest import run_cli
+from normalize.dedupe import shingles
 from normalize.ghost import (
     Employer, employer_evidence, is_agency, is_hidden, jaccard, jd_shingles, likely_employer, parse_agency_words,
 )
@@ -49,8 +51,12 @@ def test_the_users_agency_words():
 
 
 def test_jaccard_of_the_corpus_texts():
+    """The hashed shingles give the Jaccard of the shingles as text."""
     assert (jaccard(ROBOT, ROBOT), jaccard(ROBOT, CLOSE), jaccard(ROBOT, FAR)) == (1.0, 0.7463, 0.5467)
-    assert jaccard(ROBOT, CLOSE) == round(len(ROBOT & CLOSE) / len(ROBOT | CLOSE), 4)
+    robot, close, far = (shingles("\n".join(lines)) for lines in (corpus.JD["robot"], corpus.ROBOT_CLOSE,
+                                                                   corpus.ROBOT_FAR))
+    assert (len(robot & close), len(robot | close), len(robot & far), len(robot | far)) == (50, 67, 41, 75)
+    assert (round(50 / 67, 4), round(41 / 75, 4)) == (0.7463, 0.5467)
 
 
 @pytest.mark.parametrize("in_cluster,in_city,expected", [
@@ -62,7 +68,7 @@ def test_jaccard_of_the_corpus_texts():
     pytest.param([(13, "丙芯片", FAR)], [(20, "戊机器人", ROBOT)], Employer("戊机器人", 20, 1.0, "city"),
                  id="the-most-similar"),
     pytest.param([], [(21, "乙", ROBOT), (20, "甲", ROBOT)], Employer("甲", 20, 1.0, "city"), id="then-the-smallest-id"),
-    pytest.param([(13, "丙芯片", set())], [], None, id="nothing-in-common"),
+    pytest.param([(13, "丙芯片", np.array([], dtype=np.uint32))], [], None, id="nothing-in-common"),
 ])
 def test_likely_employer(in_cluster, in_city, expected):
     assert likely_employer(ROBOT, in_cluster, in_city) == expected

@@ -564,14 +564,15 @@ class StepFailed(RuntimeError):
 def corpus_steps(database, *, skip: bool = False, workers: int | None = None,
                  progress: Progress | None = None) -> dict[str, dict[str, int]]:
     """The corpus steps of :func:`after_run` (their counts :data:`SKIPPED` with ``skip``), then the signals step
-    (crawler/signals/step.py; run with ``skip`` too: the corpus's "now" moves with every run); once they succeeded,
-    they are no longer pending (crawler.store.runs.steps_pending)."""
+    (crawler/signals/step.py; its ghost signals with ``skip`` too: the corpus's "now" moves with every run, the
+    likely employers only when postings changed); once they succeeded, they are no longer pending
+    (crawler.store.runs.steps_pending)."""
     from crawler.signals.step import refresh_signals
     from crawler.store.runs import set_steps_pending
 
     steps = {"dedupe": SKIPPED, "score": SKIPPED} if skip else after_run(database, workers=workers, progress=progress)
     try:
-        steps["signals"] = refresh_signals(database)
+        steps["signals"] = refresh_signals(database, employers=not skip)
     except Exception as err:
         raise StepFailed("signals", err, steps, traceback.format_exc()) from err
     set_steps_pending(database, False)

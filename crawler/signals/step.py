@@ -5,7 +5,7 @@ The rules and thresholds are :mod:`normalize.ghost`'s; the SQL is :mod:`crawler.
 ``open_long`` is the newest ``last_seen`` of the database: the time of the latest run that saw a posting, so a
 history replayed with ``--as-of`` reads as it did then. A direct posting of a city is compared with an
 agency's or hidden posting by its JD's MinHash signature first (stored by the dedupe), and by the exact 5-shingle
-Jaccard only when the estimate comes near the threshold.
+Jaccard only for the :data:`CITY_CANDIDATES` best estimates near the threshold.
 
 The user's agency words: the file ``$JOBCRAWL_AGENCIES``, else ``agencies.txt`` in ``$XDG_CONFIG_HOME/jobcrawl``
 (``~/.config/jobcrawl``); one word a line, ``#`` comments (:func:`normalize.ghost.parse_agency_words`). No file:
@@ -21,7 +21,7 @@ import numpy as np
 import sqlite_utils
 
 from crawler.signals import store
-from normalize.dedupe import jd_text, names_agree, record_from_posting, signature, signature_from_bytes
+from normalize.dedupe import jd_text, names_agree, record_from_posting, signature, signatures_from_bytes
 from normalize.ghost import (
     CODES, RULES, Employer, Rules, Signal, is_agency, is_hidden, jd_shingles, likely_employer, mass_agency,
     open_long, parse_agency_words, reopened, reposted,
@@ -29,6 +29,9 @@ from normalize.ghost import (
 from normalize.text import fold
 
 AGENCIES_ENV = "JOBCRAWL_AGENCIES"
+CITY_CANDIDATES = 16
+"""Direct postings of its city, the most similar by MinHash estimate, whose exact Jaccard with an agency's or hidden
+posting is computed (a city's copies of one template would otherwise all be compared)."""
 ESTIMATE_MARGIN = 0.2
 """How far below ``employer_jaccard`` a MinHash estimate may be for the exact Jaccard to be computed (the
 estimate's standard error is under 0.045)."""
@@ -56,16 +59,17 @@ def agency_words(path: Path | None = None) -> tuple[str, ...]:
         raise ConfigFileError(f"{path}: {err}") from None
 
 
-def refresh_signals(db: sqlite_utils.Database, *, words: tuple[str, ...] | None = None,
+def refresh_signals(db: sqlite_utils.Database, *, words: tuple[str, ...] | None = None, employers: bool = True,
                     rules: Rules = RULES) -> dict[str, int]:
-    """Replace the ghost signals and the likely employers of ``db`` in one transaction (``words``: the user's
-    agency words, default :func:`agency_words`). Returns the signals by code (``ghost_<code>``) and
-    ``likely_employers``."""
+    """Replace the ghost signals and (unless not ``employers``: no posting changed) the likely employers of ``db``
+    in one transaction (``words``: the user's agency words, default :func:`agency_words`). Returns the signals by
+    code (``ghost_<code>``) and ``likely_employers``."""
     words = agency_words() if words is None else words
     conn = db.conn
     with conn:
         store.write_signals(conn, ghost_signals(conn, words, rules))
-        store.write_employers(conn, likely_employers(conn, words, rules))
+        if employers:
+            store.write_employers(conn, likely_employers(conn, words, rules))
     return {**{f"ghost_{code}": 0 for code in CODES}, **store.totals(conn)}
 
 
@@ -111,14 +115,17 @@ def likely_employers(conn, words: tuple[str, ...], rules: Rules = RULES) -> list
     found = []
     for city, group in _by_city(targets):
         directs = [row for row in store.in_city(conn, city) if is_direct(row[1]) and row[4]] if city else []
-        sigs = np.stack([signature_from_bytes(row[4]) for row in directs]) if directs else None
+        sigs = signatures_from_bytes([row[4] for row in directs]) if directs else None
         texts.load([t[0] for t in group])
-        for pid, _company, _city, cluster, _sig in group:
+        for pid, _company, _city, cluster, stored in group:
             own = texts.shingles(pid)
             near = []
             if sigs is not None:
-                estimates = (sigs == signature(texts.jd(pid))).mean(axis=1)
-                near = [directs[i] for i in np.flatnonzero(estimates >= rules.employer_jaccard - ESTIMATE_MARGIN)]
+                own_sig = signatures_from_bytes([stored])[0] if stored else signature(texts.jd(pid))
+                estimates = (sigs == own_sig).mean(axis=1)
+                close = np.flatnonzero(estimates >= rules.employer_jaccard - ESTIMATE_MARGIN)
+                close = close[np.argsort(-estimates[close], kind="stable")[:CITY_CANDIDATES]]
+                near = [directs[i] for i in sorted(close.tolist())]
             members = by_cluster.get(cluster, []) if cluster is not None else []
             texts.load([row[0] for row in (*near, *members)])
             employer = likely_employer(own, [(r[0], r[1], texts.shingles(r[0])) for r in members],
@@ -141,7 +148,7 @@ class _Texts:
     def __init__(self, conn) -> None:
         self.conn = conn
         self._jd: dict[int, str] = {}
-        self._shingles: dict[int, set[str]] = {}
+        self._shingles: dict[int, np.ndarray] = {}
 
     def load(self, ids: list[int]) -> None:
         missing = [i for i in dict.fromkeys(ids) if i not in self._jd]
@@ -151,7 +158,7 @@ class _Texts:
     def jd(self, pid: int) -> str:
         return self._jd.get(pid, "")
 
-    def shingles(self, pid: int) -> set[str]:
+    def shingles(self, pid: int) -> np.ndarray:
         if pid not in self._shingles:
             self._shingles[pid] = jd_shingles(self.jd(pid))
         return self._shingles[pid]
