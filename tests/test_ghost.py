@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import io
 import json
 import shutil
 import sqlite3
@@ -76,7 +75,8 @@ def test_other_companies_keep_the_smallest_id_of_each():
 @pytest.mark.parametrize("signal,text", [
     (Signal("open_long", 80, 80, day(80)), "Open 80 days and unchanged for 80."),
     (Signal("open_long", 100, 70, day(70)), "Open 100 days and unchanged for 70 (last changed 2026-09-22)."),
-    (Signal("reposted", 3, 60, day(80), (1, 2, 3)), "Posted 3 times under new ids within 60 days from 2026-09-12 (#1, #2, #3)."),
+    (Signal("reposted", 3, 60, day(80), (1, 2, 3)),
+     "Posted 3 times under new ids within 60 days from 2026-09-12 (#1, #2, #3)."),
     (Signal("reopened", 1, 12, day(3)), "Closed and back once, last on 2026-11-28 after 12 days closed."),
     (Signal("reopened", 2, None, day(3)), "Closed and back 2 times, last on 2026-11-28."),
     (Signal("mass_agency", 3, ids=(14, 15, 16)), "The same JD from 3 agencies (#14, #15, #16)."),

@@ -106,7 +106,8 @@ def test_the_stored_employers(built):
     db, ids = built
     names = {pid: name for name, pid in ids.items()}
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT posting_id, company, evidence_posting_id, similarity, rule FROM likely_employers").fetchall()
+    rows = conn.execute("SELECT posting_id, company, evidence_posting_id, similarity, rule FROM likely_employers"
+                        ).fetchall()
     conn.close()
     assert {names[pid]: (company, names[evidence], similarity, rule)
             for pid, company, evidence, similarity, rule in rows} == EXPECTED

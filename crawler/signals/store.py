@@ -73,8 +73,8 @@ def write_signals(conn: sqlite3.Connection, signals: Sequence[tuple[int, Signal]
 # --------------------------------------------------------------------------- employers
 
 
-_JD_POSTINGS = ("SELECT s.posting_id, p.company, coalesce(s.city, ''), s.cluster_id, s.signature FROM dedupe_signatures s"
-                " JOIN postings p ON p.id = s.posting_id WHERE s.has_jd AND ")
+_JD_POSTINGS = ("SELECT s.posting_id, p.company, coalesce(s.city, ''), s.cluster_id, s.signature"
+                " FROM dedupe_signatures s JOIN postings p ON p.id = s.posting_id WHERE s.has_jd AND ")
 """Postings with JD text as ``(id, company as written, normalized city, cluster id, MinHash signature or None)``."""
 
 
