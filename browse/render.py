@@ -17,7 +17,7 @@ from markupsafe import Markup, escape
 
 from browse import queries
 from crawler.store.fts import HIGHLIGHT, plain
-from crawler.store.read import export_record
+from crawler.store.read import export_record, with_signals
 from normalize.models import DIMENSION_LABELS, DIMENSIONS, HIDDEN_COMPANY, INSIGHT_KEYS, SECTION_KEYS
 
 SYMBOLS = {"CNY": "", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "HKD": "HK$", "SGD": "S$"}
@@ -123,6 +123,7 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
     rec = export_record(db, posting_id)
     if not rec:
         return None
+    with_signals(db, [rec])
     keys = [k for k in SECTION_KEYS if k in rec["sections"]] + [k for k in rec["sections"] if k not in SECTION_KEYS]
     sections = [{"key": k, "heading": SECTION_LABELS.get(k) or rec["section_headings"].get(k) or k,
                  "bullets": rec["sections"][k]} for k in keys]
@@ -170,4 +171,6 @@ def posting_page(conn: sqlite3.Connection, posting_id: int) -> dict[str, Any] | 
                                     _evaluation(rec.get("source_evaluation"), "The app's evaluation")) if e],
         "problems": rec.get("problems") or [], "cluster": cluster, "versions": versions,
         "company_activity": rec.get("company_activity") or {}, "market": rec.get("market") or {},
+        "ghost_signals": rec["ghost_signals"], "likely_employer": rec["likely_employer"],
+        "likely_employer_evidence": rec["likely_employer_evidence"],
     }

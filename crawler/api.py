@@ -22,7 +22,7 @@ from crawler.files import MAX_FILE_BYTES
 from crawler.report import RunReport
 from crawler.run.progress import Progress
 
-REFRESH_STEPS = ("dedupe", "score", "alerts")
+REFRESH_STEPS = ("dedupe", "score", "signals", "velocity", "alerts")
 """The corpus steps after the writer, in the order :func:`refresh` runs them."""
 
 
@@ -224,7 +224,8 @@ def run(jobs: list, db: str, **options: Any) -> list[RunReport]:
 
 @dataclass
 class Refreshed:
-    """What :func:`refresh` did: each corpus step's counts (``dedupe``, ``score``) and the alerts' report."""
+    """What :func:`refresh` did: each corpus step's counts (``dedupe``, ``score``, ``signals``) and the alerts'
+    report."""
 
     steps: dict[str, dict[str, int]]
     alerts: Any = None
@@ -233,8 +234,10 @@ class Refreshed:
 
 def refresh(db: str, *, alerts_config: str | None = None, progress: Progress | None = None) -> Refreshed:
     """Run the corpus steps of :data:`REFRESH_STEPS` on ``db`` in order, as every run does after its writer:
-    dedupe (incremental), market statistics and scores, then the watches' alerts (config ``alerts_config``).
-    A dedupe or scoring that fails raises crawler.run.runner.StepFailed; alert problems are lines of the report.
+    dedupe (incremental), market statistics and scores, ghost signals and likely employers, the weekly hiring
+    velocity, then the watches' alerts (config ``alerts_config``). A dedupe, scoring, signals or velocity step that
+    fails raises
+    crawler.run.runner.StepFailed; alert problems are lines of the report.
 
     >>> refresh("jobs.db").steps["score"]["unchanged"]
     2

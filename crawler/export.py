@@ -5,7 +5,8 @@ agree. JSON formats carry the nested export record (crawler/store/read.py); CSV 
 :func:`flat_row`: one column per salary part, each JD section as text (one bullet per line), skills
 and tags joined by ``; ``, our score with its level, completeness and four dimensions (``信息不足``: an empty
 number, never a default or the app's, which has its own column), the duplicate cluster with the reason,
-similarity and member it matched, the application's status and since, times in UTC and in the posting's zone. CSV and TSV start with a
+similarity and member it matched, the application's status and since, the job's ghost signal codes and the likely
+employer behind an agency's or hidden posting, times in UTC and in the posting's zone. CSV and TSV start with a
 UTF-8 byte order mark by default: Excel reads a file without one in the machine's ANSI code page, which
 turns Chinese into mojibake. ``jobcrawl ingest`` reads such a file back (the ``jobcrawl`` preset of
 crawler/ingest/table/presets.yaml).
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from crawler.store.read import LOCAL_TIMES
+from normalize.ghost import Employer, employer_evidence
 from normalize.models import DIMENSIONS
 from normalize.shown import json_line
 
@@ -96,6 +98,10 @@ FLAT_COLUMNS: dict[str, str] = {
     "application_status": "The status of its job's application (jobcrawl track: saved, applied, interviewing, offer, "
                           "accepted, rejected, withdrawn), set on it or another member of its cluster; empty: untracked.",
     "application_since": "Since when the job has had that status (UTC); empty: untracked.",
+    "ghost_signals": "Ghost signals of its job, on the job's canonical posting (not on its duplicates), joined by '; ': "
+                     "open_long, reposted, reopened, mass_agency; empty: none. The JSON export has their sentences.",
+    "likely_employer": "For an agency's or hidden posting: the company of a direct posting of the same job.",
+    "likely_employer_evidence": "That direct posting and the JD similarity: #12, similarity 0.8684 (same cluster).",
     "skills": "Canonical skills found, joined by '; '.",
     "tags": "The source's tags, joined by '; '.",
     "about": "About the role: one bullet per line.",
@@ -179,6 +185,11 @@ def flat_row(record: dict[str, Any]) -> dict[str, Any]:
         row[f"score_{dim}_level"] = levels.get(dim)
     row["score_summary"] = ours.get("summary")
     row["source_score"] = theirs.get("overall")
+    row["ghost_signals"] = _joined(signal["code"] for signal in record.get("ghost_signals") or [])
+    row["likely_employer"] = record.get("likely_employer")
+    evidence = record.get("likely_employer_evidence")
+    row["likely_employer_evidence"] = (employer_evidence(Employer(record["likely_employer"], **evidence))
+                                       if evidence else None)
     row["skills"] = _joined(record.get("skills"))
     row["tags"] = _joined(record.get("tags"))
     for key in SECTION_COLUMNS:

@@ -10,6 +10,7 @@ when all of these hold (:func:`match`):
 - it is not blocked by the profile's blocklist (:mod:`normalize.blocklist`);
 - its job is not tracked (``jobcrawl track``: a status on any member of its cluster), unless the watch
   ``include_tracked``;
+- with ``no_ghost``, it has no ghost signal (:mod:`normalize.ghost`);
 - the search finds it (full-text search of title, company and JD text), when the watch has one;
 - its city is one of the watch's cities, when it names any;
 - the upper end of its monthly pay (:func:`normalize.score.salary_range`: the posting's own salary,
@@ -59,6 +60,8 @@ class WatchSpec(BaseModel):
     min_fit: int | None = Field(None, ge=0, le=100, description="Lowest personal fit (0–100) for the profile.")
     exclude_duplicates: bool = Field(False, description="Skip a posting whose duplicate cluster the watch has matched.")
     include_tracked: bool = Field(False, description="Also match postings whose job is tracked (jobcrawl track).")
+    no_ghost: bool = Field(False, description="Skip a posting with a ghost signal (normalize.ghost: open_long, reposted, "
+                                              "reopened, mass_agency).")
     changed_since: str | None = Field(None, description="Only postings new or changed at or after this time (UTC ISO).")
     destinations: list[str] = Field(default_factory=list, description="Destination names of the alerts config.")
 
@@ -122,6 +125,7 @@ class Candidate:
     cluster_seen: bool  # another member of its cluster was matched by this watch
     found: bool  # the watch's search finds it (True when the watch has none)
     tracked: bool = False  # its job has an application status (jobcrawl track)
+    ghost: bool = False  # it has a ghost signal (the signals step)
 
     @cached_property
     def pay(self) -> PayRange | None:
@@ -145,16 +149,17 @@ SALARY_COLUMNS = {
 
 def candidate(row: Mapping[str, Any], *, found: bool) -> Candidate:
     """A candidate from a row holding ``id``, ``city``, the :data:`SALARY_COLUMNS`, ``fit``, ``blocked``,
-    ``changed_at``, ``canonical``, ``cluster_seen`` and ``tracked`` (absent: not tracked)."""
+    ``changed_at``, ``canonical``, ``cluster_seen``, ``tracked`` and ``ghost`` (absent: false)."""
     return Candidate(row["id"], row["city"], row, row["fit"], row["blocked"], row["changed_at"],
-                     bool(row["canonical"]), bool(row["cluster_seen"]), found, bool(row.get("tracked")))
+                     bool(row["canonical"]), bool(row["cluster_seen"]), found, bool(row.get("tracked")),
+                     bool(row.get("ghost")))
 
 
 def match(spec: WatchSpec, c: Candidate) -> list[str] | None:
     """The reasons ``c`` matches ``spec`` (one short line per criterion), or None when it does not."""
     if not c.canonical or c.blocked or not c.found or (c.tracked and not spec.include_tracked):
         return None
-    if spec.exclude_duplicates and c.cluster_seen:
+    if (spec.exclude_duplicates and c.cluster_seen) or (spec.no_ghost and c.ghost):
         return None
     reasons = [f"搜索“{spec.search}”"] if spec.search else []
     if spec.cities:

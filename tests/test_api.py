@@ -45,7 +45,12 @@ def counts(new=0, unchanged=0, files_unchanged=0) -> dict[str, int]:
 FIRST_STEPS = {"dedupe": {"refreshed": 0, "boilerplate": 0, "added": 2, "new_clusters": 2, "clusters": 2,
                           "duplicates": 0},
                "score": {"scored": 2, "unchanged": 0, "market_stats": 10, "salary_groups": 0}}
-SKIPPED = {"dedupe": {"skipped": 1}, "score": {"skipped": 1}}
+NO_SIGNALS = {"ghost_open_long": 0, "ghost_reposted": 0, "ghost_reopened": 0, "ghost_mass_agency": 0,
+              "likely_employers": 0}
+FIRST_STEPS["signals"] = NO_SIGNALS
+FIRST_STEPS["velocity"] = {"rows": 61}
+SKIPPED = {"dedupe": {"skipped": 1}, "score": {"skipped": 1}, "signals": NO_SIGNALS,  # signals run every time
+           "velocity": {"unchanged": 1}}
 NO_ALERTS = {"matched": 0, "sent": 0, "pending": 0, "errors": 0}
 
 
@@ -110,14 +115,16 @@ def seeded(tmp_path, monkeypatch) -> str:
 
 
 def test_refresh_runs_its_steps_in_order_and_counts_what_changed(seeded):
-    assert api.REFRESH_STEPS == ("dedupe", "score", "alerts")
+    assert api.REFRESH_STEPS == ("dedupe", "score", "signals", "velocity", "alerts")
     first = api.refresh(seeded)
     # keys: the writer alone stored no dedupe keys (the item pipeline makes them in a run), so the step makes them
-    assert first.steps == {"dedupe": {"keys": 2, **FIRST_STEPS["dedupe"]}, "score": FIRST_STEPS["score"]}
+    assert first.steps == {"dedupe": {"keys": 2, **FIRST_STEPS["dedupe"]}, "score": FIRST_STEPS["score"],
+                           "signals": NO_SIGNALS, "velocity": {"rows": 6}}  # no skills: the writer alone tags none
     assert first.alerts.counters() == NO_ALERTS
     again = api.refresh(seeded)
     assert again.steps == {"dedupe": {"refreshed": 0, "clusters": 2, "duplicates": 0},
-                           "score": {"scored": 0, "unchanged": 2, "market_stats": 10, "salary_groups": 0}}
+                           "score": {"scored": 0, "unchanged": 2, "market_stats": 10, "salary_groups": 0},
+                           "signals": NO_SIGNALS, "velocity": {"unchanged": 1}}
 
 
 def test_refresh_delivers_the_new_matches_of_a_watch(seeded, capsys):

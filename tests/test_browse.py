@@ -278,7 +278,7 @@ def test_postings_page_shows_its_default_columns_and_all_on_request(ds, browse_d
     # the JSON and CSV of the table keep every column; other tables have no default columns
     assert get(ds, "/jobs/postings.json?_size=1").json()["columns"] == every
     assert get(ds, "/jobs/postings.csv?_size=1").text.split("\r\n")[0] == ",".join(every)
-    assert len(_header(get(ds, "/jobs/jobs?_columns=all").text)) == 29  # 0026: posted_local, posted_source, salary_source; application_status
+    assert len(_header(get(ds, "/jobs/jobs?_columns=all").text)) == 31  # 0026: posted_local, posted_source, salary_source; application_status, ghost, likely_employer
 
 
 def test_default_columns_are_added_once_and_only_where_none_are_picked():
@@ -707,7 +707,7 @@ def test_the_post_date_is_shown_in_the_postings_zone(row, shown):
 def test_listing_is_compact_and_each_title_opens_its_posting(ds):
     page = get(ds, "/jobs/jobs").text
     assert _header(page) == LISTING
-    assert '<p class="column-choice">7 of 29 columns' in page and 'href="/jobs/jobs?_columns=all">all columns</a>' in page
+    assert '<p class="column-choice">7 of 31 columns' in page and 'href="/jobs/jobs?_columns=all">all columns</a>' in page
     assert _row(page, 4) == (
         '<tr><td class="col-title type-str"><a class="posting-link" href="/jobs/postings/4">后端开发工程师</a></td>'
         '<td class="col-company type-str">地平线</td><td class="col-city type-str">北京</td>'
@@ -722,7 +722,7 @@ def test_listing_is_compact_and_each_title_opens_its_posting(ds):
     every = get(ds, "/jobs/jobs?_columns=all").text
     assert _header(every)[:9] == ["id", *LISTING[:5], "score_level", "posted_at", "source"]
     assert '<a href="/jobs/postings/4">4</a>' in every
-    assert len(get(ds, "/jobs/jobs.json?_size=1").json()["columns"]) == 29
+    assert len(get(ds, "/jobs/jobs.json?_size=1").json()["columns"]) == 31
 
 
 def test_a_searched_listing_shows_the_matched_text(ds):

@@ -484,7 +484,7 @@ def test_round_trip_export_then_ingest_gives_the_same_postings(seeded_db, tmp_pa
     again = tmp_path / "again.db"
     proc = run_cli("ingest", str(out), "--db", str(again), "--as-of", AS_OF, check=True)
     assert f"postings.{suffix}: csv, utf-8-sig, delimiter {'comma' if suffix == 'csv' else 'tab'} · preset jobcrawl " \
-           "(sniffed), 68 of 68 columns mapped" in proc.stdout
+           "(sniffed), 71 of 71 columns mapped" in proc.stdout
     before, after = export_records(seeded_db), export_records(again)
     assert len(after) == len(before) == 2
     for old, new in zip(before, after):
@@ -508,7 +508,7 @@ def test_the_jobcrawl_preset_reads_the_columns_of_an_export():
     items = list(parse_table(data, locator="p.csv", fetched_at=AS_OF, as_of=AS_OF, fmt="csv", options=TableOptions(),
                              report=report))
     first, second = [item for item in items if isinstance(item, RawPosting)]
-    assert (report.preset, report.sniffed, report.matched, report.columns) == ("jobcrawl", True, 68, 68)
+    assert (report.preset, report.sniffed, report.matched, report.columns) == ("jobcrawl", True, 71, 71)
     assert first.description == "关于这个职位\n做算子\n任职要求\n本科\n熟悉CUDA, C++\n福利待遇\n五险一金\n【团队氛围】\n扁平\n开放"
     assert (first.source_id, first.title, first.company, first.location, first.salary, first.posted, first.tags,
             first.extra) == ("a.txt#0", "AI算子开发工程师", "吉利汽车", "杭州", "30-50K·14薪", "2026-11-29T00:00:00+00:00",

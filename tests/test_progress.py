@@ -172,7 +172,8 @@ def test_quiet_and_json(tmp_path):
     assert (again.returncode, again.stderr) == (0, "")
     report = json.loads(again.stdout)
     assert (report["kind"], report["status"], report["counts"]["unchanged"], report["counts"]["files_unchanged"],
-            report["total_postings"], sorted(report["steps"])) == ("ingest", "ok", 2, 2, 2, ["dedupe", "score"])
+            report["total_postings"], sorted(report["steps"])) == ("ingest", "ok", 2, 2, 2,
+                                                                   ["dedupe", "score", "signals", "velocity"])
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import re
 import sqlite3
 import subprocess
 import sys
@@ -62,6 +63,11 @@ def without_ids(records: list[dict]) -> dict[str, dict]:
                                 and m.get("duplicate_of") is None), None)
         r["duplicate_of"] = key_of.get(r["duplicate_of"])
         r["dedupe_matched"] = key_of.get(r.get("dedupe_matched"))
+        if r.get("likely_employer_evidence"):
+            r["likely_employer_evidence"] = {**r["likely_employer_evidence"],
+                                             "posting_id": key_of[r["likely_employer_evidence"]["posting_id"]]}
+        r["ghost_signals"] = [{**s, "sentence": re.sub(r"#(\d+)", lambda m: key_of[int(m[1])], s["sentence"])}
+                              for s in r.get("ghost_signals") or []]
         out[r["key"]] = r
     return out
 
@@ -421,7 +427,10 @@ def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_pat
     assert pending_now()  # a new database: the steps have never run
     first = run()
     assert (first["dedupe"]["added"], first["score"]["scored"]) == (2, 2) and not pending_now()
-    assert run() == {"dedupe": {"skipped": 1}, "score": {"skipped": 1}} and not pending_now()
+    assert run() == {"dedupe": {"skipped": 1}, "score": {"skipped": 1}, "signals": {
+        "ghost_open_long": 0, "ghost_reposted": 0, "ghost_reopened": 0, "ghost_mass_agency": 0, "likely_employers": 0},
+        "velocity": {"unchanged": 1}}
+    assert not pending_now()
     run(killed=True)
     assert pending_now()
 

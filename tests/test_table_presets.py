@@ -81,7 +81,7 @@ def test_every_preset_loads_in_its_order():
     pytest.param("51job-list", "first", 5, ("51job-list", 5), "51job_labels(2)",
                  "title=职位 company=公司 location=地址 salary=薪酬",
                  id="51job-list-first"),
-    pytest.param("jobcrawl", "first", 68, ("jobcrawl", 68), "jobcrawl_sections(6) jobcrawl_salary(4) recomputed(41)",
+    pytest.param("jobcrawl", "first", 71, ("jobcrawl", 71), "jobcrawl_sections(6) jobcrawl_salary(4) recomputed(44)",
                  "source_id=source_id url=url title=title company=company location=city+district category=category "
                  "seniority=seniority employment_type=employment_type work_mode=work_mode experience=experience "
                  "education=education company_info=company_info salary=salary_raw posted=posted_at "

@@ -129,7 +129,8 @@ _CANDIDATES = f"""SELECT p.id, p.city, {", ".join(f"[{c}]" for c in SALARY_COLUM
     EXISTS (SELECT 1 FROM cluster_members m WHERE m.posting_id = p.id AND m.cluster_id IN (
             SELECT cm.cluster_id FROM watch_matches w JOIN cluster_members cm ON cm.posting_id = w.posting_id
             WHERE w.watch_id = :watch)) AS cluster_seen,
-    p.id IN (SELECT posting_id FROM applications) AS tracked
+    p.id IN (SELECT posting_id FROM applications) AS tracked,
+    EXISTS (SELECT 1 FROM ghost_signals g WHERE g.posting_id = p.id) AS ghost
 FROM postings p {app_join("p", "am")}
 WHERE p.id > :after AND p.closed_at IS NULL AND (:cities IS NULL OR p.city IN (SELECT value FROM json_each(:cities)))
   AND (:ids IS NULL OR p.id IN (SELECT value FROM json_each(:ids)))
@@ -147,7 +148,7 @@ def unseen_rows(db: sqlite_utils.Database, watch_id: int, *, profile: str | None
     ``cluster_seen``: a member of its cluster was seen by the watch (the posting itself was not). The
     clusters the watch has seen are one uncorrelated subquery, so a cluster of thousands of reposts
     costs one lookup per posting, not a walk over its members. ``tracked``: its job has an application
-    status (the view ``applications``, read once per batch)."""
+    status (the view ``applications``, read once per batch); ``ghost``: it has a ghost signal."""
     params = {"watch": watch_id, "fit_scorer": f"fit:{profile}" if profile else None, "profile": profile,
               "cities": json.dumps(list(cities), ensure_ascii=False) if cities else None,
               "ids": None if ids is None else json.dumps(sorted(ids)), "after": 0, "batch": BATCH}

@@ -1,4 +1,4 @@
-"""``jobcrawl dedupe``, ``score``, ``export`` and ``history``: the stored corpus."""
+"""``jobcrawl dedupe``, ``signals``, ``score``, ``export`` and ``history``: the stored corpus."""
 
 from __future__ import annotations
 
@@ -46,6 +46,50 @@ def dedupe(db: str, rebuild: bool) -> None:
     refresh(database.conn)  # the weekly velocity counts each cluster once
     database.close()
     click.echo(dedupe_line(counts))
+
+
+@main.command()
+@DB_OPTION
+def signals(db: str) -> None:
+    """Find ghost signals and the employers behind agency and hidden postings (nothing is hidden).
+
+    Runs after every ingest and crawl; run it by hand after editing your agency words. Each
+    canonical posting gets its ghost signals: open_long (open and unchanged for 60 days), reposted
+    (3 postings of the job under new ids within 90 days), reopened (closed and back), mass_agency
+    (the same JD from 3 agencies). "Now" is the newest last_seen of the database. An agency's
+    (猎头, 人力资源, 外包, 派遣 and your words) or hidden posting gets the company of a direct posting
+    of the same job: in its duplicate cluster, or in its city with a JD similarity of at least 0.6.
+    Your agency words: the file $JOBCRAWL_AGENCIES, else ~/.config/jobcrawl/agencies.txt
+    ($XDG_CONFIG_HOME), one word a line, # comments. Rules and thresholds: normalize/ghost.py;
+    see docs/ghost.md.
+
+    Exit status: 0 done; 2 usage error (no database, an agency file that cannot be read); 4 another
+    run holds the database.
+
+    \b
+    Example:
+      jobcrawl signals --db jobs.db
+      JOBCRAWL_AGENCIES=agencies.txt jobcrawl signals
+    """
+    from crawler.files import ConfigFileError
+    from crawler.run.lock import db_lock
+    from crawler.signals.step import agency_words, refresh_signals
+    from crawler.store.schema import open_db
+    from normalize.ghost import CODES
+
+    require_db(db)
+    try:
+        words = agency_words()
+    except ConfigFileError as err:
+        raise click.UsageError(str(err)) from None
+    with calling("signals"), db_lock(db):
+        database = open_db(db)
+        try:
+            counts = refresh_signals(database, words=words)
+        finally:
+            database.close()
+    ghosts = " · ".join(f"{code} {counts[f'ghost_{code}']}" for code in CODES)
+    click.echo(f"ghost signals: {ghosts} · likely employers: {counts['likely_employers']}")
 
 
 @main.command()

@@ -61,15 +61,18 @@ def watch() -> None:
 @click.option("--include-tracked", is_flag=True,
               help="Also deliver postings whose job you track (jobcrawl track; default: a tracked posting is never "
                    "delivered, not even one tracked after it matched).")
+@click.option("--no-ghost", is_flag=True,
+              help="Skip postings with a ghost signal (open_long, reposted, reopened, mass_agency: docs/ghost.md).")
 def watch_add(name: str, db: str, config_path: str | None, search: str | None, cities: tuple[str, ...],
               min_salary: str | None, min_fit: int | None, exclude_duplicates: bool, changed_since: str | None,
-              destinations: tuple[str, ...], include_existing: bool, include_tracked: bool) -> None:
+              destinations: tuple[str, ...], include_existing: bool, include_tracked: bool, no_ghost: bool) -> None:
     """Add a watch NAME (a saved search).
 
     \b
     Example:
       jobcrawl watch add cuda-bj --search "CUDA 算子" --city 北京 --min-salary 40k --min-fit 70 --to mail
       jobcrawl watch add infra --search "推理 vLLM" --exclude-duplicates --include-existing --changed-since 2026-11-25
+      jobcrawl watch add fresh-only --search CUDA --no-ghost
     """
     from pydantic import ValidationError
 
@@ -85,7 +88,7 @@ def watch_add(name: str, db: str, config_path: str | None, search: str | None, c
     try:
         spec = WatchSpec(name=name, search=search, cities=list(cities), min_salary=min_salary, min_fit=min_fit,
                          exclude_duplicates=exclude_duplicates, changed_since=changed_since, destinations=names,
-                         include_tracked=include_tracked)
+                         include_tracked=include_tracked, no_ghost=no_ghost)
     except ValidationError as err:
         first = err.errors()[0]
         raise click.UsageError(f"{'.'.join(str(p) for p in first['loc'])}: "
@@ -148,7 +151,8 @@ def watch_list(db: str, config_path: str | None, browse_url: str | None) -> None
                      f"min fit {spec.min_fit}" if spec.min_fit is not None else None,
                      "no duplicates" if spec.exclude_duplicates else None,
                      f"changed since {spec.changed_since}" if spec.changed_since else None,
-                     "tracked too" if spec.include_tracked else None]
+                     "tracked too" if spec.include_tracked else None,
+                     "no ghost signals" if spec.no_ghost else None]
             c = store.watch_counts(database.conn, w.id)
             say(f"{spec.name}: {' · '.join(x for x in wants if x) or 'every posting'} → {', '.join(spec.destinations)}"
                  f" · delivered {c['matched']} postings ({c['sent']} sent, {c['pending']} pending) · "

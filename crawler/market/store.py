@@ -15,7 +15,7 @@ BASIS_KEY = "velocity_basis"
 JOBS_SQL = """SELECT t.posting_id, t.opened_at, t.closed_at, p.company, p.city, p.category
 FROM job_timeline t JOIN postings p ON p.id = t.posting_id"""
 
-BASIS_SQL = """SELECT json_array((SELECT max(id) FROM runs), (SELECT count(*) FROM postings),
+BASIS_SQL = """SELECT json_array((SELECT max(id) FROM posting_versions), (SELECT count(*) FROM postings),
     (SELECT max(first_seen) FROM postings), (SELECT count(*) FROM posting_events), (SELECT max(id) FROM posting_events),
     (SELECT count(*) FROM clusters), (SELECT total(canonical_posting_id) FROM clusters), (SELECT total(size) FROM clusters),
     (SELECT count(*) FROM posting_skills))"""
@@ -83,7 +83,8 @@ def posting_skills(conn: sqlite3.Connection) -> sqlite3.Cursor:
 
 
 def basis(conn: sqlite3.Connection) -> str:
-    """What ``velocity_weekly`` is computed from, in a few figures: runs, postings, closings, clusters, skills."""
+    """What ``velocity_weekly`` is computed from, in a few figures: changed postings (their superseded versions),
+    postings, closings, clusters, skills."""
     return conn.execute(BASIS_SQL).fetchone()[0]
 
 

@@ -563,17 +563,29 @@ class StepFailed(RuntimeError):
 
 def corpus_steps(database, *, skip: bool = False, workers: int | None = None,
                  progress: Progress | None = None) -> dict[str, dict[str, int]]:
-    """The corpus steps of :func:`after_run` (their counts :data:`SKIPPED` with ``skip``), then the weekly hiring
-    velocity (crawler/market/velocity.py) when they ran; once they succeeded, they are no longer pending
+    """The corpus steps of :func:`after_run` (their counts :data:`SKIPPED` with ``skip``), then the signals step
+    (crawler/signals/step.py; its ghost signals with ``skip`` too: the corpus's "now" moves with every run, the
+    likely employers only when postings changed) and the weekly hiring velocity (crawler/market/velocity.py, stored
+    again when what it reads changed); once they succeeded, they are no longer pending
     (crawler.store.runs.steps_pending)."""
     from crawler.market.velocity import refresh
+    from crawler.signals.step import refresh_signals
     from crawler.store.runs import set_steps_pending
 
     steps = {"dedupe": SKIPPED, "score": SKIPPED} if skip else after_run(database, workers=workers, progress=progress)
-    if not skip:
-        refresh(database.conn)
+    for name, step in (("signals", lambda: refresh_signals(database, employers=not skip)),
+                       ("velocity", lambda: _velocity(refresh(database.conn)))):
+        try:
+            steps[name] = step()
+        except Exception as err:
+            raise StepFailed(name, err, steps, traceback.format_exc()) from err
     set_steps_pending(database, False)
     return steps
+
+
+def _velocity(stored: int | None) -> dict[str, int]:
+    """The velocity step's counts: the rows stored, or ``unchanged`` when nothing it reads changed."""
+    return {"unchanged": 1} if stored is None else {"rows": stored}
 
 
 def after_run(database, *, workers: int | None = None, processes: rule.Corpus | None = None,

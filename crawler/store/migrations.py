@@ -777,3 +777,11 @@ def m0037(db: sqlite_utils.Database) -> None:
 def m0039(db: sqlite_utils.Database) -> None:
     """``velocity_weekly``: hiring velocity per week, kept by crawler/market/velocity.py."""
     db.execute(next(statement for _, name, statement in baseline() if name == "velocity_weekly"))
+
+
+@migration("0040_ghost_signals")
+def m0040(db: sqlite_utils.Database) -> None:
+    """``ghost_signals`` and ``likely_employers``: what the signals step finds of each posting (the views ``jobs``
+    and ``fit`` read them)."""
+    for table in ("ghost_signals", "likely_employers"):
+        db.execute(next(statement for _, name, statement in baseline() if name == table))

@@ -7,7 +7,8 @@ insights, source evaluation, times in UTC; ``posted_local`` and :data:`LOCAL_TIM
 dedupe evidence: ``cluster_id``, ``duplicate_of`` (the canonical member), ``dedupe_reason``,
 ``dedupe_similarity``, ``dedupe_matched`` (the member it matched), ``cross_company``, ``different_city``. The
 export (:func:`iter_export`) adds the application of the posting's job (``jobcrawl track``): ``application_status``
-and ``application_since`` (None when untracked).
+and ``application_since`` (None when untracked), and its signals (:func:`with_signals`): ``ghost_signals``,
+``likely_employer``, ``likely_employer_evidence``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sqlite_utils
 
 from normalize.dates import local_time, source_zone
 from normalize.evaluation import unpack_evidence, unpack_signals
+from normalize.ghost import CODES, Employer, Signal, sentence
 from normalize.models import DIMENSIONS
 from normalize.score import FACT_RULES, SCORER, PostingFacts, render_evaluation
 
@@ -136,7 +138,7 @@ def iter_export(db: sqlite_utils.Database, *, where: str | None = None, params: 
         rows = list(db.query(f"{_POSTINGS} WHERE p.id > ?{cond} ORDER BY p.id LIMIT {BATCH}", [last, *(params or [])]))
         if not rows:
             return
-        yield from _with_applications(db, _records(db, rows))
+        yield from with_signals(db, _with_applications(db, _records(db, rows)))
         last = rows[-1]["id"]
 
 
@@ -147,6 +149,29 @@ def _with_applications(db: sqlite_utils.Database, records: list[dict[str, Any]])
         f"SELECT posting_id, status, since FROM applications WHERE posting_id IN ({','.join('?' * len(ids))})", ids)}
     for rec in records:
         rec["application_status"], rec["application_since"] = found.get(rec["id"], (None, None))
+    return records
+
+
+def with_signals(db: sqlite_utils.Database, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` with their ghost signals (``ghost_signals``: a list of ``{code, sentence}``, empty for none; a
+    job's signals are on its canonical posting, not on its duplicates) and, for an agency's or hidden posting, ``likely_employer`` and
+    ``likely_employer_evidence`` (``{posting_id, similarity, rule}``; both None when not found)."""
+    ids = [r["id"] for r in records]
+    q = ",".join("?" * len(ids))
+    signals: dict[int, list[Signal]] = defaultdict(list)
+    for pid, code, n, days, at, found in db.execute(
+            f"SELECT posting_id, code, n, days, at, ids FROM ghost_signals WHERE posting_id IN ({q})", ids):
+        signals[pid].append(Signal(code, n, days, at, tuple(json.loads(found or "[]"))))
+    employers = {r[0]: Employer(*r[1:]) for r in db.execute(
+        "SELECT posting_id, company, evidence_posting_id, similarity, rule FROM likely_employers"
+        f" WHERE posting_id IN ({q})", ids)}
+    for rec in records:
+        rec["ghost_signals"] = [{"code": s.code, "sentence": sentence(s)}
+                                for s in sorted(signals.get(rec["id"], []), key=lambda s: CODES.index(s.code))]
+        employer = employers.get(rec["id"])
+        rec["likely_employer"] = employer.company if employer else None
+        rec["likely_employer_evidence"] = ({"posting_id": employer.posting_id, "similarity": employer.similarity,
+                                            "rule": employer.rule} if employer else None)
     return records
 
 

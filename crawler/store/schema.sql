@@ -429,6 +429,28 @@ CREATE TABLE cluster_members (
 );
 CREATE INDEX idx_cluster_members_cluster_id ON cluster_members (cluster_id);
 
+-- Ghost signals of the canonical postings (crawler/signals/, rules and thresholds in normalize/ghost.py): a row per
+-- posting and code (open_long, reposted, reopened, mass_agency) with its evidence as numbers; the sentence is made
+-- when read. The likely employer of an agency's or hidden posting: the company of a direct posting of the same job
+-- (evidence_posting_id), their JD similarity and the rule (cluster, city). Both are replaced by each signals step.
+CREATE TABLE ghost_signals (
+    posting_id INTEGER NOT NULL REFERENCES postings (id),
+    code TEXT NOT NULL,
+    n INTEGER,
+    days INTEGER,
+    at TEXT,
+    ids TEXT,
+    PRIMARY KEY (posting_id, code)
+) WITHOUT ROWID;
+
+CREATE TABLE likely_employers (
+    posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
+    company TEXT NOT NULL,
+    evidence_posting_id INTEGER NOT NULL REFERENCES postings (id),
+    similarity REAL NOT NULL,
+    rule TEXT NOT NULL
+);
+
 -- ---------------------------------------------------------------------------------------------- watches and alerts
 
 CREATE TABLE watches (
@@ -496,6 +518,8 @@ CREATE INDEX idx_application_events_posting_id ON application_events (posting_id
 -- any member of its duplicate cluster, by at then entry order), read through the indexes of dedupe_signatures and
 -- application_events for the rows a query returns: the view applications, evaluated for each row, would read every
 -- event each time.
+-- ghost: the posting's ghost signal codes as a JSON array (NULL: none); likely_employer: the company behind an
+-- agency's or hidden posting.
 CREATE VIEW jobs AS SELECT
     id, title, coalesce(company, '（企业未公开）') AS company, city, salary_monthly_max AS salary, score, score_level,
     posted_at, source, posted_local, category, work_mode, seniority, score_by, skills, posted_source, first_seen,
@@ -505,7 +529,9 @@ CREATE VIEW jobs AS SELECT
         SELECT m.posting_id FROM dedupe_signatures m
         WHERE m.cluster_id = (SELECT s.cluster_id FROM dedupe_signatures s WHERE s.posting_id = postings.id)
         UNION ALL SELECT postings.id)
-     ORDER BY e.at DESC, e.id DESC LIMIT 1) AS application_status
+     ORDER BY e.at DESC, e.id DESC LIMIT 1) AS application_status,
+    (SELECT json_group_array(code) FROM ghost_signals g WHERE g.posting_id = postings.id HAVING count(*)) AS ghost,
+    (SELECT company FROM likely_employers l WHERE l.posting_id = postings.id) AS likely_employer
 FROM postings;
 
 -- The text of postings_fts, as it indexes it, from the stored values (crawler/store/fts.py: index_values); the
@@ -518,8 +544,8 @@ CREATE VIEW postings_fts_source AS SELECT
 FROM postings;
 
 -- Personal fit beside the posting, one row per posting and profile: the four parts, their reasons, the blocklist
--- rule, days since last seen (counted back from the newest last_seen of the database) and, for JobSpy imports,
--- the board the row came from (its `site` column).
+-- rule, days since last seen (counted back from the newest last_seen of the database), for JobSpy imports
+-- the board the row came from (its `site` column), and the posting's ghost signal codes (a JSON array; NULL: none).
 CREATE VIEW fit AS SELECT
     p.id, p.title, p.company, p.city, substr(e.scorer, 5) AS profile, e.overall AS fit,
     json_extract(e.evidence, '$.overall[0].scores.skills') AS fit_skills,
@@ -532,7 +558,8 @@ CREATE VIEW fit AS SELECT
     p.salary_status, p.salary_estimated, p.salary_raw, p.score, p.work_mode,
     CASE WHEN p.source = 'tabular' THEN json_extract(p.extra, '$.site') END AS site,
     CAST(julianday((SELECT max(last_seen) FROM postings)) - julianday(p.last_seen) AS INTEGER) AS days_unseen,
-    p.closed_at, p.posted_at, p.first_seen, p.last_seen, p.url
+    p.closed_at, p.posted_at, p.first_seen, p.last_seen, p.url,
+    (SELECT json_group_array(code) FROM ghost_signals g WHERE g.posting_id = p.id HAVING count(*)) AS ghost
 FROM evaluations e JOIN postings p ON p.id = e.posting_id
 LEFT JOIN posting_blocks b ON b.posting_id = e.posting_id AND b.profile = substr(e.scorer, 5)
 WHERE e.scorer LIKE 'fit:%';

@@ -26,7 +26,7 @@ from .keys import (
 )
 from .minhash import (
     NUM_PERM, SEED, SIGNATURE_VERSION, jaccard, shingle_hashes, shingles, signature, signature_from_bytes,
-    signature_to_bytes,
+    signature_to_bytes, signatures_from_bytes,
 )
 from .names import canonical_url, count_companies, names_agree, normalize_city, normalize_company, normalize_title
 
@@ -36,5 +36,5 @@ __all__ = [
     "canonical_url", "choose_canonical", "common_shingles", "completeness", "count_companies", "fingerprint",
     "identity", "jaccard", "jd_text", "keys_of", "names_agree", "normalize_city", "normalize_company",
     "normalize_title", "posting_signature", "posting_signatures", "record_from_posting", "salary_identity",
-    "shingle_hashes", "shingles", "signature", "signature_from_bytes", "signature_to_bytes",
+    "shingle_hashes", "shingles", "signature", "signature_from_bytes", "signature_to_bytes", "signatures_from_bytes",
 ]

@@ -213,6 +213,13 @@ def signature_from_bytes(data: bytes) -> np.ndarray:
     return lean.hashvalues
 
 
+def signatures_from_bytes(blobs: Sequence[bytes]) -> np.ndarray:
+    """:func:`signature_from_bytes` of many stored signatures at once (len(blobs) × ``NUM_PERM``)."""
+    out = np.empty((len(blobs), NUM_PERM), dtype=np.uint32)
+    _decode_into(out, list(blobs))
+    return out
+
+
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
     """Jaccard similarity estimated from two signatures (fraction of equal values); 0 if either is empty."""
     if _is_empty(a) or _is_empty(b):
