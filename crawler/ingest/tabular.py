@@ -118,7 +118,7 @@ class TabularSpider(TextdumpSpider):
     def reading_options(self) -> dict[str, str]:
         """Text dumps as the text dump spider reads them; tables under the options given."""
         options = self.args.model_dump(include={"format", "preset", "mapping", "constants"})
-        return {**super().reading_options(), "tabular": options_digest(options)}
+        return {**super().reading_options(), self.source_of("tabular"): options_digest(options)}
 
     def file_format(self, inp: InputFile) -> str:
         return format_for(inp.path, self.args.format)
@@ -135,10 +135,11 @@ class TabularSpider(TextdumpSpider):
         fetched = now_iso()
         report = TableReport(locator=inp.locator, format=fmt)
         found = unparsed = 0
-        ledger = self.unchanged.get("tabular")
+        ledger = self.unchanged.get(self.source_of("tabular"))
         skip = False  # the items of an unchanged raw input (crawler/ingest/ledger.py) are counted, not passed on
         for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=as_of,
-                                fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above):
+                                fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above,
+                                source=self.source_of("tabular")):
             if isinstance(item, RawInput):
                 item.reader = {"format": fmt, **self.args.model_dump(include={"preset", "mapping", "constants"}),
                                "streamed": not isinstance(data, bytes)}
@@ -150,7 +151,9 @@ class TabularSpider(TextdumpSpider):
             elif not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
                 unparsed += skip
-            if not skip:
+            if skip:
+                self.list_item(item)  # not passed on, but still a posting of the listing
+            else:
                 yield item
         stats = self.crawler.stats
         stats.inc_value(FOUND, found)
