@@ -81,7 +81,7 @@ def ingest_job(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: 
 
     paths, mapping, constants = list(paths), list(mapping), list(constants)
     anchor = _as_of(as_of)
-    source = _source_name(source, complete=complete, rebuild=rebuild)
+    source = source_name(source, complete=complete, rebuild=rebuild)
     try:
         inputs = resolve_inputs(paths, suffixes=INGEST_SUFFIXES,
                                 exclude=[db + suffix for suffix in ("", "-wal", "-shm", "-journal")])
@@ -134,8 +134,9 @@ SOURCE_NAME = r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}"
 """A source named by ``--source``: letters, digits and ``._:/@+-``, at most 100 characters."""
 
 
-def _source_name(source: str | None, *, complete: bool, rebuild: bool) -> str | None:
-    """``--source`` checked; ``--complete`` and ``--rebuild`` need it."""
+def source_name(source: str | None, *, complete: bool, rebuild: bool) -> str | None:
+    """``--source`` checked (None when not given); ``--complete`` and ``--rebuild`` need it. Raises
+    :class:`UsageError`."""
     import re
 
     if source is None:

@@ -249,4 +249,4 @@ def calling(command: str):
         raise SystemExit(4) from None
 
 
-from crawler.cli import corpus, crawl, ingest, serve, track, watch  # noqa: E402,F401 — each adds its commands to main
+from crawler.cli import corpus, crawl, ingest, replay, serve, track, watch  # noqa: E402,F401 — each adds its commands to main

@@ -91,3 +91,15 @@ def restart_listing(db: sqlite_utils.Database, listing: str) -> int:
                      f" (SELECT id FROM postings WHERE key IN ({members}))", (listing,))
         return conn.execute("UPDATE listing_postings SET first_seen = NULL, last_seen = NULL, closed_at = NULL,"
                             " run_id = NULL WHERE listing = ?", (listing,)).rowcount
+
+
+def seen_again(db: sqlite_utils.Database, listing: str, at: str) -> int:
+    """The same complete listing read again at ``at``: its open members (the postings of the last one) are seen
+    then — ``last_seen`` moves forward in the listing and in ``postings``. Returns how many."""
+    conn = db.conn
+    with conn:
+        members = "SELECT key FROM listing_postings WHERE listing = ? AND closed_at IS NULL"
+        conn.execute(f"UPDATE postings SET last_seen = max(coalesce(last_seen, ''), ?) WHERE key IN ({members})",
+                     (at, listing))
+        return conn.execute("UPDATE listing_postings SET last_seen = max(coalesce(last_seen, ''), ?)"
+                            " WHERE listing = ? AND closed_at IS NULL", (at, listing)).rowcount

@@ -52,6 +52,27 @@ def latest_source_time(db_path: str, source: str) -> str | None:
         conn.close()
 
 
+def replayed_versions(db_path: str, source: str) -> list[tuple[str, str, str]]:
+    """``(commit, blob, status)`` of the runs of ``source`` that ingested a committed version (``jobcrawl replay``)
+    since its last rebuild, oldest first; empty when the database does not exist yet (read-only)."""
+    from pathlib import Path
+
+    from crawler.store import connect_readonly
+
+    if not Path(db_path).is_file():
+        return []
+    conn = connect_readonly(db_path)
+    try:
+        of_source = "FROM runs WHERE kind = 'ingest' AND source = :source"
+        return conn.execute(
+            f"SELECT json_extract(args, '$.commit'), json_extract(args, '$.blob'), status {of_source}"
+            f" AND json_extract(args, '$.commit') IS NOT NULL AND id >= coalesce("
+            f"(SELECT max(id) {of_source} AND json_extract(args, '$.rebuild')), 0) ORDER BY id",
+            {"source": source}).fetchall()
+    finally:
+        conn.close()
+
+
 def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
               mark_stale: bool = True, status: str = "running", started: str | None = None) -> int:
     """Record a run as running; runs left running by a killed process are marked interrupted
