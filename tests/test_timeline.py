@@ -180,3 +180,26 @@ def test_a_named_source_is_parsed_again_by_reparse(weeks, tmp_path):
         1, "files read 4 · postings found 8 · new 0 · updated 0 · unchanged 5 · quarantined 1",
         ["quarantined: board.jsonl#2: line 2: no title"])
     assert _timeline(db) == _timeline(weeks)
+
+
+def test_a_saved_greenhouse_answer_is_read_as_a_crawl_reads_it(tmp_path):
+    """A git-scraped Greenhouse board: its URL (absolute_url), id, pay; the next snapshot without a job closes it."""
+    from conftest import ROOT
+
+    answer = json.loads((ROOT / "fixtures/web/ats/greenhouse_gitlab_jobs.json").read_text(encoding="utf-8"))
+    db = tmp_path / "jobs.db"
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "gitlab.json").write_text(json.dumps(answer), encoding="utf-8")
+    _ingest(db, tmp_path / "1" / "gitlab.json", at=W1, source="gh-gitlab")
+    answer["jobs"] = answer["jobs"][1:]
+    (tmp_path / "2").mkdir()
+    (tmp_path / "2" / "gitlab.json").write_text(json.dumps(answer), encoding="utf-8")
+    _ingest(db, tmp_path / "2" / "gitlab.json", at=W2, source="gh-gitlab")
+    assert _sql(db, "SELECT source, source_id, url, company, title, salary_raw, first_seen, last_seen, closed_at"
+                    " FROM postings ORDER BY id") == [
+        ("gh-gitlab", "8503792002", "https://job-boards.greenhouse.io/gitlab/jobs/8503792002", "GitLab",
+         "Account Executive - Italy", None, W1, W1, W2),
+        ("gh-gitlab", "8565469002", "https://job-boards.greenhouse.io/gitlab/jobs/8565469002", "GitLab",
+         "AI Engineer", "$108,400—$129,600 USD", W1, W2, None)]
+    assert _sql(db, "SELECT DISTINCT json_extract(reader, '$.page') FROM raw_inputs") == [
+        ("crawler.web.pages.greenhouse.GreenhousePage",)]

@@ -120,6 +120,29 @@ class TabularSpider(TextdumpSpider):
         options = self.args.model_dump(include={"format", "preset", "mapping", "constants"})
         return {**super().reading_options(), self.source_of("tabular"): options_digest(options)}
 
+    def _page_items(self, page):
+        """The items of a saved board API answer read by its page object (an input unchanged since its last
+        complete parse: counted, its postings only listed)."""
+        ledger = self.unchanged.get(self.source_of("tabular")) or {}
+        stored = ledger.get((page.url, page.sha256))
+        skip = stored is not None and stored[0] == page.as_of
+        found = 0
+        for item in page.parse():
+            if isinstance(item, RawInput):
+                item.reader = page.reader
+            elif not (isinstance(item, Quarantined) and item.position is None):
+                found += 1
+            if skip:
+                self.list_item(item)
+            else:
+                yield item
+        stats = self.crawler.stats
+        stats.inc_value(FOUND, found)
+        stats.inc_value(FILES)
+        if skip:
+            stats.inc_value(UNPARSED, found)
+            stats.inc_value(FILES_UNCHANGED)
+
     def file_format(self, inp: InputFile) -> str:
         return format_for(inp.path, self.args.format)
 
@@ -133,6 +156,14 @@ class TabularSpider(TextdumpSpider):
             yield from super().parse_input(inp, data, as_of)
             return
         fetched = now_iso()
+        if fmt == "jsonl" and isinstance(data, bytes) and inp.path.suffix.lower() == ".json":
+            from crawler.ingest.boards import saved_answer_page
+
+            page = saved_answer_page(data, locator=inp.locator, source=self.source_of("tabular"), fetched_at=fetched,
+                                     as_of=as_of)
+            if page is not None:
+                yield from self._page_items(page)
+                return
         report = TableReport(locator=inp.locator, format=fmt)
         found = unparsed = 0
         ledger = self.unchanged.get(self.source_of("tabular"))
