@@ -34,6 +34,10 @@ class UsageError(ValueError):
         self.option = option
 
 
+class OutOfOrder(ValueError):
+    """An ingest of a named source whose time is earlier than the source's latest run (one line: why)."""
+
+
 def ingest(paths: Iterable[str], db: str, *, workers: int | None = None, settings: dict[str, Any] | None = None,
            progress: Progress | None = None, **options: Any) -> RunReport:
     """Ingest files (text dumps of the job app, csv / jsonl / lines tables) into ``db``, then run the
@@ -53,11 +57,18 @@ def ingest(paths: Iterable[str], db: str, *, workers: int | None = None, setting
 def ingest_job(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: str = "auto",
                preset: str | None = None, mapping: Iterable[str] = (), constants: Iterable[str] = (),
                tz: str | None = None, batch_size: int = 500, reparse: bool = False,
-               max_file_size: int = MAX_FILE_BYTES) -> tuple[Any, dict[str, Any]]:
+               max_file_size: int = MAX_FILE_BYTES, source: str | None = None, complete: bool = False,
+               rebuild: bool = False) -> tuple[Any, dict[str, Any]]:
     """The checked job of an :func:`ingest` (its spider chosen by the files' formats) and the settings its options
-    make, not run yet. ``as_of``: ISO anchor of relative times (default: each file's mtime); ``fmt``, ``preset``,
-    ``mapping`` (``FIELD=COLUMN``), ``constants`` (``FIELD=VALUE``): how tables are read; ``reparse``: parse
-    unchanged inputs too.
+    make, not run yet. ``as_of``: the run's time — first_seen, last_seen, closing — and the anchor of relative
+    times (default: each file's mtime, and now for closing); ``fmt``, ``preset``, ``mapping`` (``FIELD=COLUMN``),
+    ``constants`` (``FIELD=VALUE``): how tables are read; ``reparse``: parse unchanged inputs too.
+
+    ``source`` names the source of the files' postings (default textdump / tabular); its runs are ordered
+    (:func:`run` refuses one earlier than the latest with :class:`OutOfOrder`). ``complete``: the files together
+    are the complete listing of ``source``, whose postings missing from them close at the run's time and reopen
+    when they come back. ``rebuild``: the source's runs and listing are forgotten first (crawler.store.closing.
+    restart_listing), so an earlier time is accepted and the snapshots that follow make its timeline again.
 
     >>> job, settings = ingest_job(["seeds"], "jobs.db", batch_size=100)
     >>> job.spidercls.name, settings["JOBCRAWL_BATCH_SIZE"]
@@ -70,6 +81,7 @@ def ingest_job(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: 
 
     paths, mapping, constants = list(paths), list(mapping), list(constants)
     anchor = _as_of(as_of)
+    source = source_name(source, complete=complete, rebuild=rebuild)
     try:
         inputs = resolve_inputs(paths, suffixes=INGEST_SUFFIXES,
                                 exclude=[db + suffix for suffix in ("", "-wal", "-shm", "-journal")])
@@ -78,6 +90,12 @@ def ingest_job(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: 
 
     spidercls, spider_kwargs = TextdumpSpider, {"inputs": inputs, "as_of": anchor}
     run_args: dict = {"paths": paths, "as_of": as_of}
+    if source:
+        from normalize.clock import iso_utc, now_iso
+
+        spider_kwargs.update(source=source, listing=f"ingest:{source}" if complete else None)
+        run_args.update(source=source, complete=complete, rebuild=rebuild,
+                        time=iso_utc(anchor) if anchor else now_iso())
     table_options = {"format": fmt, "preset": preset, "mapping": mapping, "constants": constants}
     if any(format_for(inp.path, fmt) != "text" for inp in inputs):
         from pydantic import ValidationError
@@ -96,7 +114,7 @@ def ingest_job(paths: Iterable[str], db: str, *, as_of: str | None = None, fmt: 
         raise UsageError("--preset, --map and --value apply to csv, jsonl and lines files; "
                          "PATHS hold only text dumps (see --format)")
 
-    return Job(spidercls, "ingest", run_args, spider_kwargs), {
+    return Job(spidercls, "ingest", run_args, spider_kwargs, source=source), {
         "JOBCRAWL_BATCH_SIZE": batch_size, "JOBCRAWL_REPARSE": reparse, "JOBCRAWL_MAX_FILE_SIZE": max_file_size,
         "JOBCRAWL_TZ": tz, "JOBCRAWL_AS_OF_SOURCE": "as_of" if as_of else "file_mtime"}
 
@@ -110,6 +128,46 @@ def _as_of(value: str | None):
         return parse_as_of(value, None)
     except ValueError as err:
         raise UsageError(str(err), "--as-of") from None
+
+
+SOURCE_NAME = r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}"
+"""A source named by ``--source``: letters, digits and ``._:/@+-``, at most 100 characters."""
+
+
+def source_name(source: str | None, *, complete: bool, rebuild: bool) -> str | None:
+    """``--source`` checked (None when not given); ``--complete`` and ``--rebuild`` need it. Raises
+    :class:`UsageError`."""
+    import re
+
+    if source is None:
+        if complete or rebuild:
+            raise UsageError(f"{'--complete' if complete else '--rebuild'} needs --source NAME (the source whose "
+                             "listing the files are)")
+        return None
+    if not re.fullmatch(SOURCE_NAME, source):
+        raise UsageError(f"{source!r} is not a source name (letters, digits and ._:/@+-, e.g. greenhouse-acme)",
+                         "--source")
+    if source in ("textdump", "tabular"):
+        raise UsageError(f"{source} is the source of files without --source: name the board (e.g. greenhouse-acme)",
+                         "--source")
+    return source
+
+
+def check_order(db: str, jobs: list) -> None:
+    """Raise :class:`OutOfOrder` for an ingest job of a named source whose time is earlier than the latest run
+    of that source (since its last rebuild); a rebuild may go back."""
+    from crawler.store.runs import latest_source_time
+
+    for job in jobs:
+        args = job.args
+        if job.kind != "ingest" or not args.get("source") or args.get("rebuild"):
+            continue
+        latest = latest_source_time(db, args["source"])
+        if latest is not None and args["time"] < latest:
+            given = "--as-of" if args.get("as_of") else "now,"
+            raise OutOfOrder(f"{given} {args['time']} is earlier than the latest run of source "
+                             f"{args['source']!r} ({latest}): its runs go forward in time (--rebuild replays it "
+                             "from scratch)")
 
 
 def _check_mapped_columns(mapping: dict[str, str], inputs: list, fmt: str) -> None:
@@ -214,11 +272,12 @@ def reparse(db: str, *, sources: Iterable[str] = (), settings: dict[str, Any] | 
 def run(jobs: list, db: str, **options: Any) -> list[RunReport]:
     """Run jobs (crawler.run.runner.Job, e.g. from :func:`ingest_job`) into ``db`` under its lock, then refresh it
     as :func:`ingest` does: crawler.run.runner.run_jobs, whose keyword ``options`` it takes. One report per job, in
-    order."""
+    order. An ingest of a named source earlier than its latest run raises :class:`OutOfOrder`, before any run."""
     from crawler.run.lock import db_lock
     from crawler.run.runner import run_jobs
 
     with db_lock(db):
+        check_order(db, jobs)
         return run_jobs(jobs, db, **options)
 
 

@@ -62,8 +62,9 @@ class CrawlReport:
     """One line per thing the spider did in place of what it was told (an API that answered instead of another)."""
     failures: Counter = field(default_factory=Counter)
     """Requests that failed for good, by reason (``DNS lookup failed for api.lever.co``, ``HTTP 503`` …)."""
-    listings: dict[str, list[str]] = field(default_factory=dict)
-    """Complete listings read: listing name → keys of its postings (the closing step's input)."""
+    listings: dict[str, list[str] | None] = field(default_factory=dict)
+    """Complete listings read: listing name → keys of its postings (the closing step's input); None for a listing
+    whose reading met a problem (it closes nothing)."""
     tables: list[dict[str, Any]] = field(default_factory=list)
     """One summary per table file (crawler.ingest.table.TableReport.as_dict() with its line)."""
     finish_reason: str | None = None
@@ -102,7 +103,9 @@ class CrawlReport:
         self.request_errors += other.request_errors
         self.notes += other.notes
         self.failures.update(other.failures)
-        self.listings.update(other.listings)
+        for name, keys in other.listings.items():  # shards of one listing: together, unless one failed
+            mine = self.listings.get(name, [])
+            self.listings[name] = None if mine is None or keys is None else mine + keys
         self.tables += other.tables
         self.stage_failed = self.stage_failed or other.stage_failed
         # The least finished shard decides: one shard stopped by a signal stopped the run.

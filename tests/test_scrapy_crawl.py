@@ -32,8 +32,9 @@ WRONG_NAME = {
     "reparse": "reparse: unknown argument 'board'; argument 'db' is required; arguments: db (required), sources",
     "smartrecruiters": "smartrecruiters: unknown argument 'board' (did you mean boards?); argument 'boards' is "
                        "required; arguments: boards (required), company, base_url, page_size",
-    "tabular": "tabular: unknown argument 'board'; arguments: paths, as_of, format, preset, mapping, constants",
-    "textdump": "textdump: unknown argument 'board'; arguments: paths, as_of",
+    "tabular": "tabular: unknown argument 'board'; arguments: paths, as_of, source, listing, format, preset, mapping, "
+               "constants",
+    "textdump": "textdump: unknown argument 'board'; arguments: paths, as_of, source, listing",
     "workable": "workable: unknown argument 'board' (did you mean boards?); argument 'boards' is required; "
                 "arguments: boards (required), company, base_url, api",
     "workday": "workday: unknown argument 'board'; argument 'tenant' is required; argument 'site' is required; "
@@ -53,15 +54,16 @@ def test_a_wrong_argument_name_is_one_line_naming_the_spiders_arguments(name):
 
 
 @pytest.mark.parametrize("name, kwargs, message", [
-    pytest.param("textdump", {"inputs": "seeds/"}, "textdump: unknown argument 'inputs'; arguments: paths, as_of",
+    pytest.param("textdump", {"inputs": "seeds/"},
+                 "textdump: unknown argument 'inputs'; arguments: paths, as_of, source, listing",
                  id="inputs-is-python-only"),
     pytest.param("textdump", {"paths": "no/such/dir"}, "textdump: paths: no/such/dir: no such file or folder; "
-                 "arguments: paths, as_of", id="missing-path"),
+                 "arguments: paths, as_of, source, listing", id="missing-path"),
     pytest.param("textdump", {"paths": str(SEEDS), "as_of": "yesterday"}, "textdump: as_of: Input should be a valid "
-                 "datetime or date, input is too short; arguments: paths, as_of", id="bad-as-of"),
+                 "datetime or date, input is too short; arguments: paths, as_of, source, listing", id="bad-as-of"),
     pytest.param("tabular", {"paths": str(SEEDS), "preset": "indeed"}, "tabular: preset: unknown preset 'indeed'; "
                  "presets: jobspy, zh-board, boss-list, boss-jd, lagou-jd, lagou-api, 51job-list, jobcrawl, generic, "
-                 "none; arguments: paths, as_of, format, preset, mapping, constants", id="bad-preset"),
+                 "none; arguments: paths, as_of, source, listing, format, preset, mapping, constants", id="bad-preset"),
     pytest.param("greenhouse", {"boards": "a/b"}, "greenhouse: boards: not a board name: 'a/b'; arguments: boards "
                  "(required), company, base_url", id="bad-value"),
     pytest.param("jsonld", {"company": "x"}, "jsonld: give start_urls or sitemap_urls; arguments: company, start_urls, "

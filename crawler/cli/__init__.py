@@ -230,13 +230,16 @@ def require_db(db: str) -> None:
 
 @contextmanager
 def calling(command: str):
-    """Around a call of crawler.api: its usage error is click's (naming the option when it has one); another
-    run holding the database's lock is one line and exit 4."""
-    from crawler.api import UsageError
+    """Around a call of crawler.api: its usage error is click's (naming the option when it has one); a run out of
+    order is one line and exit 2; another run holding the database's lock is one line and exit 4."""
+    from crawler.api import OutOfOrder, UsageError
     from crawler.run.lock import LockHeld
 
     try:
         yield
+    except OutOfOrder as err:
+        click.echo(f"jobcrawl {command}: {err}", err=True)
+        raise SystemExit(2) from None
     except UsageError as err:
         if err.option:
             raise click.BadParameter(str(err), param_hint=err.option) from None
@@ -246,4 +249,4 @@ def calling(command: str):
         raise SystemExit(4) from None
 
 
-from crawler.cli import corpus, crawl, ingest, serve, stats, track, watch  # noqa: E402,F401 — each adds its commands to main
+from crawler.cli import corpus, crawl, ingest, replay, serve, stats, track, watch  # noqa: E402,F401 — each adds its commands to main

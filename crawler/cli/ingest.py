@@ -29,8 +29,22 @@ def _zone(value: str | None) -> str | None:
 @click.argument("paths", nargs=-1, required=True)
 @DB_OPTION
 @click.option("--as-of", "as_of", metavar="ISO-DATETIME",
-              help="Anchor for relative times (发布于 4 小时前, 90天前更新, 09-03发布). Default: each file's "
-                   "modification time. Without an offset it means local time.")
+              help="The run's time: the postings' first_seen and last_seen, the time --complete closes "
+                   "postings at, and the anchor for relative times (发布于 4 小时前, 90天前更新, 09-03发布). "
+                   "Default: each file's modification time (now for closing). Without an offset it means local time.")
+@click.option("--source", metavar="NAME",
+              help="The source of the files' postings (default textdump / tabular), e.g. greenhouse-acme: snapshots "
+                   "of one board are one source whatever their file names. Its runs go forward in time: an "
+                   "--as-of earlier than its latest run is refused (exit 2).")
+@click.option("--complete", is_flag=True,
+              help="The files together are the complete listing of --source: its postings missing from them are "
+                   "closed at the run's time, and reopen when a later listing has them again. A file or row that "
+                   "is quarantined makes the listing incomplete: it then closes nothing.")
+@click.option("--rebuild", is_flag=True,
+              help="Replay --source from scratch: its earlier runs no longer order this one (an earlier --as-of is "
+                   "accepted) and its listing's postings count as not seen yet; each starts its timeline "
+                   "(first_seen, last_seen) at the first snapshot that has it from here on, those missing are "
+                   "closed. Postings, versions and everything else stay.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "text", "csv", "jsonl", "lines"]), default="auto",
               show_default=True,
               help="How to read the files: auto picks by suffix (.csv/.tsv → csv; .jsonl/.ndjson/.json → jsonl; "
@@ -63,6 +77,7 @@ def _zone(value: str | None) -> str | None:
 @run_output
 def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset: str | None,
            mapping: tuple[str, ...], constants: tuple[str, ...], tz: str | None,
+           source: str | None, complete: bool, rebuild: bool,
            batch_size: int, reparse: bool, max_file_size: int, workers: int | None, scrapy_settings: tuple[str, ...],
            verbose: int, quiet: bool, as_json: bool) -> None:
     """Ingest job-app text dumps and CSV / JSONL exports of other tools through the Scrapy engine.
@@ -99,8 +114,13 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     as each phase ends (reading, storing, dedupe, scoring); elsewhere a line every 10 s and one
     per phase. --quiet shows none of it, --json prints the run report as JSON instead of the summary.
 
+    Snapshots: saved listings of one board, ingested in time order with --source NAME --complete
+    --as-of TIME, make its timeline: when each posting was first and last seen, when it closed
+    and reopened (jobcrawl replay does it for every version of a file in a git repository).
+
     Exit status: 0 when everything was ingested, 1 when some input was quarantined,
-    2 for usage errors (no such path, bad --as-of, unknown preset or field), 3 when the run
+    2 for usage errors (no such path, bad --as-of, unknown preset or field, an --as-of earlier
+    than the latest run of --source), 3 when the run
     failed (also when dedupe or scoring failed after the postings were stored: the message names the
     command that re-runs the step), 4 when another run holds the database's lock (<db>.lock).
 
@@ -112,6 +132,7 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
       jobcrawl ingest jobs.csv --preset jobspy
       jobcrawl ingest boss.csv --map title=岗位 --map location=城市+区域
       jobcrawl ingest jds.txt --format lines --value company=某公司 --value title=算法工程师
+      jobcrawl ingest acme-2026-11-02.json --source acme --complete --as-of 2026-11-02T06:00:00Z
     """
     from crawler import api
     from crawler.run.progress import make_progress
@@ -119,7 +140,8 @@ def ingest(paths: tuple[str, ...], db: str, as_of: str | None, fmt: str, preset:
     with calling("ingest"):
         job, options = api.ingest_job(paths, db, as_of=as_of, fmt=fmt, preset=preset, mapping=mapping,
                                       constants=constants, tz=tz, batch_size=batch_size, reparse=reparse,
-                                      max_file_size=max_file_size)
+                                      max_file_size=max_file_size, source=source, complete=complete,
+                                      rebuild=rebuild)
         settings = {**run_settings(verbose), **options, **setting_pairs(scrapy_settings, "-s")}
         progress = make_progress(sys.stderr, quiet=quiet, noun="files")
         try:

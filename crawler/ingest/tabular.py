@@ -118,7 +118,30 @@ class TabularSpider(TextdumpSpider):
     def reading_options(self) -> dict[str, str]:
         """Text dumps as the text dump spider reads them; tables under the options given."""
         options = self.args.model_dump(include={"format", "preset", "mapping", "constants"})
-        return {**super().reading_options(), "tabular": options_digest(options)}
+        return {**super().reading_options(), self.source_of("tabular"): options_digest(options)}
+
+    def _page_items(self, page):
+        """The items of a saved board API answer read by its page object (an input unchanged since its last
+        complete parse: counted, its postings only listed)."""
+        ledger = self.unchanged.get(self.source_of("tabular")) or {}
+        stored = ledger.get((page.url, page.sha256))
+        skip = stored is not None and stored[0] == page.as_of
+        found = 0
+        for item in page.parse():
+            if isinstance(item, RawInput):
+                item.reader = page.reader
+            elif not (isinstance(item, Quarantined) and item.position is None):
+                found += 1
+            if skip:
+                self.list_item(item)
+            else:
+                yield item
+        stats = self.crawler.stats
+        stats.inc_value(FOUND, found)
+        stats.inc_value(FILES)
+        if skip:
+            stats.inc_value(UNPARSED, found)
+            stats.inc_value(FILES_UNCHANGED)
 
     def file_format(self, inp: InputFile) -> str:
         return format_for(inp.path, self.args.format)
@@ -133,12 +156,21 @@ class TabularSpider(TextdumpSpider):
             yield from super().parse_input(inp, data, as_of)
             return
         fetched = now_iso()
+        if fmt == "jsonl" and isinstance(data, bytes) and inp.path.suffix.lower() == ".json":
+            from crawler.ingest.boards import saved_answer_page
+
+            page = saved_answer_page(data, locator=inp.locator, source=self.source_of("tabular"), fetched_at=fetched,
+                                     as_of=as_of)
+            if page is not None:
+                yield from self._page_items(page)
+                return
         report = TableReport(locator=inp.locator, format=fmt)
         found = unparsed = 0
-        ledger = self.unchanged.get("tabular")
+        ledger = self.unchanged.get(self.source_of("tabular"))
         skip = False  # the items of an unchanged raw input (crawler/ingest/ledger.py) are counted, not passed on
         for item in parse_table(data, locator=inp.locator, fetched_at=fetched, as_of=as_of,
-                                fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above):
+                                fmt=fmt, options=self.options, report=report, single_input_bytes=self.stream_above,
+                                source=self.source_of("tabular")):
             if isinstance(item, RawInput):
                 item.reader = {"format": fmt, **self.args.model_dump(include={"preset", "mapping", "constants"}),
                                "streamed": not isinstance(data, bytes)}
@@ -150,7 +182,9 @@ class TabularSpider(TextdumpSpider):
             elif not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
                 unparsed += skip
-            if not skip:
+            if skip:
+                self.list_item(item)  # not passed on, but still a posting of the listing
+            else:
                 yield item
         stats = self.crawler.stats
         stats.inc_value(FOUND, found)

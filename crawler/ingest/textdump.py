@@ -2,7 +2,13 @@
 
 Arguments (``-a`` on the command line, keywords from Python):
 - ``paths``: files, folders (recursive) or globs, separated by ``os.pathsep`` on the command line;
-- ``as_of``: ISO date-time anchoring relative times (default: each file's modification time).
+- ``as_of``: ISO date-time anchoring relative times (default: each file's modification time);
+- ``source``: the source of the inputs and their postings (default ``textdump``; the table spider's tables
+  ``tabular``), so that snapshots of one board are one source whatever their file names;
+- ``listing``: the name of the complete listing the inputs make together (``jobcrawl ingest --complete``):
+  the spider reports the keys of every posting read (:attr:`~crawler.report.CrawlReport.listings`), or None
+  when an input or row was quarantined or the spider did not finish (a listing that may lack postings
+  closes nothing).
 
 The spider makes no request: its ``start`` reads the files, in order, and yields their items to the item
 pipelines. Only regular files are read, of at most ``JOBCRAWL_MAX_FILE_SIZE`` bytes (``jobcrawl ingest
@@ -36,7 +42,8 @@ from crawler.report import FILES, FOUND, handed_report
 from crawler.settings import no_requests
 from crawler.arguments import SpiderArgumentError, argument_error, check_arguments, describe
 from normalize.clock import iso_utc, now_iso
-from normalize.models import Quarantined, RawInput
+from normalize.models import Quarantined, RawInput, RawPosting
+from normalize.posting import posting_key
 from normalize.text import ZERO_TAIL, zero_filled_tail
 
 
@@ -78,6 +85,8 @@ class TextdumpCommandArgs(BaseModel):
 
     paths: str | list[str] | None = Field(None, description="Files, folders or globs (separated by os.pathsep).")
     as_of: str | datetime | None = Field(None, description="Anchor for relative times; default each file's mtime.")
+    source: str | None = Field(None, description="Source of the inputs and their postings (default: the spider's).")
+    listing: str | None = Field(None, description="Name of the complete listing the inputs make together.")
 
 
 class TextdumpSpider(scrapy.Spider):
@@ -88,11 +97,34 @@ class TextdumpSpider(scrapy.Spider):
     CommandArgs: type[TextdumpCommandArgs] = TextdumpCommandArgs
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
-                 inputs: list[InputFile] | None = None, unchanged: dict | None = None, **kwargs):
+                 inputs: list[InputFile] | None = None, unchanged: dict | None = None, source: str | None = None,
+                 listing: str | None = None, **kwargs):
         super().__init__()
-        inputs = self.command_inputs(paths, inputs, {"as_of": as_of, **kwargs})
+        inputs = self.command_inputs(paths, inputs, {"as_of": as_of, "source": source, "listing": listing, **kwargs})
         self.args = self.validated(TextdumpArgs, inputs=inputs, as_of=as_of)
         self.unchanged = unchanged or {}  # source → crawler.ingest.ledger.unchanged_inputs, from the run
+        self.source = source
+        self.listing = listing
+        self.listed: list[str] | None = []  # keys of the postings read; None once the listing may lack some
+
+    def source_of(self, kind: str) -> str:
+        """The source of an input of ``kind`` (``textdump`` or ``tabular``): the one named, else the kind."""
+        return self.source or kind
+
+    def list_item(self, item) -> None:
+        """Keep a posting's key for the listing; a quarantined input or row makes the listing incomplete."""
+        if self.listing is None or self.listed is None:
+            return
+        if isinstance(item, RawPosting):
+            self.listed.append(posting_key(item.source, item.source_id))
+        elif isinstance(item, Quarantined) or (isinstance(item, RawInput) and item.status != "parsed"):
+            self.listed = None
+
+    def closed(self, reason: str) -> None:
+        """Report the listing read (None unless the spider finished with every input and row read)."""
+        if self.listing is not None:
+            keys = self.listed if reason == "finished" else None
+            handed_report(self.crawler).listings[self.listing] = keys
 
     def command_inputs(self, paths, inputs, given: dict) -> list[InputFile]:
         """The inputs: ``inputs`` from Python, else ``paths`` resolved; checks the other arguments ``given``
@@ -130,7 +162,7 @@ class TextdumpSpider(scrapy.Spider):
 
     def reading_options(self) -> dict[str, str]:
         """Source of the inputs this spider stores → digest of the options their parse depends on."""
-        return {"textdump": ""}
+        return {self.source_of("textdump"): ""}
 
     async def start(self):
         """Each input's items, in order. Small regular files are read :data:`GROUP_FILES` at a time in a thread
@@ -178,9 +210,10 @@ class TextdumpSpider(scrapy.Spider):
         """The items of one input (its bytes, its open file, or its :class:`~crawler.files.Problem`); the run's
         progress hears of it (:data:`input_read`)."""
         self.crawler.signals.send_catch_log(input_read)
-        if isinstance(data, Problem):
-            return self._problem(inp, data, as_of)
-        return self.parse_input(inp, data, as_of)
+        items = self._problem(inp, data, as_of) if isinstance(data, Problem) else self.parse_input(inp, data, as_of)
+        for item in items:
+            self.list_item(item)
+            yield item
 
     def _saved_at(self, inp: InputFile, st) -> datetime:
         when, note = saved_at(st)
@@ -191,7 +224,10 @@ class TextdumpSpider(scrapy.Spider):
     def parse_input(self, inp: InputFile, data, as_of: str):
         """The items of one file read: its bytes (or, for a file :meth:`streamed`, its open binary file)."""
         found = 0
-        for item in parse_dump(data, locator=inp.locator, fetched_at=now_iso(), as_of=as_of):
+        for item in parse_dump(data, locator=inp.locator, fetched_at=now_iso(), as_of=as_of,
+                               source=self.source_of("textdump")):
+            if isinstance(item, RawInput) and self.source:
+                item.reader = {"format": "text"}  # reparse tells a dump of a named source by it
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
                 found += 1
             yield item
@@ -209,7 +245,7 @@ class TextdumpSpider(scrapy.Spider):
         sha = NOTHING_READ  # a stable key: the same problem on a re-run is the same quarantine row
         if isinstance(problem, TooLarge):
             sha = problem.sha256
-            yield RawInput(source=self.name, locator=inp.locator, sha256=sha, size=problem.size, body=problem.head,
+            yield RawInput(source=self.source_of(self.name), locator=inp.locator, sha256=sha, size=problem.size, body=problem.head,
                            fetched_at=now, as_of=as_of, status="quarantined", error=problem.detail)
-        yield Quarantined(source=self.name, locator=inp.locator, input_sha256=sha, reason=problem.reason,
+        yield Quarantined(source=self.source_of(self.name), locator=inp.locator, input_sha256=sha, reason=problem.reason,
                           detail=problem.detail, fetched_at=now)

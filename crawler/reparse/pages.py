@@ -34,7 +34,7 @@ def reparse_items(row: Mapping[str, Any], *, fetched_at: str, outcome: bool = Fa
         data = kept_whole(row)
         if data is None:
             raise NotReparseable("it was quarantined: only part of it is kept")
-    if row["source"] == "textdump":
+    if row["source"] == "textdump" or (reader or {}).get("format") == "text":  # a dump (of a named source)
         items = _dump(row, data, fetched_at)
     elif reader and "page" in reader:
         items = _page(row, data if text is None else text, reader, fetched_at)  # no text: a body that was undecodable

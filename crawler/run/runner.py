@@ -80,15 +80,16 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
     parsers = {source: parser_version(settings.getint("JOBCRAWL_MAX_TITLE_CHARS"), digest)
                for source, digest in options.items()}
     ledger = {source: unchanged_inputs(db, source, parser) for source, parser in parsers.items()}
-    kwargs["unchanged"] = {"tabular": ledger.pop("tabular", {})}
-    dumps = ledger.get("textdump") or {}
+    named = kwargs.get("source")  # one source for dumps and tables, named by the ingest
+    kwargs["unchanged"] = {named or "tabular": ledger.get(named or "tabular", {})}
+    dumps = ledger.get(named or "textdump") or {}
     if not dumps:
         return skipped
     by_locator: dict[str, list[tuple[str, str, int]]] = {}
     for (locator, sha), (as_of, postings) in dumps.items():
         by_locator.setdefault(locator, []).append((sha, as_of, postings))
     anchor = kwargs.get("as_of")
-    keep = []
+    keep, unread = [], []
     files = postings = 0
     for inp in kwargs["inputs"]:
         known = by_locator.get(inp.locator)
@@ -109,9 +110,14 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
             continue
         files += 1
         postings += match[1]
+        unread.append((inp.locator, sha))
     kwargs["inputs"] = keep
     if files:
         skipped.stats = {FILES: files, FILES_UNCHANGED: files, FOUND: postings, UNPARSED: postings}
+    if unread and kwargs.get("listing"):  # their postings are still part of the listing
+        from crawler.store.queries import input_posting_keys
+
+        skipped.listings[kwargs["listing"]] = input_posting_keys(db, named or "textdump", unread)
     return skipped
 
 
@@ -433,6 +439,11 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     database = open_db(db)
     pending = steps_pending(database)  # before start_run marks them pending for this run
     run_ids = [start_run(database, job.kind, job.args, source=job.source, mark_stale=not i) for i, job in enumerate(jobs)]
+    for job in jobs:
+        if job.args.get("rebuild") and job.spider_kwargs.get("listing"):
+            from crawler.store.closing import restart_listing
+
+            restart_listing(database, job.spider_kwargs["listing"])
     stale_skills = skills.prepare(database, taxonomy)
     database.close()
     overrides["JOBCRAWL_DB"] = db
@@ -493,7 +504,9 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
     for job, run_id, crawl in zip(jobs, run_ids, crawl_reports):
         processes = crawled_by.get(run_id, 0) if isinstance(crawled_by, dict) else crawled_by
         result = RunReport(run_id, job.kind, job.source, crawl, written=dict(written.get(run_id, {})), workers=processes)
-        closing = close_missing(database, crawl.listings, run_id=run_id)
+        # An ingest's listing needs every input read: a shard that did not finish may have missed some.
+        whole = job.kind != "ingest" or (crawl.finish_reason == "finished" and not crawl.stage_failed)
+        closing = close_missing(database, crawl.listings if whole else {}, run_id=run_id, at=job.args.get("time"))
         result.closed, result.reopened, result.listings_complete = (closing["closed"], closing["reopened"],
                                                                     closing["listings"])
         result.decide_status()

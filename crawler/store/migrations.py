@@ -773,14 +773,14 @@ def m0037(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_application_events_posting_id ON application_events (posting_id)")
 
 
-@migration("0039_velocity_weekly")
-def m0039(db: sqlite_utils.Database) -> None:
+@migration("0038_velocity_weekly")
+def m0038(db: sqlite_utils.Database) -> None:
     """``velocity_weekly``: hiring velocity per week, kept by crawler/market/velocity.py."""
     db.execute(next(statement for _, name, statement in baseline() if name == "velocity_weekly"))
 
 
-@migration("0040_ghost_signals")
-def m0040(db: sqlite_utils.Database) -> None:
+@migration("0039_ghost_signals")
+def m0039(db: sqlite_utils.Database) -> None:
     """``ghost_signals`` and ``likely_employers``: what the signals step finds of each posting (the views ``jobs``
     and ``fit`` read them)."""
     for table in ("ghost_signals", "likely_employers"):

@@ -36,6 +36,19 @@ def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, s
         conn.close()
 
 
+def input_posting_keys(db_path: str, source: str, inputs: list[tuple[str, str]]) -> list[str]:
+    """The keys of the postings stored from the raw inputs ``(locator, sha256)`` of ``source`` (read-only)."""
+    from crawler.store import connect_readonly
+
+    conn = connect_readonly(db_path)
+    try:
+        return [key for locator, sha in inputs for (key,) in conn.execute(
+            "SELECT p.key FROM postings p JOIN raw_inputs r ON r.id = p.raw_input_id"
+            " WHERE r.source = ? AND r.locator = ? AND r.sha256 = ?", (source, locator, sha))]
+    finally:
+        conn.close()
+
+
 def raw_input_sources(path: str | Path) -> list[str]:
     """The sources of the raw inputs stored in the database at ``path``, sorted (read-only)."""
     from crawler.store import connect_readonly

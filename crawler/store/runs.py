@@ -33,6 +33,46 @@ def _mark_steps(db: sqlite_utils.Database, pending: bool) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (STEPS_PENDING, "1" if pending else "0"))
 
 
+def latest_source_time(db_path: str, source: str) -> str | None:
+    """The latest time (``args.time``, UTC ISO) of the ingest runs of a named ``source`` since its last rebuild
+    (the rebuild included); None when it has none or the database does not exist yet (read-only)."""
+    from pathlib import Path
+
+    from crawler.store import connect_readonly
+
+    if not Path(db_path).is_file():
+        return None
+    conn = connect_readonly(db_path)
+    try:
+        of_source = "FROM runs WHERE kind = 'ingest' AND source = :source"
+        return conn.execute(
+            f"SELECT max(json_extract(args, '$.time')) {of_source} AND id >= coalesce("
+            f"(SELECT max(id) {of_source} AND json_extract(args, '$.rebuild')), 0)", {"source": source}).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def replayed_versions(db_path: str, source: str) -> list[tuple[str, str, str]]:
+    """``(commit, blob, status)`` of the runs of ``source`` that ingested a committed version (``jobcrawl replay``)
+    since its last rebuild, oldest first; empty when the database does not exist yet (read-only)."""
+    from pathlib import Path
+
+    from crawler.store import connect_readonly
+
+    if not Path(db_path).is_file():
+        return []
+    conn = connect_readonly(db_path)
+    try:
+        of_source = "FROM runs WHERE kind = 'ingest' AND source = :source"
+        return conn.execute(
+            f"SELECT json_extract(args, '$.commit'), json_extract(args, '$.blob'), status {of_source}"
+            f" AND json_extract(args, '$.commit') IS NOT NULL AND id >= coalesce("
+            f"(SELECT max(id) {of_source} AND json_extract(args, '$.rebuild')), 0) ORDER BY id",
+            {"source": source}).fetchall()
+    finally:
+        conn.close()
+
+
 def start_run(db: sqlite_utils.Database, kind: str, args: dict[str, Any], *, source: str | None = None,
               mark_stale: bool = True, status: str = "running", started: str | None = None) -> int:
     """Record a run as running; runs left running by a killed process are marked interrupted

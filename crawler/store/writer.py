@@ -50,13 +50,14 @@ _UPDATE_POSTING = "UPDATE postings SET {sets}, first_seen = min(first_seen, ?) W
     sets=", ".join(f"[{c}] = ?" for c in _UPDATE_COLS))
 _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
+_CLOSED_AT = POSTING_COLS.index("closed_at")
 _INPUT_SHA = POSTING_COLS.index("input_sha256")
 _TOUCH = ("UPDATE postings SET last_seen = ?1, input_sha256 = CASE WHEN ?2 IS NULL THEN input_sha256 ELSE nullif("
           "coalesce(input_sha256, (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)),"
           " (SELECT sha256 FROM raw_inputs WHERE id = ?2)) END, raw_input_id = coalesce(?2, raw_input_id),"
-          " closed_at = NULL WHERE id = ?3")
+          " closed_at = ?4 WHERE id = ?3")
 """An unchanged posting seen again: its raw input becomes the one it was seen in, and its ``input_sha256`` (the
-input it was parsed from) is stored where it now differs from that input's."""
+input it was parsed from) is stored where it now differs from that input's; ``closed_at`` is :func:`still_closed`."""
 _INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs}, ?)".format(
     cols=", ".join(INPUT_COLS), qs=", ".join("?" * len(INPUT_COLS)))
 _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id, text_in_input) VALUES ({qs}, ?, ?, ?, ?)".format(
@@ -284,14 +285,16 @@ class Writer:
                 counts["new"] += 1
             else:
                 pid, old_hash, last_seen, version, closed_at = old
+                closed = still_closed(closed_at, p.last_seen)
                 if old_hash == p.content_hash:
-                    touches.append((max(last_seen or "", p.last_seen), raw_input_id, pid))
+                    touches.append((max(last_seen or "", p.last_seen), raw_input_id, pid, closed))
                     counts["unchanged"] += 1
-                    if closed_at is not None and p.complete_listing:
+                    if closed_at is not None and closed is None and p.complete_listing:
                         counts["reopened"] += 1
                     continue
                 self._snapshot(pid, version, p.last_seen)
                 values[_LAST_SEEN] = max(last_seen or "", p.last_seen)
+                values[_CLOSED_AT] = closed
                 values.append(raw_input_id)
                 values.append(version + 1)
                 updates.append((*(values[i] for i in _UPDATE_INDEXES), p.first_seen, pid))
@@ -367,6 +370,12 @@ class Writer:
 
 
 _UPDATE_INDEXES = tuple(_ALL_COLS.index(c) for c in _UPDATE_COLS)
+
+
+def still_closed(closed_at: str | None, seen: str) -> str | None:
+    """A stored posting's ``closed_at`` once it is seen again at ``seen``: a sighting from before its closing (an
+    older input parsed again, an earlier snapshot) leaves it closed; a later one reopens it (None)."""
+    return closed_at if closed_at is not None and seen < closed_at else None
 
 
 def refused_row(row: PostingRow, err: BaseException) -> tuple:

@@ -86,7 +86,8 @@ class WebPage:
     """One fetched response. Subclasses set ``source`` and implement :meth:`entries`.
 
     ``company`` is a display name from the crawl configuration; each source documents whether it
-    overrides or only backs up the name the response gives.
+    overrides or only backs up the name the response gives. ``source`` replaces the class's for the postings
+    and the raw input (a saved answer ingested as a file).
     """
 
     source: ClassVar[str] = "web"
@@ -102,7 +103,10 @@ class WebPage:
         as_of: str | None = None,
         headers: Mapping[Any, Any] | None = None,
         company: str | None = None,
+        source: str | None = None,
     ):
+        if source:  # a saved answer ingested under a source of its own (crawler/ingest/boards.py)
+            self.source = source
         self.url = url
         if isinstance(body, str):
             self._text: str | None = body
