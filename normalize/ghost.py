@@ -223,13 +223,14 @@ def likely_employer(target: np.ndarray, in_cluster: Iterable[tuple[int, str, np.
                     in_city: Iterable[tuple[int, str, np.ndarray]], rules: Rules = RULES) -> Employer | None:
     """The likely employer of a posting with JD shingles ``target``: the most similar of the direct postings
     ``(id, company, shingles)`` of its cluster (any similarity above 0) and of its city (at least
-    ``employer_jaccard``); ties go to the cluster, then the smallest id."""
+    ``employer_jaccard``); ties go to the cluster, then to the candidate given first (callers give them in an
+    order that is the same from run to run, unlike ids)."""
     best: tuple | None = None
     for rule, candidates, floor in (("cluster", in_cluster, 0.0), ("city", in_city, rules.employer_jaccard)):
-        for pid, company, other in candidates:
+        for place, (pid, company, other) in enumerate(candidates):
             similarity = jaccard(target, other)
             if similarity > 0 and similarity >= floor:
-                rank = (-similarity, EMPLOYER_RULES.index(rule), pid)
+                rank = (-similarity, EMPLOYER_RULES.index(rule), place)
                 if best is None or rank < best[0]:
                     best = (rank, Employer(company, pid, similarity, rule))
     return best[1] if best else None

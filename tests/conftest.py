@@ -74,6 +74,27 @@ def export_records(db: Path) -> list[dict]:
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
+def signal_ids_as_keys(records: list[dict]) -> list[dict]:
+    """The records with the posting ids their ghost signals' sentences and likely employer's evidence name replaced
+    by those postings' keys (a sentence's list of them sorted): ids follow the order in which postings were stored,
+    which worker processes change."""
+    key_of = {r["id"]: r["key"] for r in records}
+
+    def keys(match: re.Match) -> str:
+        return ", ".join(sorted(key_of[int(i)] for i in re.findall(r"#(\d+)", match[0])))
+
+    out = []
+    for r in records:
+        r = dict(r)
+        if r.get("likely_employer_evidence"):
+            r["likely_employer_evidence"] = {**r["likely_employer_evidence"],
+                                             "posting_id": key_of[r["likely_employer_evidence"]["posting_id"]]}
+        r["ghost_signals"] = [{**s, "sentence": re.sub(r"#\d+(?:, #\d+)*", keys, s["sentence"])}
+                              for s in r.get("ghost_signals") or []]
+        out.append(r)
+    return out
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """A path for a fresh database file."""

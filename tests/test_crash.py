@@ -13,7 +13,7 @@ import time
 import pytest
 
 from bench.gen import write_dumps
-from conftest import AS_OF, ROOT, export_records, run_cli
+from conftest import AS_OF, ROOT, export_records, run_cli, signal_ids_as_keys
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +70,7 @@ def test_sigkill_mid_ingest_then_rerun_completes(tmp_path):
 
     def by_key(path):
         """Records by posting key, ids as keys: ids follow the order in which worker processes delivered postings."""
-        records = export_records(path)
+        records = signal_ids_as_keys(export_records(path))
         key_of = {r["id"]: r["key"] for r in records}
         cluster_of = {r["cluster_id"]: key_of[r["id"]] for r in records if r.get("duplicate_of") is None}
         return {r["key"]: {**{k: v for k, v in r.items() if k != "id"}, "cluster_id": cluster_of.get(r["cluster_id"]),

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.crawl import page
-from conftest import ROOT, export_records, run_cli
+from conftest import ROOT, export_records, run_cli, signal_ids_as_keys
 from crawler.store.rows import Batch
 from crawler.store.schema import open_db
 from crawler.store.writer import Writer
@@ -145,7 +145,7 @@ VOLATILE = {"id", "as_of", "first_seen", "last_seen", "first_seen_local", "last_
 def canonical(db: Path) -> tuple[list[dict], set[frozenset]]:
     """Every posting as exported, without what depends on when or in which order it was stored, and the
     duplicate clusters as sets of posting keys (which member is canonical follows storage order)."""
-    records = export_records(db)
+    records = signal_ids_as_keys(export_records(db))
     out, clusters = [], {}
     for r in records:
         c = {k: v for k, v in r.items() if k not in VOLATILE}

@@ -67,7 +67,7 @@ def test_jaccard_of_the_corpus_texts():
                  id="a-tie-goes-to-the-cluster"),
     pytest.param([(13, "丙芯片", FAR)], [(20, "戊机器人", ROBOT)], Employer("戊机器人", 20, 1.0, "city"),
                  id="the-most-similar"),
-    pytest.param([], [(21, "乙", ROBOT), (20, "甲", ROBOT)], Employer("甲", 20, 1.0, "city"), id="then-the-smallest-id"),
+    pytest.param([], [(21, "乙", ROBOT), (20, "甲", ROBOT)], Employer("乙", 21, 1.0, "city"), id="then-the-first-given"),
     pytest.param([(13, "丙芯片", np.array([], dtype=np.uint32))], [], None, id="nothing-in-common"),
 ])
 def test_likely_employer(in_cluster, in_city, expected):

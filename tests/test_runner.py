@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-import re
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli
+from conftest import AS_OF, FIXTURES, ROOT, SEEDS, export_records, run_cli, signal_ids_as_keys
 from crawler.files import InputFile
 from crawler.report import FILES, FILES_UNCHANGED, FOUND, REQUESTS, STATUS, UNPARSED, CrawlReport, RunReport
 from crawler.procs import Corpus
@@ -57,17 +56,12 @@ def without_ids(records: list[dict]) -> dict[str, dict]:
     """Records by posting key, ids as keys: ids follow the order in which workers delivered postings."""
     key_of = {r["id"]: r["key"] for r in records}
     out = {}
-    for r in records:
+    for r in signal_ids_as_keys(records):
         r = {k: v for k, v in r.items() if k not in ("id", "evaluation")}
         r["cluster_id"] = next((key_of[m["id"]] for m in records if m["cluster_id"] == r["cluster_id"]
                                 and m.get("duplicate_of") is None), None)
         r["duplicate_of"] = key_of.get(r["duplicate_of"])
         r["dedupe_matched"] = key_of.get(r.get("dedupe_matched"))
-        if r.get("likely_employer_evidence"):
-            r["likely_employer_evidence"] = {**r["likely_employer_evidence"],
-                                             "posting_id": key_of[r["likely_employer_evidence"]["posting_id"]]}
-        r["ghost_signals"] = [{**s, "sentence": re.sub(r"#(\d+)", lambda m: key_of[int(m[1])], s["sentence"])}
-                              for s in r.get("ghost_signals") or []]
         out[r["key"]] = r
     return out
 

@@ -86,13 +86,13 @@ def employer_candidates(conn: sqlite3.Connection, words: Sequence[str]) -> list[
 
 
 def in_city(conn: sqlite3.Connection, city: str) -> list[tuple]:
-    """The postings with JD text of the normalized ``city``, by id."""
-    return conn.execute(f"{_JD_POSTINGS}s.city = ? ORDER BY s.posting_id", (city,)).fetchall()
+    """The postings with JD text of the normalized ``city``, by key (an order that is the same from run to run)."""
+    return conn.execute(f"{_JD_POSTINGS}s.city = ? ORDER BY p.key", (city,)).fetchall()
 
 
 def in_clusters(conn: sqlite3.Connection, clusters: Sequence[int]) -> list[tuple]:
-    """The postings with JD text of ``clusters``, by id."""
-    return conn.execute(f"{_JD_POSTINGS}s.cluster_id IN (SELECT value FROM json_each(?)) ORDER BY s.posting_id",
+    """The postings with JD text of ``clusters``, by key (an order that is the same from run to run)."""
+    return conn.execute(f"{_JD_POSTINGS}s.cluster_id IN (SELECT value FROM json_each(?)) ORDER BY p.key",
                         (json.dumps(list(clusters)),)).fetchall()
 
 
