@@ -5,8 +5,9 @@ handles pydantic models), so one schema documents spiders, pipelines, storage an
 - :class:`RawPosting`: one posting, strings as written.
 - :class:`Quarantined`: an input or a part of one that could not become a posting, with its reason.
 - :class:`Posting`: what the normalize pipeline turns a RawPosting into.
+- :class:`SeenPostings`: postings a file reader read again exactly as stored: seen, not parsed again.
 """
 
-from normalize.models import Posting, Quarantined, RawInput, RawPosting
+from normalize.models import Posting, Quarantined, RawInput, RawPosting, SeenPostings
 
-__all__ = ["RawInput", "RawPosting", "Quarantined", "Posting"]
+__all__ = ["RawInput", "RawPosting", "Quarantined", "Posting", "SeenPostings"]

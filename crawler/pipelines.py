@@ -9,7 +9,8 @@ through ItemAdapter; the rules are in normalize/.
   ``jobcrawl/repaired/lone_surrogates`` and named in the run report; the raw input keeps them as written.
 - **Normalize** raw postings into :class:`Posting` (``normalize.posting``); a posting that fails is quarantined.
 - **Skills** tagged against the taxonomy (``normalize.skills``), with evidence per section.
-- **Store**: items become plain rows (crawler/store/rows.py), handed in batches to the run's sink
+- **Store**: items become plain rows (crawler/store/rows.py; a :class:`SeenPostings`, read again as stored, only
+  rows that they were seen), handed in batches to the run's sink
   (crawler/run/sinks.py). Each posting's dedupe key (fingerprint, identity, MinHash signature) is made here, a batch
   at a time in the worker processes, so the dedupe step after the run does only the corpus's work.
 """
@@ -25,9 +26,9 @@ from crawler.files import quote_name, read_taxonomy
 from crawler.report import handed_report
 from crawler.run.sinks import WriterSink, attached
 from crawler.store.dedupe import key_values
-from crawler.store.rows import Batch, input_row, posting_row, quarantine_row
+from crawler.store.rows import Batch, input_row, posting_row, quarantine_row, seen_rows
 from normalize.dedupe import posting_signatures
-from normalize.models import Posting, Quarantined, RawInput, RawPosting
+from normalize.models import Posting, Quarantined, RawInput, RawPosting, SeenPostings
 from normalize.posting import normalize_posting
 from normalize.skills import tag_posting
 from normalize.text import replace_lone_surrogates
@@ -263,6 +264,10 @@ class StorePipeline:
         if isinstance(item, Posting):
             self.postings.append(item)
             if len(self.postings) >= self.batch_size:
+                self.flush()
+        elif isinstance(item, SeenPostings):
+            self.batch.seen += seen_rows(item)
+            if len(self.batch.seen) >= self.batch_size:
                 self.flush()
         elif isinstance(item, RawInput):
             self.batch.inputs.append(input_row(item))

@@ -21,6 +21,8 @@ COUNT_COLUMNS = ("files", "found", "new", "updated", "unchanged", "quarantined",
 
 FILES, FOUND = "jobcrawl/files", "jobcrawl/postings_found"
 FILES_UNCHANGED, UNPARSED = "jobcrawl/files_unchanged", "jobcrawl/postings_unchanged_unparsed"
+SEEN_UNPARSED = "jobcrawl/postings_seen_unparsed"
+"""Postings read again as stored (crawler/ingest/textdump.py): the writer counts them unchanged, nothing parses them."""
 COUNTED = (FILES, FOUND, FILES_UNCHANGED, UNPARSED)
 """The Scrapy stats a spider counts its inputs and postings in (besides Scrapy's and the pipelines' own): inputs
 read (files, pages or API responses parsed, or counted as unchanged), postings found in them (quarantined ones

@@ -144,6 +144,19 @@ class RawPosting(_Model):
     insights: list[RawSection] = Field(default_factory=list, description="The app's AI-insight lists under their headings.")
     evaluation: RawEvaluation | None = Field(None, description="The source's own evaluation, if it has one.")
     extra: dict[str, str] = Field(default_factory=dict, description="Source fields with no column of their own, as written.")
+    raw_hash: str | None = Field(None, exclude=True, description="Set by the file reader: :func:`normalize.posting.raw_item_hash` of the item under its parser (not dumped).")
+
+
+class SeenPostings(_Model):
+    """Postings of one input read again exactly as they were stored (each one's :attr:`RawPosting.raw_hash` is the
+    stored one's): not parsed again, only seen at ``seen_at`` in that input."""
+
+    source: str = Field(description="Their source.")
+    locator: str = Field(description="Input they were read from.")
+    input_sha256: str | None = Field(None, description="SHA-256 of that input.")
+    seen_at: str = Field(description="When they were seen (the input's as_of, UTC).")
+    complete_listing: bool = Field(False, description="Read in a complete listing of their source.")
+    postings: list[tuple[str, str]] = Field(default_factory=list, description="(key, raw_hash) of each posting.")
 
 
 class Quarantined(_Model):
@@ -312,6 +325,7 @@ class Posting(_Model):
     last_seen: str = Field(description="Last time this posting was seen (UTC).")
     closed_at: str | None = Field(None, description="When the posting disappeared from a complete listing of its source.")
     complete_listing: bool = Field(False, description="Seen in a complete listing of its source.")
+    raw_hash: str | None = Field(None, exclude=True, description="Its raw item's :attr:`RawPosting.raw_hash` (stored in postings.raw_hash, not a model column).")
 
     @field_serializer("skill_evidence")
     def _evidence_as_records(self, value: list[SkillEvidence]) -> list[dict]:

@@ -71,6 +71,16 @@ def posting_key(source: str, source_id: str) -> str:
 _US, _RS = "\x1f", "\x1e"  # unit and record separators: no field text holds them (clean_line drops controls)
 
 
+_NOT_CONTENT = {"locator", "position", "input_sha256", "fetched_at", "as_of", "complete_listing"}
+
+
+def raw_item_hash(raw: RawPosting, parser: str) -> str:
+    """What ``raw`` says, read by ``parser`` (crawler/ingest/ledger.py), as 16 hex digits: not where or when it was
+    read. Two items with one hash normalize to postings with one :func:`content_hash`, so a posting stored
+    with this hash need not be parsed again to be seen again."""
+    return sha256_hex(parser + "\x1f" + raw.model_dump_json(exclude=_NOT_CONTENT))[:16]
+
+
 def _joined(items) -> str:
     return _RS.join(items)
 
@@ -331,6 +341,7 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_sour
         first_seen=seen,
         last_seen=seen,
         complete_listing=raw.complete_listing,
+        raw_hash=raw.raw_hash,
     )
     posting.content_hash = content_hash(posting)
     return posting

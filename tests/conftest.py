@@ -6,6 +6,7 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -34,6 +35,19 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: f
 
 
 PROGRESS_LINE = re.compile(r"(reading|storing|dedupe|scoring): ")
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    """``rows`` as a JSON Lines file at ``path`` (its folders made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def sql(db: Path, query: str, *args) -> list[tuple]:
+    """The rows of ``query`` on the database at ``db``."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(query, args).fetchall()
 
 
 def problem_lines(stderr: str) -> list[str]:

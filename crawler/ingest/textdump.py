@@ -21,6 +21,11 @@ The run takes files unchanged since their last complete parse out of the inputs 
 starts (crawler/run/runner.py, crawler/ingest/ledger.py); the spider never reads the database. Its ``parsers``
 (source → parser version) tell the writer whose complete parses to record; ``unchanged`` (from the
 run: source → ledger) lets the table spider skip unchanged blocks of rows.
+
+Each posting read gets its :func:`~normalize.posting.raw_item_hash` under its source's parser. ``known`` (from the
+run: source → posting key → the stored ``raw_hash``) names the postings stored as read: one read again with the
+same hash (the row of yesterday's snapshot, unchanged today) is seen again without being parsed: such postings
+leave an input as :class:`~normalize.models.SeenPostings` items (stat ``jobcrawl/postings_seen_unparsed``).
 """
 
 from __future__ import annotations
@@ -38,12 +43,12 @@ from crawler.files import (MAX_FILE_BYTES, InputError, InputFile, Problem, TooLa
                             read_group, resolve_inputs, saved_at, stat_of)
 from crawler.ingest.ledger import parser_of
 from crawler.ingest.appdump import parse_dump
-from crawler.report import FILES, FOUND, handed_report
+from crawler.report import FILES, FOUND, SEEN_UNPARSED, handed_report
 from crawler.settings import no_requests
 from crawler.arguments import SpiderArgumentError, argument_error, check_arguments, describe
 from normalize.clock import iso_utc, now_iso
-from normalize.models import Quarantined, RawInput, RawPosting
-from normalize.posting import posting_key
+from normalize.models import Quarantined, RawInput, RawPosting, SeenPostings
+from normalize.posting import posting_key, raw_item_hash
 from normalize.text import ZERO_TAIL, zero_filled_tail
 
 
@@ -73,6 +78,9 @@ GROUP_BYTES = 4 * 2**20
 """A group's reading stops once this many bytes are read (files that grew since they were listed); its other
 files are read by the next trip."""
 
+SEEN_ITEM = 1000
+"""Postings read again as stored that one :class:`~normalize.models.SeenPostings` item holds at most."""
+
 input_read = object()
 """Signal sent by a file spider for each input it reads (or refuses): the run's progress counts them."""
 
@@ -98,11 +106,12 @@ class TextdumpSpider(scrapy.Spider):
 
     def __init__(self, paths: str | list[str] | None = None, as_of: str | datetime | None = None,
                  inputs: list[InputFile] | None = None, unchanged: dict | None = None, source: str | None = None,
-                 listing: str | None = None, **kwargs):
+                 listing: str | None = None, known: dict | None = None, **kwargs):
         super().__init__()
         inputs = self.command_inputs(paths, inputs, {"as_of": as_of, "source": source, "listing": listing, **kwargs})
         self.args = self.validated(TextdumpArgs, inputs=inputs, as_of=as_of)
         self.unchanged = unchanged or {}  # source → crawler.ingest.ledger.unchanged_inputs, from the run
+        self.known = known or {}  # source → {posting key: raw_hash stored}, from the run
         self.source = source
         self.listing = listing
         self.listed: list[str] | None = []  # keys of the postings read; None once the listing may lack some
@@ -157,7 +166,7 @@ class TextdumpSpider(scrapy.Spider):
         spider.parsers = {source: parser_of(settings, options) for source, options in spider.reading_options().items()}
         spider.report = handed_report(crawler)
         if settings.getbool("JOBCRAWL_REPARSE"):
-            spider.unchanged = {}
+            spider.unchanged, spider.known = {}, {}
         return spider
 
     def reading_options(self) -> dict[str, str]:
@@ -211,9 +220,38 @@ class TextdumpSpider(scrapy.Spider):
         progress hears of it (:data:`input_read`)."""
         self.crawler.signals.send_catch_log(input_read)
         items = self._problem(inp, data, as_of) if isinstance(data, Problem) else self.parse_input(inp, data, as_of)
+        seen: SeenPostings | None = None
         for item in items:
             self.list_item(item)
-            yield item
+            key = isinstance(item, RawPosting) and self.stored_as_read(item)
+            if not key:
+                yield item
+                continue
+            if seen is not None and (seen.input_sha256 != item.input_sha256 or len(seen.postings) == SEEN_ITEM):
+                yield seen
+                seen = None
+            if seen is None:
+                seen = SeenPostings(source=item.source, locator=item.locator, input_sha256=item.input_sha256,
+                                    seen_at=item.as_of, complete_listing=item.complete_listing)
+            seen.postings.append((key, item.raw_hash))
+        if seen is not None:
+            yield seen
+
+    def stored_as_read(self, item: RawPosting) -> str | None:
+        """Set ``item.raw_hash``; the posting's key when it is stored with that hash (:attr:`known`), else None."""
+        parser = self.parsers.get(item.source)
+        if parser is None:
+            return None
+        item.raw_hash = raw_item_hash(item, parser)
+        known = self.known.get(item.source)
+        if not known:
+            return None
+        key = posting_key(item.source, item.source_id)
+        if known.get(key) != item.raw_hash:
+            known.pop(key, None)  # stored anew from here: a later copy of the old row is parsed again
+            return None
+        self.crawler.stats.inc_value(SEEN_UNPARSED)
+        return key
 
     def _saved_at(self, inp: InputFile, st) -> datetime:
         when, note = saved_at(st)

@@ -64,6 +64,7 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
     hand the table ledger to its spider; returns the report of what was skipped."""
     from crawler.files import Problem, open_regular, saved_at, stat_of
     from crawler.ingest.ledger import parser_version, unchanged_inputs
+    from crawler.store.queries import raw_hashes
     from crawler.ingest.table import format_for
     from crawler.report import FILES, FILES_UNCHANGED, FOUND, UNPARSED
     from crawler.settings import project_settings
@@ -82,6 +83,7 @@ def _plan_ingest(job: Job, db: str, overrides: dict[str, Any]) -> CrawlReport:
     ledger = {source: unchanged_inputs(db, source, parser) for source, parser in parsers.items()}
     named = kwargs.get("source")  # one source for dumps and tables, named by the ingest
     kwargs["unchanged"] = {named or "tabular": ledger.get(named or "tabular", {})}
+    kwargs["known"] = {source: raw_hashes(db, source) for source in parsers}
     dumps = ledger.get(named or "textdump") or {}
     if not dumps:
         return skipped

@@ -785,3 +785,10 @@ def m0039(db: sqlite_utils.Database) -> None:
     and ``fit`` read them)."""
     for table in ("ghost_signals", "likely_employers"):
         db.execute(next(statement for _, name, statement in baseline() if name == table))
+
+
+@migration("0040_postings_raw_hash")
+def m0040(db: sqlite_utils.Database) -> None:
+    """``postings.raw_hash``: the hash of the raw item a posting was last stored or seen from, so an ingest need not
+    parse a row it read before (crawler/ingest/textdump.py)."""
+    db.execute("ALTER TABLE postings ADD COLUMN raw_hash TEXT")

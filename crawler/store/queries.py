@@ -36,6 +36,23 @@ def complete_parses(db_path: str, source: str, parser: str) -> list[tuple[str, s
         conn.close()
 
 
+def raw_hashes(db_path: str, source: str) -> dict[str, str]:
+    """``posting key → raw_hash`` of the postings of ``source`` stored with one (read-only); empty when the
+    database does not exist yet or predates the column."""
+    from crawler.store import connect_readonly
+
+    if not Path(db_path).is_file():
+        return {}
+    conn = connect_readonly(db_path)
+    try:
+        return dict(conn.execute("SELECT key, raw_hash FROM postings WHERE source = ? AND raw_hash IS NOT NULL",
+                                 (source,)))
+    except sqlite3.OperationalError:  # no postings table, or no raw_hash column yet
+        return {}
+    finally:
+        conn.close()
+
+
 def input_posting_keys(db_path: str, source: str, inputs: list[tuple[str, str]]) -> list[str]:
     """The keys of the postings stored from the raw inputs ``(locator, sha256)`` of ``source`` (read-only)."""
     from crawler.store import connect_readonly

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
 from normalize.evaluation import dumps, pack_evidence, pack_signals
-from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput
+from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput, SeenPostings
 from normalize.posting import level_for
 
 from crawler.store import fts
@@ -68,6 +68,8 @@ class PostingRow(NamedTuple):
     """The posting's full-text index columns, made of the values stored (crawler.store.fts.index_values)."""
     dedupe: tuple | None = None
     """Its dedupe key's columns (crawler.store.dedupe.key_values), made by the store stage; None: the dedupe step makes it."""
+    raw_hash: str | None = None
+    """The raw item's hash (normalize.posting.raw_item_hash), when its reader made one."""
 
 
 def row_values(row: PostingRow) -> dict[str, Any]:
@@ -113,7 +115,16 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     search = fts.index_values(p.title, p.company, p.city, p.skills, body)
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
                       p.complete_listing, values, sections, skills, evaluation, None if app == _APP_EMPTY else app,
-                      search, dedupe)
+                      search, dedupe, p.raw_hash)
+
+
+SEEN_COLS = ("key", "source", "locator", "input_sha256", "seen_at", "complete_listing", "raw_hash")
+
+
+def seen_rows(item: SeenPostings) -> list[tuple]:
+    """The postings of a :class:`~normalize.models.SeenPostings` as the values of :data:`SEEN_COLS`."""
+    return [(key, item.source, item.locator, item.input_sha256, item.seen_at, item.complete_listing, raw_hash)
+            for key, raw_hash in item.postings]
 
 
 def input_row(item: RawInput) -> tuple:
@@ -187,9 +198,11 @@ class Batch:
     quarantine: list[tuple] = field(default_factory=list)
     parsers: dict[str, str] = field(default_factory=dict)
     id: str | None = None
+    seen: list[tuple] = field(default_factory=list)
+    """Postings read again as stored (:func:`seen_rows`): only seen, not parsed again."""
 
     def __len__(self) -> int:
-        return len(self.inputs) + len(self.postings) + len(self.quarantine)
+        return len(self.inputs) + len(self.postings) + len(self.quarantine) + len(self.seen)
 
 
 NOTHING_READ = hashlib.sha256(b"").hexdigest()

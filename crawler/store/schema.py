@@ -66,7 +66,7 @@ def _sql_type(annotation: Any) -> type:
 def model_columns(model: type[BaseModel], prefix: str = "", skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, tuple[str, ...], type, str]]:
     """Yield ``(column, path, python_type, description)`` for every flattened field of ``model``."""
     for name, info in model.model_fields.items():
-        if name in skip:
+        if name in skip or info.exclude:
             continue
         annotation = _unwrap(info.annotation)
         path = (name,)

@@ -159,7 +159,8 @@ CREATE TABLE postings (
     posted_source TEXT,
     tz TEXT,
     posted_local TEXT,
-    first_run_id INTEGER
+    first_run_id INTEGER,
+    raw_hash TEXT
 );
 CREATE UNIQUE INDEX idx_postings_key ON postings (key);
 CREATE INDEX idx_postings_company ON postings (company);

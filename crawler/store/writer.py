@@ -38,11 +38,11 @@ from crawler.store import dedupe
 from crawler.store import fts
 
 from crawler.store import batches as spool
-from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, PostingRow, copies_input,
+from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, SEEN_COLS, PostingRow, copies_input,
                    kept_whole, raw_text, row_values)
 from crawler.store.skills import PS_COLS
 
-_ALL_COLS = POSTING_COLS + ("raw_input_id", "version")
+_ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
 _INSERT_POSTING = "INSERT INTO postings (id, {cols}, first_run_id) VALUES (?, {qs}, ?)".format(
     cols=", ".join(f"[{c}]" for c in _ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
 _UPDATE_COLS = tuple(c for c in _ALL_COLS if c != "first_seen")
@@ -55,9 +55,10 @@ _INPUT_SHA = POSTING_COLS.index("input_sha256")
 _TOUCH = ("UPDATE postings SET last_seen = ?1, input_sha256 = CASE WHEN ?2 IS NULL THEN input_sha256 ELSE nullif("
           "coalesce(input_sha256, (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)),"
           " (SELECT sha256 FROM raw_inputs WHERE id = ?2)) END, raw_input_id = coalesce(?2, raw_input_id),"
-          " closed_at = ?4 WHERE id = ?3")
+          " closed_at = ?4, raw_hash = coalesce(?5, raw_hash) WHERE id = ?3")
 """An unchanged posting seen again: its raw input becomes the one it was seen in, and its ``input_sha256`` (the
-input it was parsed from) is stored where it now differs from that input's; ``closed_at`` is :func:`still_closed`."""
+input it was parsed from) is stored where it now differs from that input's; ``closed_at`` is :func:`still_closed`;
+``raw_hash`` the hash of the raw item it was seen in, when its reader made one."""
 _INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs}, ?)".format(
     cols=", ".join(INPUT_COLS), qs=", ".join("?" * len(INPUT_COLS)))
 _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id, text_in_input) VALUES ({qs}, ?, ?, ?, ?)".format(
@@ -69,6 +70,8 @@ _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text) VA
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
     "source", "locator", "sha256", "status", "postings", "as_of", "reader"))
+_SOURCE = POSTING_COLS.index("source")
+_SEEN_KEY, _SEEN_SOURCE, _SEEN_LOC, _SEEN_SHA, _SEEN_AT, _SEEN_COMPLETE, _SEEN_HASH = range(len(SEEN_COLS))
 _OUTCOME = ("status", "error", "postings")
 _CONTENT = ("size", "encoding", "text", "text_zlib", "body", "reader")
 _DATA_ERRORS = (OverflowError, ValueError, TypeError, sqlite3.IntegrityError, sqlite3.InterfaceError,
@@ -127,6 +130,7 @@ class Writer:
                 batch = replace(batch, postings=stored, quarantine=batch.quarantine + refused)
             else:
                 self._write_postings(batch.postings, input_ids, counts, batch.run_id)
+            self._write_seen(batch.seen, input_ids, counts)
             self._write_quarantine(batch, input_ids, counts)
             if self._pending:
                 self._record_parses(batch, input_ids)
@@ -171,6 +175,7 @@ class Writer:
                                                                     row[_POSTINGS], parser]
         wanted = {(q[1], q[3]) for q in batch.quarantine}
         wanted |= {(p.locator, p.input_sha256) for p in batch.postings}
+        wanted |= {(s[_SEEN_LOC], s[_SEEN_SHA]) for s in batch.seen}
         wanted |= {(i[_LOC], i[_SHA]) for i in batch.inputs}
         ids: dict[tuple[str, str], int] = {}
         for locator, sha in wanted:
@@ -237,9 +242,9 @@ class Writer:
         """Record the inputs whose last posting this batch stored, and those of the batch that had none."""
         done = [key for key in ((i[_SRC], i[_LOC], i[_SHA]) for i in batch.inputs if i[_POSTINGS] == 0)
                 if key in self._pending]
-        for p in batch.postings:
-            source = p.values[POSTING_COLS.index("source")]
-            key = (source, p.locator, p.input_sha256)
+        stored = [(p.values[_SOURCE], p.locator, p.input_sha256) for p in batch.postings]
+        stored += [(s[_SEEN_SOURCE], s[_SEEN_LOC], s[_SEEN_SHA]) for s in batch.seen]
+        for key in stored:
             entry = self._pending.get(key)
             if entry is not None:
                 entry[3] -= 1
@@ -261,14 +266,7 @@ class Writer:
         latest: dict[str, PostingRow] = {}
         for p in postings:
             latest[p.key] = p  # the same record twice in one batch: the later one wins
-        keys = list(latest)
-        existing: dict[str, tuple] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            q = ",".join("?" * len(part))
-            for row in self.conn.execute(
-                f"SELECT key, id, content_hash, last_seen, version, closed_at FROM postings WHERE key IN ({q})", part):
-                existing[row[0]] = row[1:]
+        existing = self._stored(list(latest), "id, content_hash, last_seen, version, closed_at")
         next_id = self.conn.execute("SELECT coalesce(max(id), 0) FROM postings").fetchone()[0] + 1
 
         inserts, updates, touches, updated_ids, search, children = [], [], [], [], [], []
@@ -281,22 +279,18 @@ class Writer:
             if old is None:
                 pid = next_id
                 next_id += 1
-                inserts.append((pid, *values, raw_input_id, 1, batch_run_id))
+                inserts.append((pid, *values, raw_input_id, 1, p.raw_hash, batch_run_id))
                 counts["new"] += 1
             else:
                 pid, old_hash, last_seen, version, closed_at = old
-                closed = still_closed(closed_at, p.last_seen)
                 if old_hash == p.content_hash:
-                    touches.append((max(last_seen or "", p.last_seen), raw_input_id, pid, closed))
-                    counts["unchanged"] += 1
-                    if closed_at is not None and closed is None and p.complete_listing:
-                        counts["reopened"] += 1
+                    touches.append(_touch(pid, last_seen, closed_at, p.last_seen, raw_input_id, p.complete_listing,
+                                          p.raw_hash, counts))
                     continue
                 self._snapshot(pid, version, p.last_seen)
                 values[_LAST_SEEN] = max(last_seen or "", p.last_seen)
-                values[_CLOSED_AT] = closed
-                values.append(raw_input_id)
-                values.append(version + 1)
+                values[_CLOSED_AT] = still_closed(closed_at, p.last_seen)
+                values += [raw_input_id, version + 1, p.raw_hash]
                 updates.append((*(values[i] for i in _UPDATE_INDEXES), p.first_seen, pid))
                 updated_ids.append((pid,))
                 counts["updated"] += 1
@@ -318,6 +312,27 @@ class Writer:
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
         self._write_children(children)
         fts.insert_prepared(c, search)
+
+    def _stored(self, keys: list[str], columns: str) -> dict[str, tuple]:
+        """``key → (columns…)`` of the stored postings among ``keys``."""
+        existing: dict[str, tuple] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            for row in self.conn.execute(
+                    f"SELECT key, {columns} FROM postings WHERE key IN ({','.join('?' * len(part))})", part):
+                existing[row[0]] = row[1:]
+        return existing
+
+    def _write_seen(self, seen: list[tuple], input_ids: dict[tuple[str, str], int], counts: Counter) -> None:
+        """Postings read again exactly as stored (:data:`~crawler.store.rows.SEEN_COLS`): seen at their time in the
+        input they were read from, as an unchanged posting is (a posting no longer stored is left out)."""
+        latest = {row[_SEEN_KEY]: row for row in seen}
+        existing = self._stored(list(latest), "id, last_seen, closed_at")
+        touches = [_touch(*existing[key], row[_SEEN_AT], input_ids.get((row[_SEEN_LOC], row[_SEEN_SHA])),
+                          row[_SEEN_COMPLETE], row[_SEEN_HASH], counts)
+                   for key, row in latest.items() if key in existing]
+        if touches:
+            self.conn.executemany(_TOUCH, touches)
 
     def _write_children(self, children: Iterable[tuple[int, int, PostingRow]]) -> None:
         """The child rows of postings stored new or changed: (id, version, row) each."""
@@ -370,6 +385,16 @@ class Writer:
 
 
 _UPDATE_INDEXES = tuple(_ALL_COLS.index(c) for c in _UPDATE_COLS)
+
+
+def _touch(pid: int, last_seen: str | None, closed_at: str | None, seen: str, raw_input_id: int | None,
+           complete_listing: bool, raw_hash: str | None, counts: Counter) -> tuple:
+    """The :data:`_TOUCH` values of an unchanged posting seen again at ``seen``, counted unchanged (and reopened)."""
+    closed = still_closed(closed_at, seen)
+    counts["unchanged"] += 1
+    if closed_at is not None and closed is None and complete_listing:
+        counts["reopened"] += 1
+    return max(last_seen or "", seen), raw_input_id, pid, closed, raw_hash
 
 
 def still_closed(closed_at: str | None, seen: str) -> str | None:

@@ -129,7 +129,8 @@ def joined(value: Any, key: str = "label", sep: str = ", ") -> str | None:
     return text_of(value)
 
 
-_PROVENANCE = {"source", "source_id", "locator", "position", "input_sha256", "fetched_at", "as_of", "complete_listing"}
+_PROVENANCE = {"source", "source_id", "locator", "position", "input_sha256", "fetched_at", "as_of", "complete_listing",
+               "raw_hash"}
 _TEXT = {"description", "sections"}
 _CONTENT = [name for name in RawPosting.model_fields if name not in _PROVENANCE | _TEXT | {"extra"}]
 
