@@ -84,7 +84,9 @@ SHAPES = {
 @pytest.mark.parametrize("body, page", SHAPES.values(), ids=SHAPES.keys())
 def test_a_saved_answer_is_told_by_its_shape(body, page):
     """Read by its board's page class, and of no other board's shape."""
-    raw = body.read_bytes() if isinstance(body, Path) else body if isinstance(body, bytes) else json.dumps(body).encode()
+    if isinstance(body, Path):
+        body = body.read_bytes()
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     try:
         data = json.loads(raw)
     except ValueError:
@@ -196,7 +198,8 @@ def test_a_git_scraped_lever_board_replays_into_one_posting_per_job(tmp_path):
                    "--workers", "1")
     assert (proc.returncode, problem_lines(proc.stderr)) == (0, [])
     assert _sql(db, "SELECT source_id, url, title, first_seen, last_seen, closed_at,"
-                    " (SELECT group_concat(json_extract(snapshot, '$.title')) FROM posting_versions WHERE posting_id = p.id)"
+                    " (SELECT group_concat(json_extract(snapshot, '$.title')) FROM posting_versions"
+                    "  WHERE posting_id = p.id)"
                     " FROM postings p ORDER BY id") == [
         ("3414ba28-35f7-45d3-8e13-35c883959635",
          "https://jobs.lever.co/matchgroup/3414ba28-35f7-45d3-8e13-35c883959635", "Senior Android Engineer",

@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Set
 from typing import Any, Callable, NamedTuple
 from urllib.parse import urlsplit
 
 from crawler.web.pages.base import WebPage
 
 
-def _listed(data: Any, key: str | None, fields: set[str], *, envelope: set[str] = frozenset(),
-            any_of: set[str] = frozenset()) -> list | None:
+def _listed(data: Any, key: str | None, fields: Set[str], *, envelope: Set[str] = frozenset(),
+            any_of: Set[str] = frozenset()) -> list | None:
     """The entries of ``data`` (its ``key`` list, or ``data`` itself for None) when the object has every key of
     ``envelope`` and the first entry every key of ``fields`` and one of ``any_of``; else None."""
     if key is None:
