@@ -6,6 +6,7 @@ raw twin. Re-runnable over stored raw items when the parsers improve.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -257,7 +258,8 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_sour
     valid = parse_posted(raw.valid_through, as_of, tz=ZoneInfo(zone)) if raw.valid_through else None
     posted_on = posted_source(posted, as_of_source)
 
-    dollar = dollar_of(raw.location, raw.url)
+    loc = parse_location(raw.location) if raw.location else None
+    dollar = functools.cache(lambda: dollar_of(raw.location, raw.url, parsed=loc))  # only a bare $ needs it
     salary = (salary_from_parts(raw.salary, raw.salary_parts) if raw.salary_parts
               else parse_salary(raw.salary, dollar=dollar))
     if salary.status != "missing":
@@ -281,8 +283,7 @@ def normalize_posting(raw: RawPosting, *, seen_at: str | None = None, as_of_sour
     market = parse_market(raw.market)
     city = market.city
     district = None
-    if raw.location:
-        loc = parse_location(raw.location)
+    if loc is not None:
         city = loc.get("city") or city
         district = loc.get("district")
     category = clean_line(raw.category) if raw.category else market.category

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from urllib.parse import urlsplit
 
@@ -107,6 +107,9 @@ DOLLARS = {"US": "USD", "CA": "CAD", "AU": "AUD", "NZ": "NZD", "SG": "SGD", "HK"
 """What a bare ``$`` stands for in a posting located in each country (ISO 3166 alpha-2 → ISO 4217). Elsewhere, and
 when the country is not known, ``$`` is USD."""
 
+Dollar = str | Callable[[], str]
+"""What a bare ``$`` stands for: a currency code, or a function that finds it (called only when one is met)."""
+
 
 @functools.cache
 def _subdivisions() -> dict[str, set[str]]:
@@ -120,16 +123,16 @@ def _subdivisions() -> dict[str, set[str]]:
     return index
 
 
-def dollar_of(location: str | None, url: str | None = None) -> str:
+def dollar_of(location: str | None, url: str | None = None, *, parsed: dict | None = None) -> str:
     """The currency a bare ``$`` stands for in a posting at ``location`` (as written) found at ``url``:
     :data:`DOLLARS` of its country — the country its location names (``Toronto, Ontario, Canada``), else the one
     country whose state or province it names (``Toronto, ON``; ``WA``, a state of two, names none), else a country
     code ending it (``Wellington, NZ``), else the country of the URL's host, a board's country subdomain or domain
-    (``ca.indeed.com``, ``www.seek.com.au``) — else USD."""
-    loc = parse_location(location)
+    (``ca.indeed.com``, ``www.seek.com.au``) — else USD. ``parsed``: the location already parsed."""
+    loc = parsed if parsed is not None else parse_location(location)
     country = loc["country"]
-    for part in ([] if country else [loc["region"], loc["unparsed"]]):
-        places = _subdivisions().get((part or "").casefold(), set())
+    for part in ([] if country else [p for p in (loc["region"], loc["unparsed"]) if p]):
+        places = _subdivisions().get(part.casefold(), set())
         country = next(iter(places)) if len(places) == 1 else None
         if country:
             break
@@ -150,13 +153,13 @@ def _prepare(text: str) -> str:
     return _RANGE_SEP.sub("-", clean_line(fold(text)))
 
 
-def _currency(text: str, folded: str, default: str, dollar: str) -> str | None:
+def _currency(text: str, folded: str, default: str, dollar: Dollar) -> str | None:
     """ISO code of the currency written in ``text`` (a bare ``$``: ``dollar``); None for a symbol we cannot name."""
     symbol = (extract_currency_symbol(unicodedata.normalize("NFKC", text), None) or "").strip()  # Price's currency
     if not symbol:
         return "CNY" if _CNY_WORDS.search(folded) else default
     if symbol == "$":
-        return dollar
+        return dollar() if callable(dollar) else dollar
     return _SYMBOLS.get(symbol.casefold()) or (symbol if re.fullmatch(r"[A-Z]{3}", symbol) else None)
 
 
@@ -187,7 +190,7 @@ def _money(value: Decimal) -> float:
     return float(value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def parse_salary(text: str | None, *, default_currency: str = "CNY", dollar: str = "USD") -> Salary:
+def parse_salary(text: str | None, *, default_currency: str = "CNY", dollar: Dollar = "USD") -> Salary:
     """Parse a salary as written into a :class:`Salary`; never raises (see the module rules). ``dollar``: what a bare
     ``$`` stands for (:func:`dollar_of` the posting).
 
@@ -379,7 +382,7 @@ _AFTER = 10
 (``$60,000 - $97,000/year, plus bonus``)."""
 
 
-def salary_from_text(blocks: Iterable[tuple[str, str]], *, dollar: str = "USD") -> Salary | None:
+def salary_from_text(blocks: Iterable[tuple[str, str]], *, dollar: Dollar = "USD") -> Salary | None:
     """The pay a posting states in its text, for a posting without a salary field: ``blocks`` are (section key,
     text), read in order — give the ``compensation`` section first, then the description. ``dollar``: what a bare
     ``$`` stands for (:func:`dollar_of` the posting).
@@ -404,7 +407,7 @@ def salary_from_text(blocks: Iterable[tuple[str, str]], *, dollar: str = "USD") 
     return None
 
 
-def _text_salary(key: str, text: str, match: re.Match[str], dollar: str) -> Salary | None:
+def _text_salary(key: str, text: str, match: re.Match[str], dollar: Dollar) -> Salary | None:
     start = match.start() + len(match.group()) - len(match.group().lstrip())
     before = text[max(0, start - _CONTEXT) : start].split("\n")
     after = text[match.end() : match.end() + _AFTER].split("\n")[0]
