@@ -168,3 +168,25 @@ def test_a_repository_revision_or_path_git_does_not_know_is_one_line(history, tm
     proc = run_cli("replay", *map(str, args), "--db", str(tmp_path / "j.db"))
     assert (proc.returncode, proc.stdout, problem_lines(proc.stderr)) == (2, "", [f"jobcrawl replay: {error}"])
     assert not (tmp_path / "j.db").exists()
+
+
+def test_the_watches_hear_once_after_the_last_version_of_the_postings_open_then(tmp_path):
+    """A watch made before the replay is told of the jobs open at the end (A, D, E), not of B and C, which the
+    history opened and closed again."""
+    from receivers import Receiver
+
+    repo = tmp_path / "history"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    for at, rows in ((C1, ["A", "B", "C"]), (C2, ["A", "C", "D"]), (C4, ["A", "D", "E"])):
+        _commit(repo, at, rows)
+    db, config = tmp_path / "jobs.db", tmp_path / "alerts.toml"
+    with Receiver() as hook:
+        config.write_text(f'[destinations.hook]\ntype = "webhook"\nurl = "{hook.url("/jobs")}"\n', encoding="utf-8")
+        run_cli("watch", "add", "all", "--db", str(db), "--config", str(config), check=True)
+        proc = run_cli("replay", str(repo), "boards/acme.jsonl", "--db", str(db), "--source", "acme",
+                       env={"JOBCRAWL_ALERTS_CONFIG": str(config)}, check=True)
+        posted = [sorted(p["title"] for p in json.loads(r.body)["postings"]) for r in hook.requests]
+    assert posted == [["CUDA Engineer", "Infra Engineer", "Kernel Engineer"]]
+    assert proc.stdout.splitlines()[-1] == "alerts: new matches all 3 · delivered hook 3"
+    assert _sql(db, "SELECT count(*) FROM watch_matches") == [(3,)]

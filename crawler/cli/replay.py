@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from crawler.cli import DB_OPTION, WORKERS_OPTION, ByteSize, calling, main, run_output, run_settings, say, say_json
+from crawler.cli import (DB_OPTION, WORKERS_OPTION, ByteSize, alert_lines, calling, main, run_output, run_settings, say,
+                         say_json)
 
 
 @main.command()
@@ -40,7 +41,9 @@ def replay(git_dir: str, file: str, db: str, source: str | None, rev: str, fmt: 
     comes back. FILE is a path relative to the repository's top; GIT_DIR its work tree or .git
     folder. Versions replayed into the source before are skipped (run it again after new commits);
     a version with the same bytes as the one before it is not parsed (its open postings are seen
-    again at its time); a commit that deleted FILE is skipped. Progress counts versions on stderr.
+    again at its time), nor is a row as it was stored before; a commit that deleted FILE is skipped.
+    The watches' alerts run once, after the last version: their new matches among the postings
+    open at the end. Progress counts versions on stderr.
 
     Exit status: 0 done; 1 some version was skipped (too large, its commit date before the
     source's latest run) or had quarantined rows; 2 usage error (no such folder, repository,
@@ -74,6 +77,7 @@ def replay(git_dir: str, file: str, db: str, source: str | None, rev: str, fmt: 
     elif not quiet:
         for line in summary_lines(done, file):
             say(line)
+        alert_lines(done)
     raise SystemExit(3 if done.failed else 1 if done.problems else 0)
 
 

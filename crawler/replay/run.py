@@ -15,6 +15,9 @@ and the one it vanished at, and reopens when it comes back.
   problem line.
 - ``rebuild``: the first version ingested rebuilds the source (crawler.store.closing.restart_listing) and every
   version is replayed again.
+
+The watches' alerts run once, after the last version (not after each: a posting of the history that has closed
+since is not news), as the alerts step of a run does: their new matches among the postings open at the end.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ class Replayed:
     last: Version | None = None
     failed: bool = False
     run_ids: list[int] = field(default_factory=list)
+    alerts: Any = None
+    """crawler.alerts.delivery.DeliveryReport of the alerts step after the last version (None: nothing replayed)."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in ("source", "versions", "ingested", "unchanged", "done", "deleted",
@@ -60,6 +65,7 @@ class Replayed:
         out["counts"] = {k: self.counts.get(k, 0) for k in COUNTS}
         out["first"], out["last"] = (None if v is None else {"commit": v.commit, "time": v.time}
                                      for v in (self.first, self.last))
+        out["alerts"] = None if self.alerts is None else self.alerts.counters()
         return out
 
 
@@ -110,6 +116,14 @@ def replay(repo: str | Path, path: str, db: str, *, source: str | None = None, r
                 break
     progress.finish("reading", {"inputs": out.ingested + out.unchanged, "postings": out.postings,
                                 "inputs_unchanged": out.unchanged})
+    if (out.ingested or out.unchanged) and not out.failed:
+        from crawler.run.lock import db_lock
+        from crawler.run.runner import alerts_step
+
+        with db_lock(db):
+            out.alerts, failed = alerts_step(db, out.run_ids[-1] if out.run_ids else None,
+                                             (settings or {}).get("JOBCRAWL_ALERTS_CONFIG"))
+        out.problems += [failed] if failed else []
     return out
 
 
@@ -161,7 +175,7 @@ def _run(job, db: str, workers: int | None, settings: dict):
     """One version's ingest run (in a fresh process)."""
     from crawler import api
 
-    return api.run([job], db, workers=workers, settings=settings)[0]
+    return api.run([job], db, workers=workers, settings=settings, alerts=False)[0]
 
 
 def _out_of_order(out: Replayed, short: str, err: Exception) -> None:

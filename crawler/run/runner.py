@@ -421,12 +421,14 @@ class _Stopper:
 
 
 def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None, workers: int | None = None,
-             on_progress: Callable[[int], None] | None = None, progress: Progress | None = None) -> list[RunReport]:
+             on_progress: Callable[[int], None] | None = None, progress: Progress | None = None,
+             alerts: bool = True) -> list[RunReport]:
     """Run the jobs into ``db`` (see the module docstring); one :class:`RunReport` per job, in order.
 
     ``workers``: the switch of crawler/procs.py (default: the number of cores). ``progress`` hears of each
     phase (reading, storing, dedupe, scoring) and, while reading, of the inputs, postings and bytes read
     (crawler/run/progress.py shows it); ``on_progress`` gets the number of responses read since its last call.
+    ``alerts``: end with the alerts step (``jobcrawl replay`` runs it once, after its last version).
 
     A crawl that finished removes its JOBDIR, so the next scheduled run starts afresh; an interrupted
     one keeps it to resume.
@@ -477,17 +479,17 @@ def run_jobs(jobs: list[Job], db: str, *, settings: dict[str, Any] | None = None
     return finish_jobs(jobs, db, run_ids, crawl_reports, written, crawled_by=max(apart, 1), workers=workers,
                        stale_skills=stale_skills,
                        taxonomy=taxonomy, alerts_config=overrides.get("JOBCRAWL_ALERTS_CONFIG"), progress=progress,
-                       steps_pending=pending)
+                       steps_pending=pending, alerts=alerts)
 
 
 def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: list[CrawlReport],
                 written: dict[int | None, dict], *, crawled_by: int | dict[int, int], workers: int | None,
                 stale_skills: bool,
                 taxonomy, alerts_config: str | None = None, progress: Progress | None = None,
-                steps_pending: bool = True) -> list[RunReport]:
+                steps_pending: bool = True, alerts: bool = True) -> list[RunReport]:
     """The end of a run, local or distributed: each job's complete listings close what they miss, its
-    status is decided; a changed taxonomy retags; the corpus steps run, then the watches' alerts (config
-    ``alerts_config``, default: crawler.alerts.config.default_config_path); each ``runs`` row is finished.
+    status is decided; a changed taxonomy retags; the corpus steps run, then (with ``alerts``) the watches' alerts
+    (config ``alerts_config``, default: crawler.alerts.config.default_config_path); each ``runs`` row is finished.
     The corpus steps are skipped (``{"skipped": 1}`` as their counts) when no posting was new, updated,
     closed, reopened or retagged and ``steps_pending`` is false (they succeeded after the last run that
     started before this one: crawler.store.runs.steps_pending): their inputs are what they were.
@@ -533,13 +535,10 @@ def finish_jobs(jobs: list[Job], db: str, run_ids: list[int], crawl_reports: lis
         for result in results:
             result.status = "failed"
         last.messages.append(f"{failed}; the postings are stored: run `jobcrawl {failed.step} --db {db}` to retry")
-    else:  # alerts (crawler/alerts/delivery.py): new matches of the watches, delivered
-        from crawler.alerts.delivery import deliver_new_matches
-
-        try:
-            last.alerts = deliver_new_matches(db, last.run_id, config_path=alerts_config)
-        except Exception as err:  # the postings are stored; the deliveries stay pending for the next run
-            last.messages.append(f"the alerts step failed: {err!r}; run `jobcrawl watch deliver --db {db}` to retry")
+    else:
+        if alerts:
+            last.alerts, failed = alerts_step(db, last.run_id, alerts_config)
+            last.messages += [failed] if failed else []
     total = database["postings"].count
     for result in results:
         result.steps, result.total_postings = steps, total
@@ -574,6 +573,17 @@ class StepFailed(RuntimeError):
         text = str(error) if isinstance(error, ChildFailed) else traceback.format_exception_only(error)[-1]
         super().__init__(f"the {step} step failed: {text.strip().splitlines()[-1]}")
         self.step, self.steps, self.detail = step, steps, detail
+
+
+def alerts_step(db: str, run_id: int | None, alerts_config: str | None) -> tuple[Any, str | None]:
+    """The alerts step (crawler/alerts/delivery.py): the watches' new matches, delivered. Returns its report, or
+    None and the line that says it failed (the postings are stored; the deliveries stay pending)."""
+    from crawler.alerts.delivery import deliver_new_matches
+
+    try:
+        return deliver_new_matches(db, run_id, config_path=alerts_config), None
+    except Exception as err:
+        return None, f"the alerts step failed: {err!r}; run `jobcrawl watch deliver --db {db}` to retry"
 
 
 def corpus_steps(database, *, skip: bool = False, workers: int | None = None,
