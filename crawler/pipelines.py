@@ -152,7 +152,7 @@ class ValidatePipeline:
     def process_item(self, item, spider=None):
         if not isinstance(item, RawPosting):
             return item
-        strings = _strings(item)
+        strings = _strings([v for k, v in item.__dict__.items() if k != "raw_hash"])  # what the posting says
         too_long = self.oversized(item, strings)  # before anything copies its text
         if too_long:
             clipped = _clipped(item.model_dump(), [QUARANTINE_TEXT_CHARS])

@@ -242,7 +242,10 @@ class TextdumpSpider(scrapy.Spider):
         parser = self.parsers.get(item.source)
         if parser is None:
             return None
-        item.raw_hash = raw_item_hash(item, parser)
+        try:
+            item.raw_hash = raw_item_hash(item, parser)
+        except ValueError:  # a lone UTF-16 surrogate, which the validate stage repairs: no hash, parsed every time
+            return None
         known = self.known.get(item.source)
         if not known:
             return None
