@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -22,16 +23,171 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 AS_OF = "2026-11-29T12:00:00+08:00"
 
 
+FRESH_PROCESS = frozenset({"serve", "worker"})
+"""Commands :func:`run_cli` always runs in a fresh interpreter (long-running servers)."""
+
+
 def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: float = 300,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run `jobcrawl ARGS` in a fresh Python process (a Twisted reactor cannot restart in-process); ``env``: more
+    """Run `jobcrawl ARGS` as a process of its own: forked from this session's :class:`Zygote` (jobcrawl imported
+    once) or, for the commands of :data:`FRESH_PROCESS` and without a zygote, a fresh Python process. ``env``: more
     environment variables (an empty value removes one)."""
     env = {k: v for k, v in dict(os.environ, PYTHONUTF8="1", **(env or {})).items() if v or k not in (env or {})}
-    proc = subprocess.run([sys.executable, "-m", "crawler.cli", *args], cwd=cwd or ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    if ZYGOTE.alive() and args and args[0] not in FRESH_PROCESS and ZYGOTE.lock.acquire(blocking=False):
+        try:  # one command at a time through the zygote; another thread's meanwhile runs as a fresh process
+            proc = ZYGOTE.run(args, cwd or ROOT, env, timeout)
+        finally:
+            ZYGOTE.lock.release()
+    else:
+        proc = subprocess.run([sys.executable, "-m", "crawler.cli", *args], cwd=cwd or ROOT, env=env,
+                              capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"jobcrawl {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+class Zygote:
+    """A process forked when the session starts — before any test imported Twisted or started a thread — that
+    imports jobcrawl's CLI and its run path once, then forks one child per :func:`run_cli` command. Each child starts
+    from that same clean state, runs the command as ``python -m crawler.cli`` would (its environment and working
+    folder the caller's; stdout and stderr file descriptors, its own processes' too, into files) and ends with
+    ``os._exit``: a process of its own, without an interpreter's start and imports (about a second a command)."""
+
+    PRELOAD = ("crawler.cli", "crawler.api", "crawler.run.runner", "crawler.run.project", "crawler.pipelines",
+               "crawler.ingest.tabular", "crawler.store.queries", "crawler.score.step", "crawler.dedupe.step",
+               "crawler.signals.step", "crawler.market.velocity", "crawler.alerts.delivery", "scrapy.crawler")
+
+    def __init__(self) -> None:
+        import threading
+
+        self.pid: int | None = None
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.pid is not None
+
+    def start(self) -> None:
+        import pickle
+
+        requests_r, requests_w = os.pipe()
+        results_r, results_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(requests_w)
+            os.close(results_r)
+            self._serve(os.fdopen(requests_r, "rb"), os.fdopen(results_w, "wb"))
+        os.close(requests_r)
+        os.close(results_w)
+        self.pid, self.requests, self.results = pid, os.fdopen(requests_w, "wb"), os.fdopen(results_r, "rb")
+        self._pickle = pickle
+
+    def stop(self) -> None:
+        if self.pid is not None:
+            self.requests.close()
+            os.waitpid(self.pid, 0)
+            self.pid = None
+
+    def run(self, args, cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="jobcrawl-cli-") as tmp:
+            out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
+            self._pickle.dump((list(args), str(cwd), env, str(out), str(err)), self.requests)
+            self.requests.flush()
+            child = self._pickle.load(self.results)
+            deadline = time.monotonic() + timeout
+            import select
+            while not select.select([self.results], [], [], 0.5)[0]:
+                if time.monotonic() > deadline:
+                    os.kill(child, signal.SIGKILL)
+                    self._pickle.load(self.results)
+                    raise subprocess.TimeoutExpired(["jobcrawl", *args], timeout)
+            status = self._pickle.load(self.results)
+            stdout, stderr = (p.read_bytes().decode("utf-8", "replace").replace("\r\n", "\n") for p in (out, err))
+        return subprocess.CompletedProcess([sys.executable, "-m", "crawler.cli", *args],
+                                           os.waitstatus_to_exitcode(status), stdout, stderr)
+
+    def _serve(self, requests, results) -> None:
+        """The zygote's loop: never returns."""
+        import importlib
+        import pickle
+
+        try:
+            for name in self.PRELOAD:
+                importlib.import_module(name)
+            while True:
+                try:
+                    args, cwd, env, out, err = pickle.load(requests)
+                except EOFError:
+                    break
+                child = os.fork()
+                if child == 0:
+                    requests.close()
+                    results.close()
+                    _child_main(args, cwd, env, out, err)
+                pickle.dump(child, results)
+                results.flush()
+                pickle.dump(os.waitpid(child, 0)[1], results)
+                results.flush()
+        finally:
+            os._exit(0)
+
+
+def _child_main(args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:
+    """A command's child of the :class:`Zygote`: never returns."""
+    import importlib
+    import io
+    import traceback
+
+    status = 1
+    try:
+        for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out, os.O_WRONLY | os.O_CREAT),
+                                (2, err, os.O_WRONLY | os.O_CREAT)):
+            opened = os.open(path, flags, 0o600)
+            os.dup2(opened, fd)
+            os.close(opened)
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                      errors="backslashreplace", write_through=True)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        time.tzset()
+        importlib.reload(sys.modules["crawler.settings"])  # its defaults read the environment
+        sys.argv = [str(ROOT / "crawler" / "cli" / "__main__.py"), *args]
+        try:
+            sys.modules["crawler.cli"].main.main(args, prog_name="python -m crawler.cli")
+            status = 0
+        except SystemExit as exit_:
+            code = exit_.code
+            if isinstance(code, str):
+                print(code, file=sys.stderr)
+            status = code if isinstance(code, int) else 0 if code is None else 1
+        except BaseException:
+            traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(status)
+
+
+ZYGOTE = Zygote()
+
+
+def pytest_configure(config):
+    """Fork the :class:`Zygote` in each process that runs tests (not in an xdist controller)."""
+    controller = getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER")
+    if not controller and not os.environ.get("JOBCRAWL_TEST_FRESH_PROCESSES"):
+        ZYGOTE.start()
+
+
+def pytest_unconfigure(config):
+    ZYGOTE.stop()
 
 
 PROGRESS_LINE = re.compile(r"(reading|storing|dedupe|scoring): ")
