@@ -142,9 +142,13 @@ def main() -> None:
                 "SELECT count(*) FILTER (WHERE closed_at IS NULL), count(*) FILTER (WHERE closed_at IS NOT NULL)"
                 " FROM postings").fetchone()
             raw = conn.execute("SELECT avg(length(coalesce(text, text_zlib, body))) FROM raw_inputs").fetchone()[0]
+            unparsed = conn.execute("SELECT coalesce(sum(json_extract(stats, '$.\"jobcrawl/postings_seen_unparsed\"')), 0)"
+                                    " FROM runs").fetchone()[0]
         print(f"replay: {done.ingested + done.unchanged} versions in {total:.1f} s · postings new "
               f"{done.counts['new']:,} · unchanged {done.counts['unchanged']:,} · closed {done.counts['closed']:,} · "
               f"reopened {done.counts['reopened']:,} · now {open_now:,} open, {closed_now:,} closed")
+        print(f"rows read again as stored, not parsed: {unparsed:,} of the {done.counts['unchanged']:,} unchanged "
+              f"({unparsed / max(1, len(later)):,.0f} a later snapshot)")
         print(f"first snapshot (a full ingest of {args.postings:,} postings): {steps[0][0]:.2f} s, database "
               f"{steps[0][1] / 2**20:.2f} MB")
         print(f"each later snapshot: median {statistics.median(per):.2f} s (min {min(per):.2f}, max {max(per):.2f}) · "

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -122,29 +122,30 @@ def reopened(events: Sequence[tuple[str, str]]) -> Signal | None:
     return Signal("reopened", n=len(backs), days=days_between(closed, back_at) if closed else None, at=back_at)
 
 
-def other_companies(employer: str, members: Iterable[tuple[int, str]]) -> list[tuple[str, int]]:
-    """The companies among ``members`` ``(posting id, company)`` that are not the (normalized) ``employer`` (empty
-    string: none), as :func:`normalize.dedupe.count_companies` counts them (a name contained in another is that
-    company): ``(normalized name, its smallest posting id)`` by name."""
-    first: dict[str, int] = {}
-    for pid, company in members:
+def other_companies(employer: str, members: Iterable[tuple[int, str, Any]]) -> list[tuple[str, int]]:
+    """The companies among ``members`` ``(posting id, company, order)`` that are not the (normalized) ``employer``
+    (empty string: none), as :func:`normalize.dedupe.count_companies` counts them (a name contained in another is that
+    company): ``(normalized name, the id of its first posting by order)`` by name. The order (first seen, key) does
+    not depend on the ids, which follow the order in which worker processes stored postings."""
+    first: dict[str, tuple[Any, int]] = {}
+    for pid, company, order in members:
         name = normalize_company(company)
         if name and not (employer and names_agree(name, employer)):
-            first[name] = min(pid, first.get(name, pid))
-    kept: dict[str, int] = {}
+            first[name] = min((order, pid), first.get(name, (order, pid)))
+    kept: dict[str, tuple[Any, int]] = {}
     for name in sorted(first, key=len, reverse=True):
         longer = next((k for k in kept if len(name) >= 2 and name in k), None)
         if longer is None:
             kept[name] = first[name]
         else:
             kept[longer] = min(kept[longer], first[name])
-    return sorted(kept.items())
+    return sorted((name, pid) for name, (_, pid) in kept.items())
 
 
-def mass_agency(employer: str, members: Iterable[tuple[int, str]], rules: Rules = RULES) -> Signal | None:
+def mass_agency(employer: str, members: Iterable[tuple[int, str, Any]], rules: Rules = RULES) -> Signal | None:
     """``mass_agency`` of a job whose employer is ``employer`` (normalized: the canonical posting's company unless
     it is an agency's, else a direct member's; empty: none) and whose cluster members are ``(posting id,
-    company)``: ``n`` other companies, one posting id of each."""
+    company, order)``: ``n`` other companies, one posting id of each (:func:`other_companies`)."""
     others = other_companies(employer, members)
     if len(others) < rules.mass_agencies:
         return None

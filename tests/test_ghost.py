@@ -64,12 +64,17 @@ def test_reopened(events, expected):
                  id="no-direct-posting"),
 ])
 def test_mass_agency(employer, members, expected):
-    assert mass_agency(employer, members) == expected
+    assert mass_agency(employer, [(pid, company, ("2026-11-29", f"k{pid}")) for pid, company in members]) == expected
 
 
-def test_other_companies_keep_the_smallest_id_of_each():
-    assert other_companies("甲科技", [(9, "锐才人力资源"), (4, "锐才人力资源服务有限公司"), (7, "甲科技有限公司")]) == [
-        ("锐才人力资源服务", 4)]
+@pytest.mark.parametrize("orders,expected", [
+    pytest.param({9: ("2026-11-29", "b"), 4: ("2026-11-29", "c")}, 9, id="first-seen-alike-the-smaller-key"),
+    pytest.param({9: ("2026-11-28", "c"), 4: ("2026-11-29", "a")}, 9, id="the-first-seen"),
+    pytest.param({9: ("2026-11-29", "c"), 4: ("2026-11-29", "a")}, 4, id="not-the-id"),
+])
+def test_other_companies_keep_the_first_posting_of_each_by_first_seen_and_key(orders, expected):
+    members = [(9, "锐才人力资源", orders[9]), (4, "锐才人力资源服务有限公司", orders[4]), (7, "甲科技有限公司", ("", ""))]
+    assert other_companies("甲科技", members) == [("锐才人力资源服务", expected)]
 
 
 @pytest.mark.parametrize("signal,text", [

@@ -89,11 +89,11 @@ def ghost_signals(conn, words: tuple[str, ...], rules: Rules = RULES) -> list[tu
         head = next((m for m in members if m[0] == canonical), None)
         if head is None:
             continue
-        _, _, company, employer, city, _ = head
+        _, _, company, employer, city, _, _ = head
         same = [(m[0], m[5]) for m in members
                 if m[1] != "same_url" and employer and m[3] and names_agree(m[3], employer) and m[4] == city]
         direct = next((m[3] for m in (head, *members) if m[3] and not is_agency(m[2], words, rules)), "")
-        for signal in (reposted(same, rules), mass_agency(direct, [(m[0], m[2]) for m in members], rules)):
+        for signal in (reposted(same, rules), mass_agency(direct, [(m[0], m[2], m[5:7]) for m in members], rules)):
             if signal:
                 found.append((canonical, signal))
     return sorted(found, key=lambda f: (f[0], CODES.index(f[1].code)))

@@ -35,10 +35,10 @@ def canonical_postings(conn: sqlite3.Connection) -> Iterator[tuple[int, str | No
 
 def jobs(conn: sqlite3.Connection, min_size: int) -> Iterator[tuple[int, list[tuple]]]:
     """Clusters of at least ``min_size`` members as ``(canonical posting id, members)``, each member
-    ``(posting id, reason, company as written, normalized company, normalized city, first_seen)``."""
+    ``(posting id, reason, company as written, normalized company, normalized city, first_seen, key)``."""
     rows = conn.execute(
         "SELECT c.canonical_posting_id, m.posting_id, m.reason, p.company, coalesce(s.company, ''),"
-        " coalesce(s.city, ''), p.first_seen FROM clusters c JOIN cluster_members m ON m.cluster_id = c.id"
+        " coalesce(s.city, ''), p.first_seen, p.key FROM clusters c JOIN cluster_members m ON m.cluster_id = c.id"
         " JOIN postings p ON p.id = m.posting_id LEFT JOIN dedupe_signatures s ON s.posting_id = m.posting_id"
         " WHERE c.size >= ? ORDER BY c.id, m.posting_id", (min_size,))
     current, members = None, []
