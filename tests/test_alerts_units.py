@@ -61,6 +61,7 @@ HTTP_ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3
 SMTP_GREETING = b"220 " + b"x" * 300 + b" ESMTP\r\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["webhook", "email"])
 def test_an_answer_dripped_a_byte_at_a_time_is_given_up_at_the_attempts_deadline(kind):
     """Each byte within the socket timeout reset it: a delivery (and the run waiting for it) hung for minutes."""
@@ -123,6 +124,7 @@ def _read_fifo(path, lines: list, ready):
         lines.extend(fh.read().splitlines())
 
 
+@pytest.mark.slow
 def test_a_file_destination_takes_one_line_per_alert_in_a_regular_file_a_fifo_or_a_device(tmp_path):
     """A FIFO read by another program got the alert, then fsync failed (EINVAL): the alert was kept pending and
     written again at every delivery. /dev/null failed the same way."""

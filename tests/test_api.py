@@ -54,6 +54,7 @@ SKIPPED = {"dedupe": {"skipped": 1}, "score": {"skipped": 1}, "signals": NO_SIGN
 NO_ALERTS = {"matched": 0, "sent": 0, "pending": 0, "errors": 0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("then, expected", [
     pytest.param(None, None, id="first-ingest"),
     pytest.param(("ingest", {"path": str(SEEDS), "as_of": AS_OF}),

@@ -650,6 +650,7 @@ def test_real_jd_family_with_the_same_title():
 # --------------------------------------------------------------------------- accuracy on the labeled set
 
 
+@pytest.mark.slow
 def test_accuracy_targets_on_committed_set():
     acc = _load_accuracy_module()
     data = acc.build_labeled_set(acc.load_bases())

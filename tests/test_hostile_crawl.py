@@ -673,6 +673,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", [0, 20], ids=["while-it-starts", "mid-crawl"])
 def test_a_crawl_killed_leaves_no_worker_behind(docroot, tmp_path, when):
     """A crawl runs in a worker process (one source too). `kill -9` of the run's process, as soon as its worker

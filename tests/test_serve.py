@@ -52,6 +52,7 @@ def test_serve_without_a_database_is_a_usage_error(tmp_path):
     assert "none.db: no such database" in proc.stderr
 
 
+@pytest.mark.slow
 def test_prepare_checkpoints_only_for_immutable_and_reports_a_log_another_process_holds(tmp_path):
     db = build_browse_db(tmp_path)
     reader, writer = sqlite3.connect(db), sqlite3.connect(db)
@@ -308,6 +309,7 @@ def test_endless_sql_is_interrupted(ds):
     assert response.status_code == 400 and "SQL query took too long" in response.text
 
 
+@pytest.mark.slow
 def test_arbitrary_sql_runs_one_at_a_time_and_leaves_threads_for_the_pages(browse_db):
     """Four endless queries at once, then a listing page: the page is answered while the queries
     still hold their turn (each is interrupted after 1 s, one after the other). Before the limits,
