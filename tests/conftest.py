@@ -94,9 +94,14 @@ class Zygote:
 
         with tempfile.TemporaryDirectory(prefix="jobcrawl-cli-") as tmp:
             out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
-            self._pickle.dump((list(args), str(cwd), env, str(out), str(err)), self.requests)
-            self.requests.flush()
-            child = self._pickle.load(self.results)
+            try:
+                self._pickle.dump((list(args), str(cwd), env, str(out), str(err)), self.requests)
+                self.requests.flush()
+                child = self._pickle.load(self.results)
+            except (BrokenPipeError, EOFError):  # the zygote is gone (it could not import jobcrawl): say so
+                self.pid = None
+                raise RuntimeError("the test session's zygote process ended; run with "
+                                   "JOBCRAWL_TEST_FRESH_PROCESSES=1 to see why") from None
             deadline = time.monotonic() + timeout
             import select
             while not select.select([self.results], [], [], 0.5)[0]:
