@@ -149,7 +149,7 @@ def test_a_new_database_is_schema_sql_with_every_migration_recorded(fresh):
                         "idx_quarantine_source_locator_input_sha256_position"}
     kinds = dict(conn.execute("SELECT type, count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex%'"
                               " GROUP BY type"))
-    assert kinds == {"table": 34, "index": 41, "view": 6, "trigger": 5}  # 28 tables of ours, FTS and its 4, migrations
+    assert kinds == {"table": 34, "index": 41, "view": 6, "trigger": 6}  # 28 tables of ours, FTS and its 4, migrations
     conn.close()
 
 
@@ -210,7 +210,7 @@ def test_a_database_of_the_last_version_only_records_the_new_names(tmp_path):
         ("trigger", "evaluations_score_update"), ("trigger", "evaluations_score_delete"),
         ("index", "idx_dedupe_signatures_fingerprint"),  # 0036: dedupe_signatures made again
         ("table", "application_events"), ("index", "idx_application_events_posting_id"),  # 0037
-        ("view", "applications"),
+        ("view", "applications"), ("trigger", "application_events_note_length"),
         ("view", "jobs"), ("view", "fit"),  # made again from schema.sql on open
         ("table", "velocity_weekly"), ("view", "job_timeline"),  # 0038
         ("table", "ghost_signals"), ("table", "likely_employers")}  # 0039; 0040 adds a postings column

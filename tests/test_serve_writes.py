@@ -109,6 +109,8 @@ def test_a_later_status_and_note_of_the_same_job_keep_one_row_and_every_event(ds
     pytest.param({"posting_id": "2", "status": "hired", "note": ""}, CHECK_FAILED, id="unknown-status"),
     pytest.param({"posting_id": "999", "status": "saved", "note": ""},
                  "NOT NULL constraint failed: application_events.posting_id", id="unknown-posting"),
+    pytest.param({"posting_id": "2", "status": "saved", "note": "长" * 2001}, "a note holds at most 2,000 characters",
+                 id="note-too-long"),
 ])
 def test_an_invalid_status_or_posting_is_datasettes_error_and_stores_nothing(ds, db, data, message):
     before = events(db)

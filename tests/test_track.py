@@ -147,6 +147,8 @@ def test_list_as_lines(tracked, options, expected):
     pytest.param(("--list", "--status", "hired"), "Error: Invalid value for --status: unknown status 'hired'; one of "
                  "saved, applied, interviewing, offer, accepted, rejected, withdrawn", id="list-unknown-status"),
     pytest.param(("1", "applied", "--json"), "Error: --status and --json go with --list", id="json-without-list"),
+    pytest.param(("1", "applied", "--note", "长" * 2001), "Error: Invalid value for --note: 2,001 characters long, the "
+                 "limit is 2,000", id="note-too-long"),
 ])
 @pytest.mark.slow
 def test_usage_errors_are_one_line_and_exit_2(tracked, args, message):

@@ -101,6 +101,9 @@ def track(ref: str | None, status: str | None, note: str | None, at: str | None,
         raise click.UsageError("give ID and STATUS (jobcrawl track 17 applied), or --list")
     status = _status(status, "STATUS")
     when = _at(at)
+    if note and len(note) > store.NOTE_CHARS:
+        raise click.BadParameter(f"{len(note):,} characters long, the limit is {store.NOTE_CHARS:,}",
+                                 param_hint="--note")
     require_db(db)
     database = open_db(db)
     try:

@@ -512,6 +512,13 @@ CREATE TABLE application_events (
 );
 CREATE INDEX idx_application_events_posting_id ON application_events (posting_id);
 
+-- A note is a line or a paragraph, not a document: at most 2,000 characters (crawler.track.store.NOTE_CHARS), from
+-- every writer (jobcrawl track, the form, an agent through the canned query).
+CREATE TRIGGER application_events_note_length BEFORE INSERT ON application_events WHEN length(NEW.note) > 2000
+BEGIN
+    SELECT RAISE(ABORT, 'a note holds at most 2,000 characters');
+END;
+
 -- ---------------------------------------------------------------------------------------------- views
 
 -- The listing people browse: a plain view, so SQLite flattens it and filters, facets and the sort use the

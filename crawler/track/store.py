@@ -8,6 +8,8 @@ from typing import Any
 
 STATUSES = ("saved", "applied", "interviewing", "offer", "accepted", "rejected", "withdrawn")
 """The statuses of an application, in the order of a job search (the CHECK of ``application_events.status``)."""
+NOTE_CHARS = 2000
+"""The longest note (the trigger ``application_events_note_length`` refuses longer ones from every writer)."""
 
 
 def _dicts(cur: sqlite3.Cursor) -> list[dict[str, Any]]:
