@@ -1,7 +1,7 @@
 """`jobcrawl replay` of a generated git-scraping history: N snapshots (default 100) of a board of M postings
 (default 2,000), each snapshot closing and opening a share of them (default 3 % each).
 
-    .venv/bin/python bench/replay.py [--snapshots N] [--postings M] [--churn 0.03]
+    .venv/bin/python bench/replay.py [--snapshots N] [--postings M] [--churn 0.03] [--workers N]
 
 Builds the history as a git repository in a temporary folder (one JSONL file, one commit a day), then in the
 same run: the reference — a plain loop that reads each version (`git show H:FILE`) and hashes it — and the
@@ -120,6 +120,7 @@ def main() -> None:
     parser.add_argument("--snapshots", type=int, default=100)
     parser.add_argument("--postings", type=int, default=2000)
     parser.add_argument("--churn", type=float, default=0.03, help="share closed and share opened per snapshot")
+    parser.add_argument("--workers", type=int, default=None, help="as jobcrawl replay --workers (default: the cores)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="jobcrawl-bench-replay-") as tmp:
         repo, db = Path(tmp) / "history", Path(tmp) / "jobs.db"
@@ -132,7 +133,8 @@ def main() -> None:
         plain = reference(repo)
         timings = Timings(db)
         clock = time.perf_counter()
-        done = replay(repo, FILE, str(db), source="acme", progress=timings, settings=run_settings(0))
+        done = replay(repo, FILE, str(db), source="acme", progress=timings, settings=run_settings(0),
+                      workers=args.workers)
         total = time.perf_counter() - clock
         steps = [(b[0] - a[0], b[1] - a[1]) for a, b in zip(timings.marks, timings.marks[1:])]
         later = steps[1:] or steps
