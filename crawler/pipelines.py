@@ -73,6 +73,8 @@ def _strings(value: object) -> list[str]:
 
 
 _SCALARS = frozenset({int, float, bool})
+_SAID = tuple(name for name, info in RawPosting.model_fields.items() if not info.exclude)
+"""The fields of what a raw posting says (not those its reader sets beside it, such as its hash)."""
 
 
 def _chars(value: object) -> int:
@@ -152,7 +154,7 @@ class ValidatePipeline:
     def process_item(self, item, spider=None):
         if not isinstance(item, RawPosting):
             return item
-        strings = _strings([v for k, v in item.__dict__.items() if k != "raw_hash"])  # what the posting says
+        strings = _strings([getattr(item, name) for name in _SAID])
         too_long = self.oversized(item, strings)  # before anything copies its text
         if too_long:
             clipped = _clipped(item.model_dump(), [QUARANTINE_TEXT_CHARS])

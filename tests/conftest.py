@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
+import select
 import signal
 import socket
 import sqlite3
@@ -67,8 +69,6 @@ class Zygote:
         return self.pid is not None
 
     def start(self) -> None:
-        import pickle
-
         requests_r, requests_w = os.pipe()
         results_r, results_w = os.pipe()
         sys.stdout.flush()
@@ -81,7 +81,6 @@ class Zygote:
         os.close(requests_r)
         os.close(results_w)
         self.pid, self.requests, self.results = pid, os.fdopen(requests_w, "wb"), os.fdopen(results_r, "rb")
-        self._pickle = pickle
 
     def stop(self) -> None:
         if self.pid is not None:
@@ -95,21 +94,20 @@ class Zygote:
         with tempfile.TemporaryDirectory(prefix="jobcrawl-cli-") as tmp:
             out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
             try:
-                self._pickle.dump((list(args), str(cwd), env, str(out), str(err)), self.requests)
+                pickle.dump((list(args), str(cwd), env, str(out), str(err)), self.requests)
                 self.requests.flush()
-                child = self._pickle.load(self.results)
+                child = pickle.load(self.results)
             except (BrokenPipeError, EOFError):  # the zygote is gone (it could not import jobcrawl): say so
                 self.pid = None
                 raise RuntimeError("the test session's zygote process ended; run with "
                                    "JOBCRAWL_TEST_FRESH_PROCESSES=1 to see why") from None
             deadline = time.monotonic() + timeout
-            import select
             while not select.select([self.results], [], [], 0.5)[0]:
                 if time.monotonic() > deadline:
                     os.kill(child, signal.SIGKILL)
-                    self._pickle.load(self.results)
+                    pickle.load(self.results)
                     raise subprocess.TimeoutExpired(["jobcrawl", *args], timeout)
-            status = self._pickle.load(self.results)
+            status = pickle.load(self.results)
             stdout, stderr = (p.read_bytes().decode("utf-8", "replace").replace("\r\n", "\n") for p in (out, err))
         return subprocess.CompletedProcess([sys.executable, "-m", "crawler.cli", *args],
                                            os.waitstatus_to_exitcode(status), stdout, stderr)
@@ -117,7 +115,6 @@ class Zygote:
     def _serve(self, requests, results) -> None:
         """The zygote's loop: never returns."""
         import importlib
-        import pickle
 
         try:
             for name in self.PRELOAD:

@@ -120,12 +120,13 @@ class TextdumpSpider(scrapy.Spider):
         """The source of an input of ``kind`` (``textdump`` or ``tabular``): the one named, else the kind."""
         return self.source or kind
 
-    def list_item(self, item) -> None:
-        """Keep a posting's key for the listing; a quarantined input or row makes the listing incomplete."""
+    def list_item(self, item, key: str | None = None) -> None:
+        """Keep a posting's key (``key``, when made already) for the listing; a quarantined input or row makes the
+        listing incomplete."""
         if self.listing is None or self.listed is None:
             return
         if isinstance(item, RawPosting):
-            self.listed.append(posting_key(item.source, item.source_id))
+            self.listed.append(key or posting_key(item.source, item.source_id))
         elif isinstance(item, Quarantined) or (isinstance(item, RawInput) and item.status != "parsed"):
             self.listed = None
 
@@ -222,9 +223,9 @@ class TextdumpSpider(scrapy.Spider):
         items = self._problem(inp, data, as_of) if isinstance(data, Problem) else self.parse_input(inp, data, as_of)
         seen: SeenPostings | None = None
         for item in items:
-            self.list_item(item)
-            key = isinstance(item, RawPosting) and self.stored_as_read(item)
-            if not key:
+            key = self._key_of(item)
+            self.list_item(item, key)
+            if not (isinstance(item, RawPosting) and self.stored_as_read(item, key)):
                 yield item
                 continue
             if seen is not None and (seen.input_sha256 != item.input_sha256 or len(seen.postings) == SEEN_ITEM):
@@ -237,24 +238,30 @@ class TextdumpSpider(scrapy.Spider):
         if seen is not None:
             yield seen
 
-    def stored_as_read(self, item: RawPosting) -> str | None:
-        """Set ``item.raw_hash``; the posting's key when it is stored with that hash (:attr:`known`), else None."""
+    def _key_of(self, item) -> str | None:
+        """The key of a raw posting when the listing or the stored hashes need it (made once a row), else None."""
+        if not isinstance(item, RawPosting) or not (
+                self.listing is not None and self.listed is not None or self.known.get(item.source)):
+            return None
+        return posting_key(item.source, item.source_id)
+
+    def stored_as_read(self, item: RawPosting, key: str | None) -> bool:
+        """Set ``item.raw_hash``; whether the posting of ``key`` is stored with that hash (:attr:`known`)."""
         parser = self.parsers.get(item.source)
         if parser is None:
-            return None
+            return False
         try:
             item.raw_hash = raw_item_hash(item, parser)
         except ValueError:  # a lone UTF-16 surrogate, which the validate stage repairs: no hash, parsed every time
-            return None
+            return False
         known = self.known.get(item.source)
-        if not known:
-            return None
-        key = posting_key(item.source, item.source_id)
+        if not known or key is None:
+            return False
         if known.get(key) != item.raw_hash:
             known.pop(key, None)  # stored anew from here: a later copy of the old row is parsed again
-            return None
+            return False
         self.crawler.stats.inc_value(SEEN_UNPARSED)
-        return key
+        return True
 
     def _saved_at(self, inp: InputFile, st) -> datetime:
         when, note = saved_at(st)
