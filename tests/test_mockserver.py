@@ -14,9 +14,12 @@ def files_open_for_writing(pid: int) -> list[str]:
     """Paths of the files (not pipes or sockets) that process ``pid`` holds open for writing, beyond fds 0–2."""
     out = []
     for fd in os.listdir(f"/proc/{pid}/fd"):
-        target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        with open(f"/proc/{pid}/fdinfo/{fd}") as info:
-            flags = int(next(line for line in info if line.startswith("flags:")).split()[1], 8)
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                flags = int(next(line for line in info if line.startswith("flags:")).split()[1], 8)
+        except FileNotFoundError:  # closed since it was listed (a connection the server just ended)
+            continue
         if int(fd) > 2 and target.startswith("/") and flags & (os.O_WRONLY | os.O_RDWR):
             out.append(target)
     return sorted(out)
