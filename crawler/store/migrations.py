@@ -792,3 +792,12 @@ def m0040(db: sqlite_utils.Database) -> None:
     """``postings.raw_hash``: the hash of the raw item a posting was last stored or seen from, so an ingest need not
     parse a row it read before (crawler/ingest/textdump.py)."""
     db.execute("ALTER TABLE postings ADD COLUMN raw_hash TEXT")
+
+
+@migration("0041_postings_fewer_indexes")
+def m0041(db: sqlite_utils.Database) -> None:
+    """Drop the ``postings`` indexes that another index starts with (``city``, ``category``, ``last_seen``): the
+    lookups, sorts and facet counts they served use ``(city, score)``, ``(category, score)`` and
+    ``(last_seen, closed_at)``."""
+    for name in ("idx_postings_city", "idx_postings_category", "idx_postings_last_seen"):
+        db.execute(f"DROP INDEX IF EXISTS {name}")

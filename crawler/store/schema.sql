@@ -164,11 +164,8 @@ CREATE TABLE postings (
 );
 CREATE UNIQUE INDEX idx_postings_key ON postings (key);
 CREATE INDEX idx_postings_company ON postings (company);
-CREATE INDEX idx_postings_city ON postings (city);
-CREATE INDEX idx_postings_category ON postings (category);
 CREATE INDEX idx_postings_posted_at ON postings (posted_at);
 CREATE INDEX idx_postings_first_seen ON postings (first_seen);
-CREATE INDEX idx_postings_last_seen ON postings (last_seen);
 CREATE INDEX idx_postings_closed_at ON postings (closed_at);
 CREATE INDEX idx_postings_salary_monthly_max ON postings (salary_monthly_max);
 CREATE INDEX idx_postings_source_first_run_id ON postings (source, first_run_id);
