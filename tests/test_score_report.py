@@ -74,9 +74,11 @@ def test_the_seeds_placed_among_their_peers(report_run):
     """With peers the seeds' pay comes from their percentile, not the app's 比…中位数 statement: their city's
     groups are below 20 salaries, so their categories' are used."""
     db, _ = report_run
-    got = {loc[:3]: (scores, unpack_evidence(json.loads(ev))["pay"][2]) for loc, scores, ev in query(
-        db, "SELECT p.locator, json_array(overall, pay, growth, worklife, mission), evidence FROM evaluations e "
-            "JOIN postings p ON p.id = e.posting_id WHERE scorer = 'jobcrawl-v1' AND p.locator LIKE '00%'")}
+    got = {loc[:3]: (scores, unpack_evidence({"pay": [json.loads(entry)]})["pay"][0]) for loc, scores, entry in query(
+        db, "SELECT p.locator, json_array(overall, pay, growth, worklife, mission), v.entry FROM evaluations e "
+            "JOIN postings p ON p.id = e.posting_id JOIN evaluation_evidence v ON v.posting_id = e.posting_id "
+            "AND v.scorer = e.scorer AND v.dimension = 'pay' AND v.position = 2 "
+            "WHERE e.scorer = 'jobcrawl-v1' AND p.locator LIKE '00%'")}
     assert json.loads(got["000"][0]) == [76, 76, 97, 50, 78]
     assert got["000"][1] == {"rule": "salary_percentile", "text": "43K", "monthly": 43000.0, "scope": "category",
                              "key": "人工智能", "currency": "CNY", "n": 91, "p25": 33750.0, "median": 40000.0,

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import sqlite_utils
 
-from crawler.store import connect_readonly, file_of
+from crawler.store import connect_readonly, evidence, file_of
 from crawler.score import store
 from crawler import procs
 from crawler.procs import settle_gc
@@ -153,6 +153,8 @@ def _write(db: sqlite_utils.Database, rules: Rules, now: str, workers: int | Non
             unchanged += batch.unchanged
             if batch.evals:
                 store.write_evaluations(conn, batch.evals)
+        if scored:
+            evidence.prune(conn)
         if before_commit is not None:
             before_commit()
     return {"scored": scored, "unchanged": unchanged}

@@ -10,6 +10,7 @@ from typing import Any
 from normalize.models import Evaluation
 from normalize.score import SCORER
 
+from crawler.store import evidence
 from crawler.store.rows import EVAL_COLS, evaluation_values
 from crawler.store.schema import app_join
 from crawler.store.sections import bullets_by_posting
@@ -38,6 +39,7 @@ its scores, evidence and posting (crawler/store/read.py)."""
 _RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
 _SELECT = (f"SELECT p.id, {', '.join(f'[{c}]' for c in FACT_COLUMNS.values())} FROM postings p {app_join()}")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
+_EVIDENCE_AT = SCORE_COLS.index("evidence")
 
 RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]
 """Postings rows (id, then the FACT_COLUMNS) and their section bullets by posting and key."""
@@ -83,7 +85,7 @@ def write_evaluations(conn: sqlite3.Connection, evals: list[list]) -> None:
     """Replace the evaluations of ``evals`` (rows of :func:`evaluation_row`).
 
     INSERT OR REPLACE: the per-row triggers of the browse columns fire once, not for a DELETE and an INSERT."""
-    conn.executemany(_INSERT_EVAL, evals)
+    conn.executemany(_INSERT_EVAL, evidence.intern_rows(conn, evals, _EVIDENCE_AT))
 
 
 def skill_facts(conn: sqlite3.Connection) -> list[tuple[str, str, str | None, int]]:

@@ -801,3 +801,16 @@ def m0041(db: sqlite_utils.Database) -> None:
     ``(last_seen, closed_at)``."""
     for name in ("idx_postings_city", "idx_postings_category", "idx_postings_last_seen"):
         db.execute(f"DROP INDEX IF EXISTS {name}")
+
+
+@migration("0042_evidence_entries")
+def m0042(db: sqlite_utils.Database) -> None:
+    """Evidence entries stored once (``evidence_entries``, crawler/store/evidence.py): every stored evaluation's
+    evidence is converted to entry ids here; no posting is scored again for it."""
+    from crawler.store.evidence import intern_rows
+
+    db.execute(next(statement for _, name, statement in baseline() if name == "evidence_entries"))
+    db.execute("CREATE INDEX idx_evidence_entries_hash ON evidence_entries (hash)")
+    conn = db.conn
+    rows = conn.execute("SELECT evidence, rowid FROM evaluations WHERE evidence IS NOT NULL").fetchall()
+    conn.executemany("UPDATE evaluations SET evidence = ? WHERE rowid = ?", intern_rows(conn, rows, 0))

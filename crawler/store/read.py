@@ -26,6 +26,7 @@ from normalize.models import DIMENSIONS
 from normalize.score import FACT_RULES, SCORER, PostingFacts, render_evaluation
 
 from crawler.store.dedupe import ALONE
+from crawler.store.evidence import expand
 from crawler.store.schema import app_columns, app_join, unflatten_posting
 from crawler.store.sections import section_bullets
 from crawler.store.skills import categories, evidence_records
@@ -54,7 +55,7 @@ def _evaluation(row: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
         out[dim] = row[dim]
     out["levels"] = {d: row[f"{d}_level"] for d in DIMENSIONS if row[f"{d}_level"]}
     out["completeness"] = row.get("completeness")
-    evidence = unpack_evidence(json.loads(row["evidence"] or "{}"))
+    evidence = unpack_evidence(row["evidence"])
     if row["scorer"] == SCORER and row["summary"] is None and evidence:
         prose = render_evaluation({d: row[d] for d in DIMENSIONS}, evidence, PostingFacts.from_record(rec))
         out["summary"], out["notes"], out["explanations"] = prose.summary, prose.notes, prose.explanations
@@ -82,6 +83,9 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         for child in db.query(f"SELECT * FROM {table} WHERE posting_id IN ({q}) ORDER BY posting_id, {order}", ids):
             grouped[child["posting_id"]].append(child)
         children[table] = grouped
+    evals = [e for pid in ids for e in children["evaluations"][pid]]
+    for e, packed in zip(evals, expand(db.conn, [e["evidence"] for e in evals])):
+        e["evidence"] = packed
 
     clusters = {r[0]: r[1:3] + (r[3:] if r[3] is not None else ALONE) for r in db.execute(
         "SELECT s.posting_id, s.cluster_id, coalesce(c.canonical_posting_id, s.posting_id), m.reason, m.similarity,"

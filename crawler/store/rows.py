@@ -81,11 +81,12 @@ def row_values(row: PostingRow) -> dict[str, Any]:
 
 def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
     """An evaluation as its ``evaluations`` columns of :data:`EVAL_COLS` after ``posting_id``: evidence and signals
-    compact (normalize/evaluation.py)."""
+    compact (normalize/evaluation.py), the evidence as packed entries the writer stores once each
+    (crawler/store/evidence.py: ``intern_rows``)."""
     return (
         ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, overall_level,
         *(ev.levels.get(d) for d in DIMENSIONS),
-        ev.summary, dumps(ev.notes), dumps(ev.explanations), dumps(pack_evidence(ev.evidence)), dumps(ev.problems),
+        ev.summary, dumps(ev.notes), dumps(ev.explanations), pack_evidence(ev.evidence), dumps(ev.problems),
         computed_at, dumps(pack_signals(ev.signals)),
     )
 

@@ -319,6 +319,14 @@ CREATE TABLE evaluations (
 );
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
 
+-- Each distinct evidence entry once (crawler/store/evidence.py): an evaluation's evidence refers to them by id.
+CREATE TABLE evidence_entries (
+    id INTEGER PRIMARY KEY,
+    hash INTEGER NOT NULL,
+    entry TEXT NOT NULL
+);
+CREATE INDEX idx_evidence_entries_hash ON evidence_entries (hash);
+
 -- postings.score, score_level and score_by: the listing's score, kept by these triggers. Ours (jobcrawl-v1) when
 -- it has an overall, else the app's own (source), else our level alone (信息不足).
 CREATE TRIGGER evaluations_score_insert AFTER INSERT ON evaluations WHEN NEW.scorer IN ('jobcrawl-v1', 'source')
@@ -553,10 +561,8 @@ FROM postings;
 -- the board the row came from (its `site` column), and the posting's ghost signal codes (a JSON array; NULL: none).
 CREATE VIEW fit AS SELECT
     p.id, p.title, p.company, p.city, substr(e.scorer, 5) AS profile, e.overall AS fit,
-    json_extract(e.evidence, '$.overall[0].scores.skills') AS fit_skills,
-    json_extract(e.evidence, '$.overall[0].scores.salary') AS fit_salary,
-    json_extract(e.evidence, '$.overall[0].scores.city') AS fit_city,
-    json_extract(e.evidence, '$.overall[0].scores.mode') AS fit_mode,
+    json_extract(x.entry, '$.scores.skills') AS fit_skills, json_extract(x.entry, '$.scores.salary') AS fit_salary,
+    json_extract(x.entry, '$.scores.city') AS fit_city, json_extract(x.entry, '$.scores.mode') AS fit_mode,
     json_extract(e.explanations, '$.skills') AS why_skills, json_extract(e.explanations, '$.salary') AS why_salary,
     json_extract(e.explanations, '$.city') AS why_city, json_extract(e.explanations, '$.mode') AS why_mode,
     b.rule AS blocked_by, p.salary_monthly_max AS salary, p.salary_monthly_min, p.salary_months, p.salary_currency,
@@ -566,8 +572,15 @@ CREATE VIEW fit AS SELECT
     p.closed_at, p.posted_at, p.first_seen, p.last_seen, p.url,
     (SELECT json_group_array(code) FROM ghost_signals g WHERE g.posting_id = p.id HAVING count(*)) AS ghost
 FROM evaluations e JOIN postings p ON p.id = e.posting_id
+LEFT JOIN evidence_entries x ON x.id = json_extract(e.evidence, '$.overall[0]')
 LEFT JOIN posting_blocks b ON b.posting_id = e.posting_id AND b.profile = substr(e.scorer, 5)
 WHERE e.scorer LIKE 'fit:%';
+
+-- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first).
+CREATE VIEW evaluation_evidence AS SELECT
+    e.posting_id, e.scorer, d.key AS dimension, i.key AS position, x.entry
+FROM evaluations e, json_each(e.evidence) d, json_each(d.value) i JOIN evidence_entries x ON x.id = i.value
+WHERE d.type = 'array';
 
 -- Per-source health of crawls (crawler/store/health.py). A run succeeded when it ended ok, or partial with postings
 -- found; the state is the last run's: robots-blocked (robots.txt forbade requests and nothing was found), empty (it

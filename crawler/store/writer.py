@@ -33,13 +33,10 @@ import sqlite_utils
 
 from normalize.clock import now_iso
 
-from crawler.store import dedupe
-
-from crawler.store import fts
-
 from crawler.store import batches as spool
-from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, Batch, SEEN_COLS, PostingRow, copies_input,
-                   kept_whole, raw_text, row_values)
+from crawler.store import dedupe, evidence, fts
+from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
+                                Batch, PostingRow, copies_input, kept_whole, raw_text, row_values)
 from crawler.store.skills import PS_COLS
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
@@ -65,6 +62,7 @@ _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at
     cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
 _Q_TEXT = QUARANTINE_COLS.index("text")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
+_EVIDENCE_AT = EVAL_COLS.index("evidence")
 _INSERT_APP = f"INSERT INTO app_market (posting_id, {', '.join(APP_COLS)}) VALUES (?{', ?' * len(APP_COLS)})"
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
@@ -354,7 +352,7 @@ class Writer:
         if sections:
             c.executemany(_INSERT_SECTION, sections)
         if evals:
-            c.executemany(_INSERT_EVAL, evals)
+            c.executemany(_INSERT_EVAL, evidence.intern_rows(c, evals, _EVIDENCE_AT))
         if keys:
             dedupe.store_keys(c, keys)
 
