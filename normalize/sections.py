@@ -29,6 +29,7 @@ __all__ = [
     "split_bullets",
     "split_sections",
     "sections_dict",
+    "spans_of",
 ]
 
 
@@ -483,3 +484,19 @@ def sections_dict(text: str) -> dict[str, list[str]]:
     for key, _, bullets in split_sections(text):
         merged.setdefault(key, []).extend(bullets)
     return merged
+
+
+def spans_of(description: str | None, bullets: list[str]) -> list[tuple[int, int]] | None:
+    """``(start, length)`` in characters of each bullet found verbatim in ``description``, in order, each after
+    the previous one (the leftmost place left); None when a bullet is not found, there are no bullets or no
+    description, or the description holds a NUL character (SQLite's ``substr`` stops at one)."""
+    if not description or not bullets or "\x00" in description:
+        return None
+    spans, position = [], 0
+    for bullet in bullets:
+        start = description.find(bullet, position)
+        if start < 0:
+            return None
+        spans.append((start, len(bullet)))
+        position = start + len(bullet)
+    return spans

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 # What a posting is in the database, without when or by which run it was stored.
 QUERIES = {
     "postings": "SELECT key, content_hash, salary_monthly_min, salary_monthly_max, posted_at FROM postings",
-    "sections": "SELECT p.key, s.seq, s.key, s.text FROM sections s JOIN postings p ON p.id = s.posting_id",
+    "sections": "SELECT p.key, s.seq, s.key, s.text FROM section_texts s JOIN postings p ON p.id = s.posting_id",
     "skills": "SELECT p.key, s.skill, s.section, s.count FROM posting_skills s JOIN postings p ON p.id = s.posting_id",
     "evaluations": "SELECT p.key, e.scorer, e.overall, e.pay, e.growth, e.worklife, e.mission, e.evidence, e.signals"
                    " FROM evaluations e JOIN postings p ON p.id = e.posting_id",

@@ -100,7 +100,7 @@ def test_what_a_posting_says_is_the_same_whether_it_was_parsed_or_read_again(day
     columns = "source_id, title, company, city, description, content_hash, raw_hash"
     query = f"SELECT {columns} FROM postings ORDER BY source_id"
     assert sql(days, query) == sql(once, query)
-    sections = "SELECT p.source_id, s.key, s.text FROM sections s JOIN postings p ON p.id = s.posting_id ORDER BY 1, 2"
+    sections = "SELECT p.source_id, s.key, s.text FROM section_texts s JOIN postings p ON p.id = s.posting_id ORDER BY 1, 2"
     assert sql(days, sections) == sql(once, sections)
 
 

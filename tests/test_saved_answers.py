@@ -97,7 +97,7 @@ def test_a_saved_answer_is_told_by_its_shape(body, page):
 
 
 POSTING = ("SELECT url, company, title, city, location_raw, salary_raw,"
-           " (SELECT heading || ': ' || substr(text, 1, 30) FROM sections"
+           " (SELECT heading || ': ' || substr(text, 1, 30) FROM section_texts"
            "  WHERE posting_id = p.id ORDER BY seq LIMIT 1 OFFSET 1)"
            " FROM postings p WHERE source = 'boards' AND source_id = ?")
 

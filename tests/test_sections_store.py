@@ -1,6 +1,7 @@
-"""A posting's sections are stored one row per section, its bullets one a line, and read back as they were: the
-export, the dedupe and scoring steps and the skill evidence see the same bullets; every query of ``sections`` the
-project makes finds its rows by the primary key alone."""
+"""A posting's sections are stored one row per section, its bullets one a line (or their spans of the description:
+tests/test_section_spans.py), and read back as they were through the view ``section_texts``: the export, the dedupe
+and scoring steps and the skill evidence see the same bullets; every query of ``sections`` the project makes finds
+its rows by the primary key alone."""
 
 from __future__ import annotations
 
@@ -59,12 +60,17 @@ def stored(tmp_path_factory):
 
 def test_the_rows_of_a_list_card_a_jd_and_a_posting_without_text(stored):
     db, _ = stored
-    assert db.execute("SELECT posting_id, seq, key, heading, text FROM sections ORDER BY posting_id, seq").fetchall() == [
+    assert db.execute("SELECT posting_id, seq, key, heading, text FROM section_texts ORDER BY posting_id, seq"
+                      ).fetchall() == [
         (1, 0, "benefits", "福利待遇", "五险一金\n带薪年假\n年终奖"),
         (2, 0, "responsibilities", "岗位职责：", "负责推理算子开发\n优化CUDA内核。"),
         (2, 1, "requirements", "任职要求：", "熟悉C++\n三年以上经验"),
         (2, 2, "benefits", "福利待遇", "五险一金"),
     ]  # the section without bullets has no row, as it had none before
+    # the bullets found in the description, in order, are stored as where; the others as text
+    assert db.execute("SELECT posting_id, seq, text, spans FROM sections ORDER BY posting_id, seq").fetchall() == [
+        (1, 0, "五险一金\n带薪年假\n年终奖", None), (2, 0, None, "[[7,8],[18,9]]"), (2, 1, None, "[[34,5],[42,6]]"),
+        (2, 2, "五险一金", None)]
 
 
 def test_every_reader_gets_the_bullets_the_normalizer_made(stored):
@@ -76,7 +82,7 @@ def test_every_reader_gets_the_bullets_the_normalizer_made(stored):
     assert [r["sections"] for r in records] == made
     assert [r["section_headings"] for r in records] == [
         {"benefits": "福利待遇"}, {"responsibilities": "岗位职责：", "requirements": "任职要求：", "benefits": "福利待遇"}, {}]
-    rows = db.execute("SELECT posting_id, key, text FROM sections ORDER BY posting_id, seq")
+    rows = db.execute("SELECT posting_id, key, text FROM section_texts ORDER BY posting_id, seq")
     assert bullets_by_posting(rows) == {1: made[0], 2: made[1]}
 
 
@@ -86,26 +92,28 @@ def test_the_table_is_its_primary_key_and_has_no_other_index(stored):
     assert db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sections'").fetchall() == []
 
 
-# Every query of sections in crawler/ (read.py, dedupe.py, skills.py, score/store.py, fts.py, writer.py).
+# Every query of sections in crawler/ (read.py, sections.py for dedupe, retagging and scoring, fts.py, writer.py):
+# through the view section_texts (its sections are `s`, its postings `p`), the writer's delete on the table.
 READER_QUERIES = [
-    pytest.param("SELECT * FROM sections WHERE posting_id IN (?,?) ORDER BY posting_id, seq", (1, 2), id="export"),
-    pytest.param("SELECT posting_id, key, text FROM sections WHERE posting_id IN (?,?) ORDER BY posting_id, seq", (1, 2),
-                 id="dedupe-and-retag"),
-    pytest.param("SELECT posting_id, key, text FROM sections WHERE posting_id BETWEEN ? AND ? ORDER BY posting_id, seq",
-                 (1, 2), id="score"),
-    pytest.param("SELECT group_concat(text, char(10)) FROM (SELECT text FROM sections WHERE posting_id = ? ORDER BY seq)",
-                 (1,), id="search-rebuild"),
-    pytest.param("DELETE FROM sections WHERE posting_id = ?", (1,), id="writer-update"),
+    pytest.param("SELECT * FROM section_texts WHERE posting_id IN (?,?) ORDER BY posting_id, seq", (1, 2), "s",
+                 id="export"),
+    pytest.param("SELECT posting_id, key, text FROM section_texts WHERE posting_id IN (?,?) ORDER BY posting_id, seq",
+                 (1, 2), "s", id="dedupe-and-retag"),
+    pytest.param("SELECT posting_id, key, text FROM section_texts WHERE posting_id BETWEEN ? AND ?"
+                 " ORDER BY posting_id, seq", (1, 2), "s", id="score"),
+    pytest.param("SELECT body FROM postings_fts_source WHERE id = ?", (1,), "s", id="search-rebuild"),
+    pytest.param("DELETE FROM sections WHERE posting_id = ?", (1,), "sections", id="writer-update"),
 ]
 
 
-@pytest.mark.parametrize("sql,params", READER_QUERIES)
-def test_each_query_of_sections_searches_the_primary_key_without_sorting(stored, sql, params):
+@pytest.mark.parametrize("sql,params,name", READER_QUERIES)
+def test_each_query_of_sections_searches_the_primary_key_without_sorting(stored, sql, params, name):
     db, _ = stored
     plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()]
-    assert [step for step in plan if "sections" in step] in (
-        ["SEARCH sections USING PRIMARY KEY (posting_id=?)"],
-        ["SEARCH sections USING PRIMARY KEY (posting_id>? AND posting_id<?)"])
+    assert [step for step in plan if step.split()[1:2] == [name]] in (
+        [f"SEARCH {name} USING PRIMARY KEY (posting_id=?)"],
+        [f"SEARCH {name} USING PRIMARY KEY (posting_id>? AND posting_id<?)"])
+    assert [step for step in plan if step.split()[1:2] == ["p"]] in ([], ["SEARCH p USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"])
     assert not any("TEMP B-TREE" in step for step in plan)
 
 

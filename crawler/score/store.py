@@ -13,7 +13,7 @@ from normalize.score import SCORER
 from crawler.store import evidence
 from crawler.store.rows import EVAL_COLS, evaluation_values
 from crawler.store.schema import app_join
-from crawler.store.sections import bullets_by_posting
+from crawler.store.sections import stored_bullets
 
 ACTIVE = "closed_at IS NULL"
 BATCH = 2000
@@ -55,9 +55,7 @@ def id_ranges(conn: sqlite3.Connection, where: str = ACTIVE, batch: int = BATCH)
 def read_range(conn: sqlite3.Connection, first: int, last: int, where: str = ACTIVE) -> RawBatch:
     """Postings rows matching ``where`` with ids ``first``..``last``, and their bullets in order."""
     rows = conn.execute(f"{_SELECT} WHERE id BETWEEN ? AND ? AND ({where}) ORDER BY id", (first, last)).fetchall()
-    return rows, bullets_by_posting(conn.execute(
-        "SELECT posting_id, key, text FROM sections WHERE posting_id BETWEEN ? AND ? ORDER BY posting_id, seq",
-        (first, last)))
+    return rows, stored_bullets(conn, "posting_id BETWEEN ? AND ?", (first, last))
 
 
 def active_count(conn: sqlite3.Connection) -> int:

@@ -22,7 +22,7 @@ import numpy as np
 
 from normalize.dedupe import SIGNATURE_VERSION, CommonShingles, DedupeKey, choose_canonical, count_companies
 
-from crawler.store.sections import bullets_by_posting
+from crawler.store.sections import stored_bullets
 
 BATCH = 1000
 KEY_COLUMNS = ("posting_id", "posting_version", "signature", "company", "title", "city", "fingerprint", "identity",
@@ -141,8 +141,7 @@ def postings(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, st
             "SELECT id, version, company, title, city, description, first_seen, url, salary_raw,"
             f" salary_monthly_min, salary_monthly_max, salary_currency, salary_months FROM postings WHERE id IN ({q})",
             part)}
-        sections = bullets_by_posting(conn.execute(
-            f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", part))
+        sections = stored_bullets(conn, f"posting_id IN ({q})", part)
         for pid in part:
             if pid not in rows:
                 continue

@@ -21,7 +21,7 @@ aside (U+200B …: they would split a word or a CJK run), so FTS5's own ``snippe
 by ``bench/fts.py`` (figures in bench/README.md).
 
 The index keeps no copy of the text (an FTS5 external-content table): what it needs of it (snippets,
-``delete``, ``rebuild``) it reads from the view ``postings_fts_source`` over ``postings`` and ``sections``, which
+``delete``, ``rebuild``) it reads from the view ``postings_fts_source`` over ``postings`` and ``section_texts``, which
 marks the stored text up through the SQL functions of :func:`register` — every connection that reads more than
 the index's rowids registers them (``crawler.store.connect``, the Datasette plugin). :func:`index_values` is
 what the view computes, so the writer indexes exactly what a later ``delete`` reads; a posting's indexed
@@ -116,8 +116,8 @@ def _skills_text(skills: str | Sequence[str] | None) -> str:
 
 
 def body_text(tags: Sequence[str], sections: str | None, description: str | None) -> str:
-    """The text of the ``body`` column: the tags, then the text of the posting's ``sections`` rows (one a line, in
-    order), or its description when it has none."""
+    """The text of the ``body`` column: the tags, then the text of the posting's sections (``section_texts``, one
+    a line, in order), or its description when it has none."""
     return "\n".join(p for p in (" ".join(tags), sections or description) if p)
 
 

@@ -671,6 +671,16 @@ def m0033(db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE sections_new RENAME TO sections")
 
 
+FTS_SOURCE_0034 = """CREATE VIEW postings_fts_source AS SELECT
+    id, fts_text(title) AS title, fts_text(company) AS company, fts_text(city) AS city, fts_skills(skills) AS skills,
+    fts_body(tags, (SELECT group_concat(text, char(10)) FROM (SELECT text FROM sections WHERE posting_id = postings.id
+                                                             ORDER BY seq)), description) AS body,
+    fts_parts(title, skills) AS parts
+FROM postings"""
+"""The index's source view as 0034 made it (before sections kept spans); :func:`upgrade` makes the view of
+``schema.sql`` after the migrations, which reads the same text."""
+
+
 @migration("0034_fts_external_content")
 def m0034(db: sqlite_utils.Database) -> None:
     """``postings_fts`` keeps no copy of the text it indexes (``postings_fts_content``): an external-content index
@@ -679,7 +689,7 @@ def m0034(db: sqlite_utils.Database) -> None:
 
     fts.register(db.conn)
     db.execute(f"DROP VIEW IF EXISTS {fts.SOURCE}")
-    db.execute(next(statement for _, name, statement in baseline() if name == fts.SOURCE))
+    db.execute(FTS_SOURCE_0034)
     db.execute("DROP TABLE postings_fts")
     db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, "
                "content='postings_fts_source', content_rowid='id', tokenize=\"unicode61 tokenchars '+#'\")")
@@ -814,3 +824,21 @@ def m0042(db: sqlite_utils.Database) -> None:
     conn = db.conn
     rows = conn.execute("SELECT evidence, rowid FROM evaluations WHERE evidence IS NOT NULL").fetchall()
     conn.executemany("UPDATE evaluations SET evidence = ? WHERE rowid = ?", intern_rows(conn, rows, 0))
+
+
+@migration("0043_sections_spans")
+def m0043(db: sqlite_utils.Database) -> None:
+    """``sections.spans``: a section whose every bullet is found in its posting's description, in order, keeps
+    where (normalize/sections.py: spans_of) and no ``text``; the view ``section_texts`` reads the text back."""
+    from crawler.store.sections import section_bullets, stored_spans
+
+    conn = db.conn
+    conn.execute("ALTER TABLE sections ADD COLUMN spans TEXT")
+    ids = [pid for (pid,) in conn.execute("SELECT DISTINCT posting_id FROM sections ORDER BY posting_id")]
+    for i in range(0, len(ids), 1000):
+        rows = conn.execute("SELECT s.posting_id, s.seq, s.text, p.description FROM sections s"
+                            " JOIN postings p ON p.id = s.posting_id WHERE s.posting_id BETWEEN ? AND ?"
+                            " AND s.text IS NOT NULL", (ids[i], ids[min(i + 1000, len(ids)) - 1])).fetchall()
+        changes = [(spans, pid, seq) for pid, seq, text, description in rows
+                   if (spans := stored_spans(description, section_bullets(text))) is not None]
+        conn.executemany("UPDATE sections SET spans = ?, text = NULL WHERE posting_id = ? AND seq = ?", changes)

@@ -20,7 +20,7 @@ from normalize.posting import level_for
 
 from crawler.store import fts
 from crawler.store.schema import APP_COLUMNS, APP_EMPTY, MODEL_COLUMNS, POSTING_COLUMNS, flatten_posting, source_id_of
-from crawler.store.sections import section_text
+from crawler.store.sections import section_text, section_values
 from crawler.store.skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
@@ -57,7 +57,7 @@ class PostingRow(NamedTuple):
     values: tuple
     """The ``postings`` columns of :data:`POSTING_COLS`, in order (``source_id`` None where it is the ``url``)."""
     sections: list[tuple]
-    """``(seq, key, heading, text)`` per section with bullets (crawler/store/sections.py)."""
+    """``(seq, key, heading, text, spans)`` per section with bullets (crawler/store/sections.py: section_values)."""
     skills: list[tuple]
     """``(skill, section, seq, count, first_offset, length)`` per skill and section (:func:`crawler.store.skills.skill_values`)."""
     evaluation: tuple | None
@@ -100,8 +100,9 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     cannot (crawler/store/sections.py): the store stage quarantines that posting, where the writer would have failed
     its whole batch."""
     flat = flatten_posting(p)
-    sections = [(seq, key, p.section_headings.get(key), section_text(key, bullets))
-                for seq, (key, bullets) in enumerate((k, b) for k, b in p.sections.items() if b)]
+    filled = [(k, b) for k, b in p.sections.items() if b]
+    sections = [(seq, key, p.section_headings.get(key), *section_values(key, bullets, p.description))
+                for seq, (key, bullets) in enumerate(filled)]
     skills = skill_values(p.skill_evidence)
     ev = p.source_evaluation
     evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
@@ -112,7 +113,7 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     for column, value in zip(POSTING_COLS + APP_COLS, values + app):
         if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
             raise ValueError(f"{column} {value} does not fit an SQLite integer")
-    body = fts.body_text(p.tags, "\n".join(s[3] for s in sections), p.description)
+    body = fts.body_text(p.tags, "\n".join(section_text(k, b) for k, b in filled), p.description)
     search = fts.index_values(p.title, p.company, p.city, p.skills, body)
     return PostingRow(p.key, p.content_hash, p.locator, p.input_sha256, p.first_seen, p.last_seen,
                       p.complete_listing, values, sections, skills, evaluation, None if app == _APP_EMPTY else app,

@@ -213,6 +213,7 @@ CREATE TABLE sections (
     key TEXT,
     heading TEXT,
     text TEXT,
+    spans TEXT,
     PRIMARY KEY (posting_id, seq)
 ) WITHOUT ROWID;
 
@@ -547,12 +548,24 @@ CREATE VIEW jobs AS SELECT
     (SELECT company FROM likely_employers l WHERE l.posting_id = postings.id) AS likely_employer
 FROM postings;
 
+-- The sections with their text, one row per sections row: the text as stored, or, where the row keeps spans of the
+-- posting's description instead ([[start, length], …] in characters, normalize/sections.py: spans_of), those spans
+-- of it one a line. Every reader of a section's text reads it here. Plain SQL without a table-valued function
+-- (json_each): the full-text index reads this view through postings_fts_source, and FTS5 refuses virtual tables there.
+CREATE VIEW section_texts AS SELECT
+    s.posting_id, s.seq, s.key, s.heading,
+    CASE WHEN s.spans IS NULL THEN s.text ELSE (
+        WITH RECURSIVE span(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM span WHERE i + 1 < json_array_length(s.spans))
+        SELECT group_concat(substr(p.description, json_extract(s.spans, '$[' || i || '][0]') + 1,
+                                   json_extract(s.spans, '$[' || i || '][1]')), char(10)) FROM span) END AS text
+FROM sections s LEFT JOIN postings p ON p.id = s.posting_id;
+
 -- The text of postings_fts, as it indexes it, from the stored values (crawler/store/fts.py: index_values); the
 -- fts_* functions are registered on every connection that reads it (crawler.store.connect, the Datasette plugin).
 CREATE VIEW postings_fts_source AS SELECT
     id, fts_text(title) AS title, fts_text(company) AS company, fts_text(city) AS city, fts_skills(skills) AS skills,
-    fts_body(tags, (SELECT group_concat(text, char(10)) FROM (SELECT text FROM sections WHERE posting_id = postings.id
-                                                             ORDER BY seq)), description) AS body,
+    fts_body(tags, (SELECT group_concat(text, char(10)) FROM (SELECT text FROM section_texts WHERE posting_id = postings.id
+                                                                  ORDER BY seq)), description) AS body,
     fts_parts(title, skills) AS parts
 FROM postings;
 

@@ -12,7 +12,7 @@ from normalize.models import SkillEvidence
 from normalize.skills import TAGS_SECTION, Taxonomy, skills_in_order, snippet
 
 from crawler.store import fts
-from crawler.store.sections import bullets_by_posting
+from crawler.store.sections import stored_bullets
 PS_COLS = ("posting_id", "skill", "section", "seq", "count", "first_offset", "length")
 EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
 """A skill evidence record as read (export, the posting page): the tagger's :class:`SkillEvidence` fields."""
@@ -96,8 +96,7 @@ def retag(db: sqlite_utils.Database, taxonomy: Taxonomy, *, batch: int = 1000) -
             break
         ids = [p[0] for p in postings]
         q = ",".join("?" * len(ids))
-        sections = bullets_by_posting(conn.execute(
-            f"SELECT posting_id, key, text FROM sections WHERE posting_id IN ({q}) ORDER BY posting_id, seq", ids))
+        sections = stored_bullets(conn, f"posting_id IN ({q})", ids)
         rows, changed = [], []
         for pid, tags, old in postings:
             hits = taxonomy.tag(sections.get(pid, {}), json.loads(tags or "[]"))

@@ -64,7 +64,7 @@ _Q_TEXT = QUARANTINE_COLS.index("text")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
 _EVIDENCE_AT = EVAL_COLS.index("evidence")
 _INSERT_APP = f"INSERT INTO app_market (posting_id, {', '.join(APP_COLS)}) VALUES (?{', ?' * len(APP_COLS)})"
-_INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)"
+_INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text, spans) VALUES (?,?,?,?,?,?)"
 _INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
     "source", "locator", "sha256", "status", "postings", "as_of", "reader"))
