@@ -296,14 +296,14 @@ def refresh(db: str, *, alerts_config: str | None = None, progress: Progress | N
     dedupe (incremental), market statistics and scores, ghost signals and likely employers, the weekly hiring
     velocity, then the watches' alerts (config ``alerts_config``). A dedupe, scoring, signals or velocity step that
     fails raises
-    crawler.run.runner.StepFailed; alert problems are lines of the report.
+    crawler.run.steps.StepFailed; alert problems are lines of the report.
 
     >>> refresh("jobs.db").steps["score"]["unchanged"]
     2
     """
     from crawler.alerts.delivery import deliver_new_matches
     from crawler.run.lock import db_lock
-    from crawler.run.runner import corpus_steps
+    from crawler.run.steps import corpus_steps
     from crawler.store.schema import open_db
 
     with db_lock(db):

@@ -679,7 +679,7 @@ def test_ingest_processes_do_not_import_scipy():
 
 
 def test_the_dedupe_process_does_not_import_the_schema_models(tmp_path):
-    """The dedupe step's own process (crawler.run.runner.after_run, from crawler.procs.DEDUPE_APART_MIN postings) opens the database
+    """The dedupe step's own process (crawler.run.steps.after_run, from crawler.procs.DEDUPE_APART_MIN postings) opens the database
     with crawler.store.connect: the schema module and its pydantic models (about 11 MB) stay out of it."""
     import subprocess
     import sys

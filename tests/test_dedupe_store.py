@@ -293,7 +293,7 @@ SCORING_BESIDE = [pytest.param(Corpus(dedupe_apart=True), id="scored-in-this-pro
 @pytest.mark.parametrize("processes", SCORING_BESIDE)
 def test_after_a_run_dedupe_is_planned_in_a_process_while_this_one_scores(steps_db, tmp_path, processes):
     from crawler.store.schema import open_db
-    from crawler.run.runner import after_run
+    from crawler.run.steps import after_run
     from test_runner import Recorder
 
     database = open_db(str(reset_copy(steps_db, tmp_path)))
@@ -323,7 +323,7 @@ def test_side_by_side_steps_fail_as_the_steps_one_after_the_other(steps_db, tmp_
                                                                   processes):
     """As when dedupe runs first: a failed dedupe stores no score, a failed scoring keeps the dedupe."""
     from crawler.store.schema import open_db
-    from crawler.run.runner import StepFailed, after_run
+    from crawler.run.steps import StepFailed, after_run
 
     database = open_db(str(reset_copy(steps_db, tmp_path, trigger)))
     try:

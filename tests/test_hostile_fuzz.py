@@ -411,7 +411,7 @@ def test_the_corpus_steps_take_everything_fuzzed_above():
     """Last in this module: dedupe and scoring over every posting the fuzz tests above stored (one odd posting that
     failed a step would fail every run after it)."""
     from crawler.procs import Corpus
-    from crawler.run.runner import after_run
+    from crawler.run.steps import after_run
 
     if not _STORE:
         pytest.skip("only after the fuzz tests above, which fill the database")

@@ -80,7 +80,7 @@ def test_worker_processes_and_one_process_store_the_same_postings(tmp_path):
 
 @pytest.mark.slow
 def test_a_pipeline_that_cannot_be_built_fails_the_run(tmp_path):
-    result = ingest(tmp_path / "jobs.db", 2, SEEDS, extra="crawler.run.runner.StepFailed")
+    result = ingest(tmp_path / "jobs.db", 2, SEEDS, extra="crawler.run.steps.StepFailed")
     assert result["status"] == "failed"
     assert result["stage_failed"] == ("TypeError: StepFailed.__init__() missing 4 required positional arguments: "
                                       "'step', 'error', 'steps', and 'detail'")
@@ -351,7 +351,7 @@ def test_corpus_steps_and_the_runs_row_in_process(tmp_path):
     from crawler.store.schema import open_db
     from crawler.store.writer import Writer
     from crawler.ingest.appdump import parse_dump
-    from crawler.run.runner import after_run
+    from crawler.run.steps import after_run
     from normalize.models import RawPosting
     from normalize.posting import normalize_posting
 
@@ -383,6 +383,7 @@ def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_pat
     """Dedupe and scoring run after a run that changed postings, and after one that started since they last
     succeeded (killed, or its steps failed); a run that changed nothing after they succeeded skips them."""
     import crawler.run.runner as runner
+    import crawler.run.steps as steps
     from crawler.store.rows import Batch, posting_row
     from crawler.store.runs import start_run, steps_pending
     from crawler.store.schema import open_db
@@ -429,9 +430,9 @@ def test_an_unchanged_run_skips_the_corpus_steps_unless_they_are_pending(tmp_pat
     assert pending_now()
 
     def fails(database, **kwargs):
-        raise runner.StepFailed("score", RuntimeError("disk full"), {"dedupe": {"added": 0}}, "detail")
+        raise steps.StepFailed("score", RuntimeError("disk full"), {"dedupe": {"added": 0}}, "detail")
 
-    monkeypatch.setattr(runner, "after_run", fails)
+    monkeypatch.setattr(steps, "after_run", fails)
     assert run() == {"dedupe": {"added": 0}} and pending_now()  # the steps were due, and failed: still due
     monkeypatch.undo()
     after_a_failure = run()

@@ -16,7 +16,7 @@ from crawler.procs import Corpus
 
 from conftest import AS_OF, SEEDS, problem_lines, run_cli
 from crawler.store.schema import open_db
-from crawler.run.runner import StepFailed, after_run
+from crawler.run.steps import StepFailed, after_run
 
 pytestmark = pytest.mark.slow  # each test ingests through the real CLI first
 

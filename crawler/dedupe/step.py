@@ -61,7 +61,7 @@ def dedupe(db: sqlite_utils.Database, *, rebuild: bool = False) -> dict[str, int
 
 def dedupe_at(path: str, *, rebuild: bool = False) -> dict[str, int]:
     """:func:`dedupe` on the database file at ``path``, which a run has opened (migrated) already (for a fresh
-    process, see ``crawler.run.runner.after_run``)."""
+    process, see ``crawler.run.steps.after_run``)."""
     return _on_file(path, lambda db: dedupe(db, rebuild=rebuild))
 
 
@@ -115,7 +115,7 @@ def plan(conn) -> Plan | None:
 
 
 def plan_at(path: str) -> Plan | None:
-    """:func:`plan` on the database file at ``path`` (in a fresh process, see ``crawler.run.runner.after_run``)."""
+    """:func:`plan` on the database file at ``path`` (in a fresh process, see ``crawler.run.steps.after_run``)."""
     return _on_file(path, lambda db: plan(db.conn))
 
 

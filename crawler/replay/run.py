@@ -118,7 +118,7 @@ def replay(repo: str | Path, path: str, db: str, *, source: str | None = None, r
                                 "inputs_unchanged": out.unchanged})
     if (out.ingested or out.unchanged) and not out.failed:
         from crawler.run.lock import db_lock
-        from crawler.run.runner import alerts_step
+        from crawler.run.steps import alerts_step
 
         with db_lock(db):
             out.alerts, failed = alerts_step(db, out.run_ids[-1] if out.run_ids else None,
