@@ -1,4 +1,4 @@
-"""Would Zyte's html-text do our HTML → text? Its ``extract_text`` beside ``crawler.web.pages.base.html_blocks`` on every
+"""Would Zyte's html-text do our HTML → text? Its ``extract_text`` beside ``crawler.web.pages.html.html_blocks`` on every
 HTML description of the recorded ATS responses (fixtures/web/ats): identical line lists, µs per description, and
 the first difference. html_blocks also tells headings and list items from text (the section split needs it);
 html-text gives lines only.
@@ -15,7 +15,7 @@ try:
     import html_text
 except ImportError:
     raise SystemExit("html-text is not installed: pip install 'html-text>=0.6,<0.7'")
-from crawler.web.pages.base import html_blocks
+from crawler.web.pages.html import html_blocks
 from normalize.text import clean_line
 htmls = []
 for p in sorted((Path(__file__).resolve().parents[1] / 'fixtures/web/ats').glob('*.json')):

@@ -12,15 +12,8 @@ from hypothesis import strategies as st
 from scrapy.http import HtmlResponse, TextResponse
 
 from crawler.web.pages.ashby import AshbyPage, ashby_interval
-from crawler.web.pages.base import (
-    Block,
-    PageError,
-    blocks_text,
-    describe,
-    html_blocks,
-    number_text,
-    salary_text,
-)
+from crawler.web.pages.base import PageError, number_text, salary_text
+from crawler.web.pages.html import Block, blocks_text, describe, html_blocks
 from crawler.web.pages.greenhouse import GreenhousePage
 from crawler.web.pages.jsonld import JsonLdPage, loads_lenient
 from crawler.web.pages.lever import LeverPage, lever_interval

@@ -15,7 +15,8 @@ from functools import cached_property
 
 from normalize.models import RawSection
 
-from crawler.web.pages.base import BoardPage, Entry, describe, extra_text, json_text, salary_text, shape_error, text_of
+from crawler.web.pages.base import BoardPage, Entry, extra_text, json_text, salary_text, shape_error, text_of
+from crawler.web.pages.html import describe
 
 __all__ = ["AshbyPage", "AshbyJob", "ashby_interval"]
 

@@ -21,7 +21,8 @@ from lxml import etree
 from normalize.models import RawSection
 from normalize.text import clean_line
 
-from crawler.web.pages.base import BoardPage, Entry, describe, extra_text, json_text, parse_html, salary_text, shape_error, text_of
+from crawler.web.pages.base import BoardPage, Entry, extra_text, json_text, salary_text, shape_error, text_of
+from crawler.web.pages.html import describe, parse_html
 
 __all__ = ["GreenhousePage", "GreenhouseJob"]
 

@@ -24,18 +24,8 @@ from parsel import Selector
 from normalize.models import RawSection
 from normalize.text import clean_line
 
-from crawler.web.pages.base import (
-    TOO_DEEP,
-    Entry,
-    PageError,
-    WebPage,
-    description_blocks,
-    describe,
-    extra_text,
-    json_text,
-    salary_text,
-    text_of,
-)
+from crawler.web.pages.base import TOO_DEEP, Entry, PageError, WebPage, extra_text, json_text, salary_text, text_of
+from crawler.web.pages.html import description_blocks, describe
 
 __all__ = ["JsonLdPage", "JsonLdPosting", "loads_lenient", "find_postings", "microdata_item"]
 

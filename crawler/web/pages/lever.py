@@ -17,20 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from normalize.models import RawSection
 
-from crawler.web.pages.base import (
-    Block,
-    BoardPage,
-    Entry,
-    blocks_sections,
-    blocks_text,
-    extra_text,
-    html_blocks,
-    json_text,
-    salary_text,
-    shape_error,
-    text_blocks,
-    text_of,
-)
+from crawler.web.pages.base import BoardPage, Entry, extra_text, json_text, salary_text, shape_error, text_of
+from crawler.web.pages.html import Block, blocks_sections, blocks_text, html_blocks, text_blocks
 
 __all__ = ["LeverPage", "LeverPosting", "lever_interval"]
 

@@ -19,7 +19,8 @@ from typing import Any, Iterable
 from normalize.models import RawPosting, RawSection
 from normalize.text import clean_line
 
-from crawler.web.pages.base import Block, Entry, blocks_sections, blocks_text, description_blocks, salary_text, text_of
+from crawler.web.pages.base import Entry, salary_text, text_of
+from crawler.web.pages.html import Block, blocks_sections, blocks_text, description_blocks
 
 __all__ = ["TextEntry", "describe_parts", "pay_object", "pay_period", "pay_line", "joined", "merge_listed",
            "PAY_LINE_MAX_CHARS"]

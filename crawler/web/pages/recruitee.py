@@ -15,15 +15,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.web.pages.base import (
-    BoardPage,
-    blocks_text,
-    description_blocks,
-    extra_text,
-    json_text,
-    shape_error,
-    text_of,
-)
+from crawler.web.pages.base import BoardPage, extra_text, json_text, shape_error, text_of
+from crawler.web.pages.html import blocks_text, description_blocks
 from crawler.web.pages.parts import TextEntry, joined, pay_object
 
 __all__ = ["RecruiteePage", "RecruiteeOffer"]
