@@ -15,8 +15,10 @@ crawler/ingest/table/presets.yaml).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
@@ -245,11 +247,13 @@ def write_file(out: str, write) -> int:
     written beside its final name and moved there when complete: a failed export never leaves half a
     file where the last good one was."""
     if out == "-":
-        import click
-
-        stream = click.get_text_stream("stdout", encoding="utf-8")
-        result = write(stream)
-        stream.flush()
+        sys.stdout.flush()
+        stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
+        try:
+            result = write(stream)
+            stream.flush()
+        finally:
+            stream.detach()  # standard output stays open
         return result
     target = Path(out)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.resolve().parent)
