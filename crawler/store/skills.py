@@ -53,6 +53,7 @@ def categories(db: sqlite_utils.Database) -> dict[str, str]:
 
 
 def insert_skill_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """Store ``posting_skills`` rows (:data:`PS_COLS`), replacing a posting's row of the same skill."""
     if rows:
         conn.executemany(f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})", rows)
 

@@ -37,7 +37,7 @@ from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
                                 Batch, PostingRow, copies_input, kept_whole, raw_text, row_values)
-from crawler.store.skills import PS_COLS
+from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
 _INSERT_POSTING = "INSERT INTO postings (id, {cols}, first_run_id) VALUES (?, {qs}, ?)".format(
@@ -65,7 +65,6 @@ _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VAL
 _EVIDENCE_AT = EVAL_COLS.index("evidence")
 _INSERT_APP = f"INSERT INTO app_market (posting_id, {', '.join(APP_COLS)}) VALUES (?{', ?' * len(APP_COLS)})"
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text, spans) VALUES (?,?,?,?,?,?)"
-_INSERT_SKILL = f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})"
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
     "source", "locator", "sha256", "status", "postings", "as_of", "reader"))
 _SOURCE = POSTING_COLS.index("source")
@@ -347,8 +346,7 @@ class Writer:
         c = self.conn
         if apps:
             c.executemany(_INSERT_APP, apps)
-        if skills:
-            c.executemany(_INSERT_SKILL, skills)
+        insert_skill_rows(c, skills)
         if sections:
             c.executemany(_INSERT_SECTION, sections)
         if evals:
