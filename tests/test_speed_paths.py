@@ -1,0 +1,45 @@
+"""The per-posting shortcuts give what the long way gives: a posting's row read from its attributes is the flattening
+of its model_dump, the JSON encoders made once write what json.dumps writes, the string walk of the validate stage
+finds every string, and a salary text or URL parsed once a process is parsed as it was, each caller getting its
+own copy."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crawler.store.schema import CHILD_FIELDS, MODEL_COLUMNS, _flat, flatten_posting
+from normalize.evaluation import dumps
+from normalize.models import SalaryEstimate
+from normalize.posting import normalize_posting
+from test_pipelines import raw_posting
+
+
+@pytest.mark.parametrize("changes, after", [
+    pytest.param({}, {}, id="seed-posting"),
+    pytest.param({"salary": "15-25K·13薪", "tags": ["CUDA", "双休"], "extra": {"福利": "五险一金"}}, {}, id="salary-tags-extra"),
+    pytest.param({"salary": None, "company": None, "description": None}, {}, id="nothing-optional"),
+    pytest.param({"experience": "3-5年", "education": "本科"}, {}, id="years-as-floats"),
+    pytest.param({}, {"signal": SalaryEstimate(raw="市场水准 (35K-50K/月)", min=35000.0, max=50000.0)},
+                 id="nested-salary-signal"),
+    pytest.param({}, {"remote": True, "posted_approx": False}, id="booleans-as-integers"),
+])
+def test_flatten_posting_reads_what_model_dump_says(changes, after):
+    posting = normalize_posting(raw_posting(**changes), as_of_source="as_of")
+    for name, value in after.items():
+        setattr(posting.salary if name == "signal" else posting, name, value)
+    expected = _flat(posting.model_dump(exclude=CHILD_FIELDS), MODEL_COLUMNS)
+    got = flatten_posting(posting)
+    assert list(got) == list(expected)
+    assert [(type(v), v) for v in got.values()] == [(type(v), v) for v in expected.values()]
+
+
+@pytest.mark.parametrize("value", [
+    pytest.param({"pay": [["base", 55.0], "insufficient"]}, id="evidence"),
+    pytest.param(["计算机", "C++", 'quote " and \\ slash'], id="non-ascii-and-escapes"),
+    pytest.param({"a": None, "b": True, "c": -0.0, "d": 2**70}, id="scalars"),
+    pytest.param([], id="empty"),
+])
+def test_compact_dumps_is_json_dumps(value):
+    assert dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
