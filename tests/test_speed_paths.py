@@ -9,9 +9,10 @@ import json
 
 import pytest
 
+from crawler.pipelines import _strings
 from crawler.store.schema import CHILD_FIELDS, MODEL_COLUMNS, _flat, flatten_posting
 from normalize.evaluation import dumps
-from normalize.models import SalaryEstimate
+from normalize.models import RawSection, SalaryEstimate
 from normalize.posting import normalize_posting
 from test_pipelines import raw_posting
 
@@ -43,3 +44,14 @@ def test_flatten_posting_reads_what_model_dump_says(changes, after):
 ])
 def test_compact_dumps_is_json_dumps(value):
     assert dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("value, strings", [
+    pytest.param(["a", None, 1, 2.5, True, ["b", ("c", "d")]], ["a", "b", "c", "d"], id="nested-lists-and-tuples"),
+    pytest.param([{"k": "v", "n": ["w"]}], ["k", "n", "v", "w"], id="dict-keys-and-values"),
+    pytest.param([RawSection(heading="职责", lines=["x", "y"])], ["x", "y", "职责"], id="model-in-a-list"),
+    pytest.param("alone", ["alone"], id="a-bare-string"),
+    pytest.param([[None, 3], {}, (1.5, False)], [], id="no-string"),
+])
+def test_strings_finds_every_string(value, strings):
+    assert sorted(_strings(value)) == strings
