@@ -14,6 +14,7 @@ from crawler.store.schema import CHILD_FIELDS, MODEL_COLUMNS, _flat, flatten_pos
 from normalize.evaluation import dumps
 from normalize.models import RawSection, SalaryEstimate
 from normalize.posting import normalize_posting
+from normalize.salary import _parse, parse_salary
 from test_pipelines import raw_posting
 
 
@@ -55,3 +56,19 @@ def test_compact_dumps_is_json_dumps(value):
 ])
 def test_strings_finds_every_string(value, strings):
     assert sorted(_strings(value)) == strings
+
+
+@pytest.mark.parametrize("text, dollar, currency, monthly_max", [
+    pytest.param("15-25K·13薪", "USD", "CNY", 25000.0, id="board-text"),
+    pytest.param("$120,000 - $150,000 a year", "USD", "USD", 12500.0, id="dollar-usd"),
+    pytest.param("$120,000 - $150,000 a year", "CAD", "CAD", 12500.0, id="same-text-other-dollar"),
+    pytest.param("＄120,000 - ＄150,000 a year", "AUD", "AUD", 12500.0, id="full-width-dollar"),
+    pytest.param("面议", "USD", None, None, id="negotiable"),
+])
+def test_parse_salary_once_gives_each_caller_its_own_copy(text, dollar, currency, monthly_max):
+    first = parse_salary(text, dollar=dollar)
+    first.source, first.compare_raw = "field", "changed by its caller"
+    again = parse_salary(text, dollar=dollar)
+    assert again is not first
+    assert (again.currency, again.monthly_max, again.source, again.compare_raw) == (currency, monthly_max, None, None)
+    assert again.model_dump() == _parse(text, "CNY", dollar).model_dump()
