@@ -11,6 +11,7 @@ import pytest
 
 from crawler.pipelines import _strings
 from crawler.store.schema import CHILD_FIELDS, MODEL_COLUMNS, _flat, flatten_posting
+from normalize.dedupe import canonical_url
 from normalize.evaluation import dumps
 from normalize.models import RawSection, SalaryEstimate
 from normalize.posting import normalize_posting
@@ -72,3 +73,13 @@ def test_parse_salary_once_gives_each_caller_its_own_copy(text, dollar, currency
     assert again is not first
     assert (again.currency, again.monthly_max, again.source, again.compare_raw) == (currency, monthly_max, None, None)
     assert again.model_dump() == _parse(text, "CNY", dollar).model_dump()
+
+
+@pytest.mark.parametrize("url, canonical", [
+    pytest.param("HTTP://Example.com:80/jobs/1/?utm_source=x&b=2&a=1#top", "https://example.com/jobs/1?a=1&b=2",
+                 id="tracking-port-order-fragment"),
+    pytest.param("mailto:hr@example.com", "", id="not-a-page"),
+    pytest.param("example.com/jobs", "https://example.com/jobs", id="no-scheme"),
+])
+def test_canonical_url_is_the_same_every_time(url, canonical):
+    assert [canonical_url(url) for _ in range(3)] == [canonical] * 3
