@@ -1,6 +1,6 @@
 """The item pipelines, one class per concern, in the one ``ITEM_PIPELINES`` order (crawler/settings.py):
-validate → normalize → skills → store. Each passes items it does not handle through unchanged and reads fields
-through ItemAdapter; the rules are in normalize/.
+validate → normalize → skills → store. Each passes items it does not handle through unchanged and reads the fields
+of those it handles (the project's models) as attributes; the rules are in normalize/.
 
 - **Validate** raw postings: a title or a description present, names of sane length, at most
   :data:`MAX_POSTING_CHARS` characters of text in all, or quarantine with the reason. A posting without company is
@@ -58,17 +58,29 @@ def _strings(value: object) -> list[str]:
     stack = [value]
     while stack:
         v = stack.pop()
-        if v is None or type(v) in _SCALARS:  # most values: no isinstance through the model's metaclass
+        kind = type(v)
+        if kind is list:  # most strings stand in lists (a section's lines): kept here, not pushed and popped
+            for x in v:
+                if type(x) is str:
+                    out.append(x)
+                elif x is not None:
+                    stack.append(x)
+        elif kind is str:
+            out.append(v)
+        elif v is None or kind in _SCALARS:  # no isinstance through the model's metaclass
             continue
-        if isinstance(v, str):
+        elif kind is dict:
+            stack.extend(v)
+            stack.extend(v.values())
+        elif isinstance(v, BaseModel):
+            stack.extend(v.__dict__.values())
+        elif isinstance(v, str):
             out.append(v)
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
         elif isinstance(v, dict):
             stack.extend(v)
             stack.extend(v.values())
-        elif isinstance(v, BaseModel):
-            stack.extend(v.__dict__.values())
     return out
 
 
@@ -124,14 +136,13 @@ class ValidatePipeline:
         return (f"posting holds {total:,} characters of text, {most:,} of them in {name} (limit {MAX_POSTING_CHARS:,}):"
                 " not one job posting")
 
-    def problem(self, item) -> tuple[str, str] | None:
+    def problem(self, item: RawPosting) -> tuple[str, str] | None:
         """(reason, detail) when the posting cannot be stored, else None."""
-        adapter = ItemAdapter(item)
         for name in ("company", "title"):
-            value = (adapter.get(name) or "").strip()
+            value = (getattr(item, name) or "").strip()
             if len(value) > self.max_title:
                 return "invalid", f"{name} is {len(value)} characters long (limit {self.max_title}): not a {name}"
-        if not (adapter.get("title") or "").strip() and not _has_description(item):
+        if not (item.title or "").strip() and not _has_description(item):
             return "invalid", "posting has neither title nor description"
         return None
 
@@ -160,9 +171,8 @@ class ValidatePipeline:
             clipped = _clipped(item.model_dump(), [QUARANTINE_TEXT_CHARS])
             return self.quarantined(item, "invalid", too_long, json.dumps(clipped, ensure_ascii=False))
         item = self.repaired(item, strings)
-        adapter = ItemAdapter(item)
         for name in OPTIONAL_FIELDS:
-            if not adapter.get(name):
+            if not getattr(item, name):
                 self.stats.inc_value(f"jobcrawl/field/{name}/missing")
         problem = self.problem(item)
         if problem is None:

@@ -132,6 +132,9 @@ def unpack_signals(stored: Mapping[str, list[list[str]]], order: tuple[str, ...]
     return {d: [{"key": k, "value": v} for k, v in stored[d]] for d in dims}
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once, not per value
+
+
 def dumps(value: Any) -> str:
     """JSON text as an evaluation's columns store it: no spaces, non-ASCII as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT(value)

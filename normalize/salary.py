@@ -194,14 +194,28 @@ def parse_salary(text: str | None, *, default_currency: str = "CNY", dollar: Dol
     """Parse a salary as written into a :class:`Salary`; never raises (see the module rules). ``dollar``: what a bare
     ``$`` stands for (:func:`dollar_of` the posting).
 
-    A number instead of text (a JSON export's ``15000``) is read as its decimal string."""
+    A number instead of text (a JSON export's ``15000``) is read as its decimal string. A text without ``$`` is
+    parsed once a process (a board repeats the same few salary texts): each call gets a copy of its own."""
     if text is not None and not isinstance(text, str):
         text = str(text)
     if text is None or not text.strip():
         return Salary(raw=text, status="missing")
-    unparseable = Salary(raw=text, status="unparseable")
     if len(text) > MAX_SALARY_TEXT:
-        return unparseable
+        return Salary(raw=text, status="unparseable")
+    if "$" in unicodedata.normalize("NFKC", text):  # what a bare $ is depends on the posting (``dollar``)
+        return _parse(text, default_currency, dollar)
+    return _parse_shared(text, default_currency).model_copy()
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_shared(text: str, default_currency: str) -> Salary:
+    """:func:`_parse` of a text without ``$`` (``dollar`` is never read). Callers copy it: a Salary is mutable."""
+    return _parse(text, default_currency, "USD")
+
+
+def _parse(text: str, default_currency: str, dollar: Dollar) -> Salary:
+    """:func:`parse_salary` of a non-blank text of at most :data:`MAX_SALARY_TEXT` characters."""
+    unparseable = Salary(raw=text, status="unparseable")
     folded = _prepare(text)
     estimated = bool(_ESTIMATED.search(folded))
 

@@ -69,6 +69,7 @@ _OTHER_URI = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.IGNORECASE)
 """A scheme without ``//`` and not followed by a port number: ``mailto:hr@…``, not ``example.com:8080/jobs``."""
 
 
+@lru_cache(maxsize=1 << 13)  # a posting's URL is read by its reader, its key and its dedupe key: canonicalized once
 def canonical_url(url: str) -> str:
     """The URL reduced to what identifies the page, for level (a) matching.
 
