@@ -816,14 +816,17 @@ def m0041(db: sqlite_utils.Database) -> None:
 @migration("0042_evidence_entries")
 def m0042(db: sqlite_utils.Database) -> None:
     """Evidence entries stored once (``evidence_entries``, crawler/store/evidence.py): every stored evaluation's
-    evidence is converted to entry ids here; no posting is scored again for it."""
+    evidence is converted to entry ids here, 2,000 evaluations at a time; no posting is scored again for it."""
     from crawler.store.evidence import intern_rows
 
     db.execute(next(statement for _, name, statement in baseline() if name == "evidence_entries"))
     db.execute("CREATE INDEX idx_evidence_entries_hash ON evidence_entries (hash)")
     conn = db.conn
-    rows = conn.execute("SELECT evidence, rowid FROM evaluations WHERE evidence IS NOT NULL").fetchall()
-    conn.executemany("UPDATE evaluations SET evidence = ? WHERE rowid = ?", intern_rows(conn, rows, 0))
+    last = 0
+    while rows := conn.execute("SELECT evidence, rowid FROM evaluations WHERE rowid > ? AND evidence IS NOT NULL"
+                               " ORDER BY rowid LIMIT 2000", (last,)).fetchall():
+        conn.executemany("UPDATE evaluations SET evidence = ? WHERE rowid = ?", intern_rows(conn, rows, 0))
+        last = rows[-1][1]
 
 
 @migration("0043_sections_spans")
