@@ -4,20 +4,26 @@ changed (its basis, in ``meta``)."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 
 from crawler.market import store
 from normalize.market import every_week, velocity, week_of
 
 
 def compute(conn: sqlite3.Connection) -> list[dict]:
-    """The rows of ``velocity_weekly`` from the database as it is."""
-    jobs, keys = [], []
-    for posting_id, opened, closed, company, city, category in store.jobs(conn):
-        jobs.append((posting_id, opened, closed))
-        keys.extend((scope, key, posting_id) for scope, key in (("company", company), ("city", city),
-                                                                 ("category", category)) if key is not None)
-    keys.extend(("skill", skill, posting_id) for posting_id, skill in store.posting_skills(conn))
-    return velocity(jobs, keys)
+    """The rows of ``velocity_weekly`` from the database as it is. The jobs are held once; their keys (a few a job
+    and one per skill: millions at 100,000 postings) are streamed, never listed."""
+    jobs = store.jobs(conn).fetchall()
+
+    def keys() -> Iterator[tuple[str, str, int]]:
+        for posting_id, _, _, company, city, category in jobs:
+            for scope, key in (("company", company), ("city", city), ("category", category)):
+                if key is not None:
+                    yield scope, key, posting_id
+        for posting_id, skill in store.posting_skills(conn):
+            yield "skill", skill, posting_id
+
+    return velocity((job[:3] for job in jobs), keys())
 
 
 def refresh(conn: sqlite3.Connection, *, force: bool = False) -> int | None:
