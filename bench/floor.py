@@ -64,6 +64,7 @@ def floor(folder: Path, db_path: Path) -> tuple[int, dict[str, float]]:
     from crawler.ingest.appdump import parse_dump
     from crawler.run.sinks import attach
     from crawler.dedupe.step import dedupe
+    from crawler.procs import settle_gc
     from crawler.score.step import score_corpus
     from crawler.settings import project_settings
     from normalize.clock import now_iso
@@ -75,6 +76,7 @@ def floor(folder: Path, db_path: Path) -> tuple[int, dict[str, float]]:
     attach(crawler, sink)
     stages = [(name, cls.from_crawler(crawler)) for name, cls in zip(STAGES, _stage_classes(settings))]
     stages[-1][1].open_spider()
+    settle_gc()  # as every jobcrawl process does once it is set up: the stages are timed without the default GC
     seconds: dict[str, float] = defaultdict(float)
     clock = time.process_time
     for path in sorted(folder.iterdir()):
