@@ -69,9 +69,6 @@ def _strings(value: object) -> list[str]:
             out.append(v)
         elif v is None or kind in _SCALARS:  # no isinstance through the model's metaclass
             continue
-        elif kind is dict:
-            stack.extend(v)
-            stack.extend(v.values())
         elif isinstance(v, BaseModel):
             stack.extend(v.__dict__.values())
         elif isinstance(v, str):

@@ -10,13 +10,29 @@ import json
 import pytest
 
 from crawler.pipelines import _strings
-from crawler.store.schema import CHILD_FIELDS, MODEL_COLUMNS, _flat, flatten_posting
+from crawler.store.schema import CHILD_FIELDS, JSON_COLUMNS, MODEL_COLUMNS, flatten_posting
 from normalize.dedupe import canonical_url
 from normalize.evaluation import dumps
 from normalize.models import RawSection, SalaryEstimate
 from normalize.posting import normalize_posting
 from normalize.salary import _parse, parse_salary
 from test_pipelines import raw_posting
+
+
+def _dumped_row(data: dict, columns: list) -> dict:
+    """The reference: each column's value found along its path in ``model_dump`` output, JSON for lists and dicts,
+    booleans as 0/1."""
+    row = {}
+    for column, path, _, _ in columns:
+        value = data
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if column in JSON_COLUMNS:
+            value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, bool):
+            value = int(value)
+        row[column] = value
+    return row
 
 
 @pytest.mark.parametrize("changes, after", [
@@ -32,7 +48,7 @@ def test_flatten_posting_reads_what_model_dump_says(changes, after):
     posting = normalize_posting(raw_posting(**changes), as_of_source="as_of")
     for name, value in after.items():
         setattr(posting.salary if name == "signal" else posting, name, value)
-    expected = _flat(posting.model_dump(exclude=CHILD_FIELDS), MODEL_COLUMNS)
+    expected = _dumped_row(posting.model_dump(exclude=CHILD_FIELDS), MODEL_COLUMNS)
     got = flatten_posting(posting)
     assert list(got) == list(expected)
     assert [(type(v), v) for v in got.values()] == [(type(v), v) for v in expected.values()]

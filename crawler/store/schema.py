@@ -19,7 +19,7 @@ import types
 import typing
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import sqlite_utils
 from pydantic import BaseModel
@@ -101,17 +101,18 @@ JSON_COLUMNS = {c for c, path, _, _ in MODEL_COLUMNS if typing.get_origin(_leaf(
 BOOL_COLUMNS = {c for c, path, _, _ in MODEL_COLUMNS if _leaf(path) is bool}
 
 
-_READ_PLAN = [(column, path[0], path[1:], column in JSON_COLUMNS) for column, path, _, _ in MODEL_COLUMNS]
+def _read_plan(columns: list) -> list[tuple[str, str, tuple[str, ...], bool]]:
+    """(column, field, path below the field, stored as JSON) of each of ``columns``."""
+    return [(column, path[0], tuple(path[1:]), column in JSON_COLUMNS) for column, path, _, _ in columns]
 
 
-def flatten_posting(posting: Posting) -> dict[str, Any]:
-    """A :class:`Posting` as one row of every :data:`MODEL_COLUMNS` (JSON text for lists and dicts), read from its
-    attributes: what ``_flat`` makes of its ``model_dump``, without the dump."""
-    fields = posting.__dict__
+def _row(fields: Mapping[str, Any], plan: list) -> dict[str, Any]:
+    """The columns of ``plan`` read from ``fields`` (a model's fields by name): nested models and dicts followed
+    (None below a None), lists and dicts as JSON text, booleans as 0/1."""
     row: dict[str, Any] = {}
-    for column, name, rest, as_json in _READ_PLAN:
+    for column, name, rest, as_json in plan:
         value = fields[name]
-        for part in rest:  # a nested model's field; None below a None
+        for part in rest:
             value = value.get(part) if type(value) is dict else getattr(value, part, None)
         if as_json:
             value = _json_text(value)
@@ -122,24 +123,16 @@ def flatten_posting(posting: Posting) -> dict[str, Any]:
 
 
 _json_text = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(value, ensure_ascii=False), made once
+_MODEL_PLAN = _read_plan(MODEL_COLUMNS)
 
 
-def _flat(data: dict[str, Any], columns: list) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for column, path, _, _ in columns:
-        value: Any = data
-        for part in path:
-            value = value.get(part) if isinstance(value, dict) else None
-        if column in JSON_COLUMNS:
-            value = json.dumps(value, ensure_ascii=False)
-        elif isinstance(value, bool):
-            value = int(value)
-        row[column] = value
-    return row
+def flatten_posting(posting: Posting) -> dict[str, Any]:
+    """A :class:`Posting` as one row of every :data:`MODEL_COLUMNS` (JSON text for lists and dicts)."""
+    return _row(posting.__dict__, _MODEL_PLAN)
 
 
-APP_EMPTY = _flat({f[0]: Posting.model_fields[f[0]].get_default(call_default_factory=True).model_dump()
-                   for f in APP_FIELDS}, APP_COLUMNS)
+APP_EMPTY = _row({f[0]: Posting.model_fields[f[0]].get_default(call_default_factory=True) for f in APP_FIELDS},
+                 _read_plan(APP_COLUMNS))
 """The ``app_market`` values of a posting without any (salary signal none, counts not approximate): no row."""
 
 
