@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .keys import MIN_JD_CHARS, _field, _jd_lines
-from .minhash import NUM_PERM, _PERM_A, _PERM_B, _distinct, _fmix32, _runs, _sliced_hashes
+from .minhash import BITS, NUM_PERM, _PERM_A, _PERM_B, _distinct, _fmix32, _runs, _sliced_hashes, low_bits
 from .names import normalize_company
 
 COMMON_SHARE = 0.01
@@ -16,13 +16,14 @@ COMMON_MIN_COMPANIES = 10
 """A shingle is boilerplate when the JD text of more than ``max(COMMON_MIN_COMPANIES, COMMON_SHARE × companies)``
 companies holds it (document frequency counted over companies, so a family of reposts counts once)."""
 COMMON_MAX = 20_000
-"""Boilerplate shingles kept at most (the most frequent): bounds the lookup table (128 × 8 bytes each)."""
+"""Boilerplate shingles kept at most (the most frequent): at the cap a quarter of the values a position may take are
+flagged (:attr:`CommonShingles.chance`)."""
 
 
 class CommonShingles:
     """Boilerplate shingles (their 32-bit hashes, as :func:`shingle_hashes` gives them), and for each signature
-    position the value each takes under that position's permutation, so that :meth:`contains` tells whether a
-    signature value is the minimum of a boilerplate shingle.
+    position the low bits of the value each takes under that position's permutation, so that :meth:`contains`
+    tells whether a stored signature value is (the stored bits of) the minimum of a boilerplate shingle.
 
     A comparison then counts only the positions whose smaller value (the minimum over both postings' shingles)
     is not boilerplate: each such position matches with probability J(A − C, B − C), the Jaccard of the two
@@ -35,37 +36,26 @@ class CommonShingles:
                                            dtype=np.uint32))
         self.companies = companies
         """Companies whose JD text the document frequency was counted over."""
-        permuted = _PERM_A[:, None] * _fmix32(self.hashes)[None, :] + _PERM_B[:, None]  # uint32, wraps
-        slots = np.arange(NUM_PERM, dtype=np.uint64)[:, None] << np.uint64(32)
-        self._keys = np.sort((slots | permuted.astype(np.uint64)).ravel())
-        # A bit per (position, high bits of the value), at most 16 MB and about 1 in 32 set: most values are ruled
-        # out by one lookup, and only the others are searched among the sorted keys. Built from the sorted keys:
-        # the bits of one byte are neighbours, OR-ed together segment by segment.
-        bits = max(3, min(20, (32 * len(self.hashes)).bit_length()))
-        self._shift = np.uint64(32 - bits)
-        self._row = 1 << (bits - 3)  # bytes per position
-        flat = (self._keys >> np.uint64(32)) * np.uint64(1 << bits) + ((self._keys & np.uint64(0xFFFFFFFF)) >> self._shift)
-        byte, starts = _runs(flat >> np.uint64(3))  # flat is sorted
-        self._bits = np.zeros(NUM_PERM * self._row, dtype=np.uint8)
-        if len(flat):
-            self._bits[byte] = np.bitwise_or.reduceat(np.uint8(1) << (flat & np.uint64(7)).astype(np.uint8), starts)
+        # A bit per (position, stored value): 128 × 2¹⁶ bits (1 MB), set for each boilerplate shingle's value.
+        flagged = np.zeros(NUM_PERM << BITS, dtype=bool)
+        if len(self.hashes):
+            permuted = low_bits(_PERM_A[:, None] * _fmix32(self.hashes)[None, :] + _PERM_B[:, None])  # uint32 wraps
+            flagged[((np.arange(NUM_PERM, dtype=np.int64)[:, None] << BITS) + permuted).ravel()] = True
+        self.chance = float(flagged.mean())
+        """Share of the stored values a position flags: how often a value that is no boilerplate shingle's is
+        flagged, its low bits agreeing with one's by chance (about ``1 − exp(−len(self) / 2¹⁶)``)."""
+        self._bits = np.packbits(flagged, bitorder="little")
 
     def __len__(self) -> int:
         return len(self.hashes)
 
     def contains(self, values: np.ndarray) -> np.ndarray:
-        """For signature values (shape ``(…, NUM_PERM)``, position last), whether each is a boilerplate
-        shingle's value at its position."""
-        out = np.zeros(values.shape, dtype=bool)
-        if not len(self._keys):
-            return out
-        high = values.astype(np.uint64) >> self._shift
-        at = np.arange(NUM_PERM, dtype=np.uint64) * np.uint64(self._row) + (high >> np.uint64(3))
-        where = np.nonzero((self._bits[at] >> (high & np.uint64(7)).astype(np.uint8)) & 1)
-        keys = (where[-1].astype(np.uint64) << np.uint64(32)) | values[where].astype(np.uint64)
-        found = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        out[where] = self._keys[found] == keys
-        return out
+        """For stored signature values (shape ``(…, NUM_PERM)``, position last; 32-bit values are taken at their
+        stored bits), whether each is a boilerplate shingle's value at its position."""
+        if not len(self.hashes):
+            return np.zeros(np.shape(values), dtype=bool)
+        flat = (np.arange(NUM_PERM, dtype=np.int64) << BITS) + low_bits(values)
+        return ((self._bits[flat >> 3] >> (flat & 7).astype(np.uint8)) & 1).astype(bool)
 
 
 def common_shingles(records: Iterable[Any], *, share: float = COMMON_SHARE, minimum: int = COMMON_MIN_COMPANIES,

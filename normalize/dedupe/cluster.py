@@ -148,7 +148,7 @@ class Clusterer:
     def __post_init__(self) -> None:
         if self.bands * self.rows > NUM_PERM:
             raise ValueError(f"bands × rows must be ≤ {NUM_PERM}")
-        self._sigs = np.empty((0, NUM_PERM), dtype=np.uint32)
+        self._sigs = np.empty((0, NUM_PERM), dtype=np.uint16)
         self._clusters = np.empty(0, dtype=np.int64)
         self._fields = np.empty((0, 3), dtype=np.int32)
         self._matchable = np.empty(0, dtype=bool)
@@ -262,7 +262,7 @@ class Clusterer:
         everything added before it and add it, in order; ``order`` (default: the key) breaks the canonical
         member's ties (:func:`canonical_rank`)."""
         items = [(*item, item[0]) if len(item) == 3 else tuple(item) for item in items]
-        sigs = np.empty((len(items), NUM_PERM), dtype=np.uint32)
+        sigs = np.empty((len(items), NUM_PERM), dtype=np.uint16)
         _decode_into(sigs, [item[1].signature for item in items])
         boiler = self._boilerplate(sigs)
         band_keys = _band_keys(sigs, self.bands, self.rows)
@@ -365,9 +365,11 @@ class Clusterer:
     def similarity(self, sig: np.ndarray, rows: np.ndarray, boiler: np.ndarray | None = None) -> np.ndarray:
         """Estimated Jaccard of ``sig`` with the signatures of ``rows``, boilerplate (``common``) left out: the
         share of equal values among the positions whose smaller value is not a boilerplate shingle's. Where
-        fewer than :data:`MIN_INFORMATIVE` positions are left, the whole texts' estimate when it reaches
+        fewer than :data:`MIN_INFORMATIVE` positions are left (less the share a position loses to values flagged
+        by chance, :attr:`CommonShingles.chance`), the whole texts' estimate when it reaches
         :data:`NEAR_IDENTICAL`, else 0. ``boiler``: which of ``sig``'s values are boilerplate (looked up when
-        not given)."""
+        not given). Values are compared on their stored bits (:func:`~.minhash.jaccard`); of two that differ, the
+        smaller stored value stands for the minimum of both (their high bits, which would tell, are not kept)."""
         other = self._sigs[rows]
         equal = other == sig
         whole = np.count_nonzero(equal, axis=1) / NUM_PERM
@@ -379,7 +381,8 @@ class Clusterer:
         informative = ~np.where(other <= sig, np.unpackbits(self._boiler[rows], axis=1, count=NUM_PERM).view(bool), boiler)
         n = np.count_nonzero(informative, axis=1)
         hits = np.count_nonzero(equal & informative, axis=1)
-        return np.where(n >= MIN_INFORMATIVE, hits / np.maximum(n, 1), np.where(whole >= NEAR_IDENTICAL, whole, 0.0))
+        return np.where(n >= MIN_INFORMATIVE * (1 - self.common.chance), hits / np.maximum(n, 1),
+                        np.where(whole >= NEAR_IDENTICAL, whole, 0.0))
 
     def _verified(self, sig: np.ndarray, boiler: np.ndarray, dk: DedupeKey, rows: np.ndarray) -> tuple[np.ndarray, ...]:
         """For ``rows``: (matches, similarity, same company, same city); a match has an agreeing title and a
