@@ -845,3 +845,21 @@ def m0043(db: sqlite_utils.Database) -> None:
         changes = [(spans, pid, seq) for pid, seq, text, description in rows
                    if (spans := stored_spans(description, section_bullets(text))) is not None]
         conn.executemany("UPDATE sections SET spans = ?, text = NULL WHERE posting_id = ? AND seq = ?", changes)
+
+
+@migration("0044_signatures_16_bits")
+def m0044(db: sqlite_utils.Database) -> None:
+    """``dedupe_signatures.signature`` keeps the low 16 bits of each MinHash value (normalize/dedupe/minhash.py):
+    a stored 525-byte signature (datasketch LeanMinHash: a 13-byte header, then 128 little-endian uint32) becomes
+    its 128 values' low halves, little-endian uint16 (256 bytes), 2,000 rows at a time. Keys of the rules then
+    current are recorded as of the same rules stored so; no key is computed again."""
+    conn = db.conn
+    last = 0
+    while rows := conn.execute("SELECT posting_id, signature FROM dedupe_signatures WHERE posting_id > ?"
+                               " ORDER BY posting_id LIMIT 2000", (last,)).fetchall():
+        conn.executemany("UPDATE dedupe_signatures SET signature = ? WHERE posting_id = ?", (
+            (b"".join(data[i : i + 2] for i in range(13, 525, 4)), pid)
+            for pid, data in rows if data is not None and len(data) == 525))
+        last = rows[-1][0]
+    conn.execute("UPDATE meta SET value = 'minhash-affine32-p128-s1-k5-b16-jd-v2'"
+                 " WHERE key = 'signature_version' AND value = 'minhash-affine32-p128-s1-k5-jd-v2'")
