@@ -845,3 +845,17 @@ def m0043(db: sqlite_utils.Database) -> None:
         changes = [(spans, pid, seq) for pid, seq, text, description in rows
                    if (spans := stored_spans(description, section_bullets(text))) is not None]
         conn.executemany("UPDATE sections SET spans = ?, text = NULL WHERE posting_id = ? AND seq = ?", changes)
+
+
+@migration("0046_market_salaries")
+def m0046(db: sqlite_utils.Database) -> None:
+    """Market statistics stored small: the salary groups of ``market_stats`` move to ``market_salaries`` (no row
+    id, no index of their own), their time once to ``meta``; the table gives way to the view ``market_stats``
+    (made from schema.sql on open), which counts the open postings from ``postings`` when read."""
+    db.execute(next(statement for _, name, statement in baseline() if name == "market_salaries"))
+    db.execute("INSERT INTO market_salaries (scope, key, currency, n, p25, median, p75)"
+               " SELECT scope, key, currency, n, p25, median, p75 FROM market_stats"
+               " WHERE scope IN ('category', 'city+category') AND currency IS NOT NULL")
+    db.execute("INSERT OR REPLACE INTO meta (key, value) SELECT 'market_computed_at', max(computed_at)"
+               " FROM market_stats HAVING count(*)")
+    db.execute("DROP TABLE market_stats")

@@ -1,4 +1,5 @@
-"""SQL of the market statistics: the active postings' salaries and open postings read, ``market_stats`` replaced."""
+"""SQL of the market statistics: the active postings' salaries and open postings read, the salary groups
+(``market_salaries``) and the time they were computed replaced; the view ``market_stats`` shows them with the counts."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-STATS_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75", "computed_at")
+SALARY_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75")
+COMPUTED_AT = "market_computed_at"
 
 SALARIES = """
 SELECT category, city, salary_currency, (salary_monthly_min + coalesce(salary_monthly_max, salary_monthly_min)) / 2.0
@@ -30,12 +32,12 @@ def openings(conn: sqlite3.Connection) -> sqlite3.Cursor:
     return conn.execute(OPENINGS)
 
 
-def replace_market_stats(conn: sqlite3.Connection, rows: Iterable[Mapping[str, Any]], *, computed_at: str) -> int:
-    """Replace ``market_stats`` with ``rows`` (scope, key, currency, n, p25, median, p75) in one transaction;
-    returns the row count."""
-    values = [tuple(r[c] for c in STATS_COLS[:-1]) + (computed_at,) for r in rows]
+def replace_market(conn: sqlite3.Connection, rows: Iterable[Mapping[str, Any]], *, computed_at: str) -> None:
+    """Replace the salary groups with ``rows`` (scope, key, currency, n, p25, median, p75) and the time they were
+    computed in one transaction."""
+    values = [tuple(r[c] for c in SALARY_COLS) for r in rows]
     with conn:
-        conn.execute("DELETE FROM market_stats")
-        conn.executemany(f"INSERT INTO market_stats ({', '.join(STATS_COLS)}) VALUES ({', '.join('?' * len(STATS_COLS))})",
-                         values)
-    return len(values)
+        conn.execute("DELETE FROM market_salaries")
+        conn.executemany(f"INSERT INTO market_salaries ({', '.join(SALARY_COLS)})"
+                         f" VALUES ({', '.join('?' * len(SALARY_COLS))})", values)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (COMPUTED_AT, computed_at))
