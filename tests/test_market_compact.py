@@ -1,6 +1,6 @@
-"""Market statistics stored small: the scoring step stores only the salary groups (``market_salaries``) and the time
-once (``meta``); the view ``market_stats`` adds the open-posting counts from ``postings`` and gives every reader the
-rows the statistics have (:meth:`normalize.score.Market.rows`), equal to a direct computation over the postings."""
+"""Market statistics stored small: the scoring step stores one row per statistic in ``market_figures`` (the scope as
+a code, no index) and the time once (``meta``); the view ``market_stats`` gives every reader today's columns, equal to
+the statistics the scorer reads (:meth:`normalize.score.Market.rows`) and to a direct computation over the postings."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ CORPUS = HANGZHOU + [
 ]
 ESTIMATED = len(CORPUS)  # posting id of the estimated salary
 
-SALARY_SQL = "SELECT scope, key, currency, n, p25, median, p75 FROM market_salaries ORDER BY scope, key, currency"
+STORED_SQL = "SELECT scope, key, currency, n, p25, median, p75 FROM market_figures ORDER BY rowid"
 VIEW_SQL = "SELECT scope, key, currency, n, p25, median, p75, computed_at FROM market_stats"
 
 ALL_OPEN = [
@@ -111,11 +111,25 @@ def market_db(tmp_path_factory):
     return path
 
 
-def test_only_the_salary_groups_are_stored_and_the_time_once(market_db):
+# What the step stores for CORPUS, in its order: the salary groups by scope and key, then the counts.
+STORED = [
+    (0, "后端开发", "USD", 1, None, None, None), (0, "数据分析", "CNY", 21, 15000.0, 20000.0, 25000.0),
+    (1, "上海 · 后端开发", "USD", 1, None, None, None), (1, "上海 · 数据分析", "CNY", 1, None, None, None),
+    (1, "杭州 · 数据分析", "CNY", 20, 14750.0, 19500.0, 24250.0),
+    (2, "数澜", None, 11, None, None, None), (2, "无类", None, 1, None, None, None), (2, "蚂蚁", None, 12, None, None, None),
+    (3, "数澜 · 数据分析", None, 11, None, None, None), (3, "蚂蚁 · 后端开发", None, 1, None, None, None),
+    (3, "蚂蚁 · 数据分析", None, 11, None, None, None),
+    (4, "上海 · 后端开发", None, 1, None, None, None), (4, "上海 · 数据分析", None, 1, None, None, None),
+    (4, "北京 · 后端开发", None, 1, None, None, None), (4, "杭州 · 数据分析", None, 21, None, None, None),
+]
+
+
+def test_one_row_per_statistic_is_stored_with_its_scope_as_a_code_and_the_time_once(market_db):
     conn = sqlite3.connect(market_db)
-    assert conn.execute(SALARY_SQL).fetchall() == ALL_OPEN
+    assert conn.execute(STORED_SQL).fetchall() == STORED
     assert conn.execute("SELECT value FROM meta WHERE key = 'market_computed_at'").fetchall() == [(NOW,)]
-    assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'market_stats'").fetchall() == [("view",)]
+    assert conn.execute("SELECT type, name FROM sqlite_master WHERE tbl_name IN ('market_figures', 'market_stats')"
+                        " ORDER BY name").fetchall() == [("table", "market_figures"), ("view", "market_stats")]
     conn.close()
 
 
@@ -133,19 +147,19 @@ def test_the_view_has_the_rows_of_the_statistics_the_scorer_reads(market_db):
     got = db.execute(VIEW_SQL).fetchall()
     db.close()
     assert sorted(got) == sorted(tuple(r.values()) + (NOW,) for r in market.rows())
-    assert market.statistics == len(got) == 15
+    assert len(got) == 15
 
 
 def test_recomputing_is_idempotent(market_db, tmp_path):
     path = tmp_path / "jobs.db"
     shutil.copy(market_db, path)
     conn = sqlite3.connect(path)
-    before = conn.execute(SALARY_SQL).fetchall(), conn.execute(VIEW_SQL).fetchall()
+    before = conn.execute(STORED_SQL).fetchall(), conn.execute(VIEW_SQL).fetchall()
     db = open_db(path)
     assert recompute(db, now=NOW)[1] == 15
     assert recompute(db, now=NOW)[1] == 15
     db.close()
-    assert (conn.execute(SALARY_SQL).fetchall(), conn.execute(VIEW_SQL).fetchall()) == before
+    assert (conn.execute(STORED_SQL).fetchall(), conn.execute(VIEW_SQL).fetchall()) == before
     conn.close()
 
 
@@ -189,7 +203,6 @@ def test_closing_postings_after_a_recompute(market_db, tmp_path, closed, salary,
     recompute(db, now="2026-12-02T00:00:00+00:00")
     db.close()
     expected = {(scope, key): n for scope, key, n in ALL_OPEN_COUNTS} | counts
-    assert conn.execute(SALARY_SQL).fetchall() == salary
     assert view_rows(conn) == (salary, sorted((s, k, n) for (s, k), n in expected.items() if n is not None),
                                {"2026-12-02T00:00:00+00:00"})
     assert view_rows(conn)[:2] == direct(closed)
@@ -214,8 +227,10 @@ def test_an_old_database_keeps_its_statistics_through_the_migration(tmp_path):
     conn = sqlite3.connect(path)
     assert sorted(conn.execute(VIEW_SQL).fetchall()) == before
     assert len(before) == 10 and {r[7] for r in before} == {"2026-12-06T08:06:12+00:00"}
-    assert conn.execute(SALARY_SQL).fetchall() == [
-        ("category", "人工智能", "CNY", 1, None, None, None), ("category", "算法优化工程师", "CNY", 1, None, None, None),
-        ("city+category", "杭州 · 人工智能", "CNY", 1, None, None, None),
-        ("city+category", "苏州 · 算法优化工程师", "CNY", 1, None, None, None)]
+    assert conn.execute(STORED_SQL).fetchall() == [
+        (0, "人工智能", "CNY", 1, None, None, None), (0, "算法优化工程师", "CNY", 1, None, None, None),
+        (1, "杭州 · 人工智能", "CNY", 1, None, None, None), (1, "苏州 · 算法优化工程师", "CNY", 1, None, None, None),
+        (2, "初速度", None, 1, None, None, None), (2, "吉利汽车", None, 1, None, None, None),
+        (3, "初速度 · 算法优化工程师", None, 1, None, None, None), (3, "吉利汽车 · 人工智能", None, 1, None, None, None),
+        (4, "杭州 · 人工智能", None, 1, None, None, None), (4, "苏州 · 算法优化工程师", None, 1, None, None, None)]
     conn.close()

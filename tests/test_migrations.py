@@ -217,7 +217,7 @@ def test_a_database_of_the_last_version_only_records_the_new_names(tmp_path):
         ("index", "idx_postings_city"), ("index", "idx_postings_category"), ("index", "idx_postings_last_seen"),  # 0041
         ("table", "evidence_entries"), ("index", "idx_evidence_entries_hash"), ("view", "evaluation_evidence"),  # 0042
         ("view", "section_texts"),  # 0043 adds a sections column; the view reads it
-        ("table", "market_stats"), ("index", "idx_market_stats_scope_key"), ("table", "market_salaries"),  # 0046
+        ("table", "market_stats"), ("index", "idx_market_stats_scope_key"), ("table", "market_figures"),  # 0046
         ("view", "market_stats")}
 
 

@@ -1,4 +1,4 @@
-"""Market statistics over the corpus, recomputed on every scoring run; the view ``market_stats`` shows them.
+"""Market statistics over the corpus, recomputed on every scoring run and stored in ``market_stats``.
 
 Scopes (``scope`` column → ``key``):
 
@@ -10,9 +10,8 @@ Scopes (``scope`` column → ``key``):
 - ``company_open`` → company; ``company+category_open`` → ``company · category``;
   ``city+category_open`` → ``city · category``: ``n`` = active postings in the corpus.
 
-The scorer (:mod:`normalize.score`) reads the same figures through :class:`normalize.score.Market`. Only the
-salary groups are stored (``market_salaries``); the view counts the open postings from ``postings`` when read. The
-SQL is :mod:`crawler.store.stats`'s.
+The scorer (:mod:`normalize.score`) reads the same figures through :class:`normalize.score.Market`. The SQL is
+:mod:`crawler.store.stats`'s.
 """
 
 from __future__ import annotations
@@ -30,8 +29,6 @@ def compute_market(db: sqlite_utils.Database, *, min_sample: int = MIN_SAMPLE) -
 
 
 def recompute(db: sqlite_utils.Database, *, now: str | None = None, min_sample: int = MIN_SAMPLE) -> tuple[Market, int]:
-    """Compute and store the market statistics; returns the market and the number of statistics (rows of the view
-    ``market_stats``)."""
+    """Compute and store the market statistics; returns the market and the number of rows stored."""
     market = compute_market(db, min_sample=min_sample)
-    store.replace_market(db.conn, market.salary_rows(), computed_at=now or utcnow())
-    return market, market.statistics
+    return market, store.replace_market_stats(db.conn, market.rows(), computed_at=now or utcnow())

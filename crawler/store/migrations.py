@@ -847,15 +847,18 @@ def m0043(db: sqlite_utils.Database) -> None:
         conn.executemany("UPDATE sections SET spans = ?, text = NULL WHERE posting_id = ? AND seq = ?", changes)
 
 
-@migration("0046_market_salaries")
+@migration("0046_market_figures")
 def m0046(db: sqlite_utils.Database) -> None:
-    """Market statistics stored small: the salary groups of ``market_stats`` move to ``market_salaries`` (no row
-    id, no index of their own), their time once to ``meta``; the table gives way to the view ``market_stats``
-    (made from schema.sql on open), which counts the open postings from ``postings`` when read."""
-    db.execute(next(statement for _, name, statement in baseline() if name == "market_salaries"))
-    db.execute("INSERT INTO market_salaries (scope, key, currency, n, p25, median, p75)"
-               " SELECT scope, key, currency, n, p25, median, p75 FROM market_stats"
-               " WHERE scope IN ('category', 'city+category') AND currency IS NOT NULL")
+    """Market statistics stored small: the rows of ``market_stats`` move to ``market_figures`` in their order, the
+    scope as a code (crawler/store/stats.py: SCOPES), their time once in ``meta``, without an index; the table gives
+    way to the view ``market_stats`` (made from schema.sql on open) with today's columns."""
+    from crawler.store.stats import SCOPES
+
+    db.execute(next(statement for _, name, statement in baseline() if name == "market_figures"))
+    codes = " ".join(f"WHEN '{scope}' THEN {code}" for code, scope in enumerate(SCOPES))
+    db.execute("INSERT INTO market_figures (scope, key, currency, n, p25, median, p75)"
+               f" SELECT CASE scope {codes} END, key, currency, n, p25, median, p75 FROM market_stats"
+               f" WHERE scope IN ({', '.join(repr(s) for s in SCOPES)}) ORDER BY rowid")
     db.execute("INSERT OR REPLACE INTO meta (key, value) SELECT 'market_computed_at', max(computed_at)"
                " FROM market_stats HAVING count(*)")
     db.execute("DROP TABLE market_stats")

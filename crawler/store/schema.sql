@@ -360,18 +360,18 @@ BEGIN
 END;
 
 
--- The salary groups of the market statistics (crawler.score.market), replaced on every scoring run with the
--- time in meta (market_computed_at); the view market_stats shows them with the counts of open postings.
-CREATE TABLE market_salaries (
-    scope TEXT,
+-- Market statistics of the corpus (crawler.score.market), replaced on every scoring run (its time once, in meta:
+-- market_computed_at): one row per statistic, its scope as a code (crawler/store/stats.py: SCOPES; 0 category,
+-- 1 city+category, 2 company_open, 3 company+category_open, 4 city+category_open). Read them in the view market_stats.
+CREATE TABLE market_figures (
+    scope INTEGER,
     key TEXT,
     currency TEXT,
     n INTEGER,
     p25 REAL,
     median REAL,
-    p75 REAL,
-    PRIMARY KEY (scope, key, currency)
-) WITHOUT ROWID;
+    p75 REAL
+);
 
 -- Hiring velocity per ISO week in China time (normalize/market.py), kept by crawler/market/velocity.py after every
 -- run's corpus steps and by jobcrawl stats velocity when the database changed since: one row per scope (company,
@@ -589,23 +589,13 @@ LEFT JOIN evidence_entries x ON x.id = json_extract(e.evidence, '$.overall[0]')
 LEFT JOIN posting_blocks b ON b.posting_id = e.posting_id AND b.profile = substr(e.scorer, 5)
 WHERE e.scorer LIKE 'fit:%';
 
--- The market statistics the scoring step compares postings with (crawler.score.market): the stored salary groups
--- and the open postings per company, company + category and city + category, counted from postings when read: the
--- counts the last scoring run used, as every run scores after it writes. No rows before the first scoring run.
-CREATE VIEW market_stats AS
-WITH computed(at) AS (SELECT value FROM meta WHERE key = 'market_computed_at'),
-active(company, city, category, n) AS (
-    SELECT company, city, category, count(*) FROM postings WHERE closed_at IS NULL GROUP BY company, city, category)
-SELECT scope, key, currency, n, p25, median, p75, at AS computed_at FROM market_salaries, computed
-UNION ALL
-SELECT 'company_open', company, NULL, sum(n), NULL, NULL, NULL, at FROM active, computed
-WHERE company <> '' GROUP BY company
-UNION ALL
-SELECT 'company+category_open', company || ' · ' || category, NULL, sum(n), NULL, NULL, NULL, at FROM active, computed
-WHERE company <> '' AND category <> '' GROUP BY company, category
-UNION ALL
-SELECT 'city+category_open', city || ' · ' || category, NULL, sum(n), NULL, NULL, NULL, at FROM active, computed
-WHERE city <> '' AND category <> '' GROUP BY city, category;
+-- The market statistics the scoring step compares postings with (crawler.score.market): market_figures with the
+-- name of each row's scope and the time they were computed.
+CREATE VIEW market_stats AS SELECT
+    CASE scope WHEN 0 THEN 'category' WHEN 1 THEN 'city+category' WHEN 2 THEN 'company_open'
+        WHEN 3 THEN 'company+category_open' WHEN 4 THEN 'city+category_open' END AS scope,
+    key, currency, n, p25, median, p75, (SELECT value FROM meta WHERE key = 'market_computed_at') AS computed_at
+FROM market_figures;
 
 -- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first).
 CREATE VIEW evaluation_evidence AS SELECT

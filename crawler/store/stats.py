@@ -1,5 +1,5 @@
-"""SQL of the market statistics: the active postings' salaries and open postings read, the salary groups
-(``market_salaries``) and the time they were computed replaced; the view ``market_stats`` shows them with the counts."""
+"""SQL of the market statistics: the active postings' salaries and open postings read, ``market_figures`` and the
+time it was computed replaced (the view ``market_stats`` reads them)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SALARY_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75")
+SCOPES = ("category", "city+category", "company_open", "company+category_open", "city+category_open")
+"""The scopes by their code in ``market_figures`` (the view ``market_stats`` names them the same way)."""
+FIGURE_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75")
 COMPUTED_AT = "market_computed_at"
 
 SALARIES = """
@@ -32,12 +34,14 @@ def openings(conn: sqlite3.Connection) -> sqlite3.Cursor:
     return conn.execute(OPENINGS)
 
 
-def replace_market(conn: sqlite3.Connection, rows: Iterable[Mapping[str, Any]], *, computed_at: str) -> None:
-    """Replace the salary groups with ``rows`` (scope, key, currency, n, p25, median, p75) and the time they were
-    computed in one transaction."""
-    values = [tuple(r[c] for c in SALARY_COLS) for r in rows]
+def replace_market_stats(conn: sqlite3.Connection, rows: Iterable[Mapping[str, Any]], *, computed_at: str) -> int:
+    """Replace the statistics with ``rows`` (scope, key, currency, n, p25, median, p75), in their order, and the time
+    they were computed, in one transaction; returns the row count."""
+    code = {scope: i for i, scope in enumerate(SCOPES)}
+    values = [(code[r["scope"]], *(r[c] for c in FIGURE_COLS[1:])) for r in rows]
     with conn:
-        conn.execute("DELETE FROM market_salaries")
-        conn.executemany(f"INSERT INTO market_salaries ({', '.join(SALARY_COLS)})"
-                         f" VALUES ({', '.join('?' * len(SALARY_COLS))})", values)
+        conn.execute("DELETE FROM market_figures")
+        conn.executemany(f"INSERT INTO market_figures ({', '.join(FIGURE_COLS)})"
+                         f" VALUES ({', '.join('?' * len(FIGURE_COLS))})", values)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (COMPUTED_AT, computed_at))
+    return len(values)

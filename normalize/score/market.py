@@ -94,9 +94,12 @@ class Market:
         return market
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per statistic: (scope, key, currency, n, p25, median, p75); quartiles only where n ≥ min_sample.
-        The salary groups' rows (:meth:`salary_rows`), then the counts of open postings."""
-        out = self.salary_rows()
+        """One row per statistic: (scope, key, currency, n, p25, median, p75); quartiles only where n ≥ min_sample."""
+        out = []
+        for (scope, key, currency), group in self.salary.items():
+            q = group.quartiles if group.n >= self.min_sample else None
+            out.append({"scope": scope, "key": key, "currency": currency, "n": group.n,
+                        "p25": q[0] if q else None, "median": q[1] if q else None, "p75": q[2] if q else None})
         for scope, counts in (("company_open", self.company_open),
                               ("company+category_open", self.company_category_open),
                               ("city+category_open", self.city_category_open)):
@@ -104,20 +107,6 @@ class Market:
                 out.append({"scope": scope, "key": key if isinstance(key, str) else peer_key(*key), "currency": None,
                             "n": n, "p25": None, "median": None, "p75": None})
         return out
-
-    def salary_rows(self) -> list[dict[str, Any]]:
-        """The salary groups' rows of :meth:`rows`, in its order."""
-        out = []
-        for (scope, key, currency), group in self.salary.items():
-            q = group.quartiles if group.n >= self.min_sample else None
-            out.append({"scope": scope, "key": key, "currency": currency, "n": group.n,
-                        "p25": q[0] if q else None, "median": q[1] if q else None, "p75": q[2] if q else None})
-        return out
-
-    @property
-    def statistics(self) -> int:
-        """How many rows :meth:`rows` has."""
-        return len(self.salary) + len(self.company_open) + len(self.company_category_open) + len(self.city_category_open)
 
     def peers(self, city: str | None, category: str | None, currency: str | None) -> tuple[SalaryGroup | None, list[dict]]:
         """The peer group a salary is placed in, and the evidence of groups passed over as too small."""
