@@ -863,3 +863,20 @@ def m0044(db: sqlite_utils.Database) -> None:
         last = rows[-1][0]
     conn.execute("UPDATE meta SET value = 'minhash-affine32-p128-s1-k5-b16-jd-v2'"
                  " WHERE key = 'signature_version' AND value = 'minhash-affine32-p128-s1-k5-jd-v2'")
+
+
+@migration("0045_market_figures")
+def m0045(db: sqlite_utils.Database) -> None:
+    """Market statistics stored small: the rows of ``market_stats`` move to ``market_figures`` in their order, the
+    scope as a code (crawler/store/stats.py: SCOPES), their time once in ``meta``, without an index; the table gives
+    way to the view ``market_stats`` (made from schema.sql on open) with today's columns."""
+    from crawler.store.stats import SCOPES
+
+    db.execute(next(statement for _, name, statement in baseline() if name == "market_figures"))
+    codes = " ".join(f"WHEN '{scope}' THEN {code}" for code, scope in enumerate(SCOPES))
+    db.execute("INSERT INTO market_figures (scope, key, currency, n, p25, median, p75)"
+               f" SELECT CASE scope {codes} END, key, currency, n, p25, median, p75 FROM market_stats"
+               f" WHERE scope IN ({', '.join(repr(s) for s in SCOPES)}) ORDER BY rowid")
+    db.execute("INSERT OR REPLACE INTO meta (key, value) SELECT 'market_computed_at', max(computed_at)"
+               " FROM market_stats HAVING count(*)")
+    db.execute("DROP TABLE market_stats")

@@ -360,18 +360,18 @@ BEGIN
 END;
 
 
--- Market statistics of the corpus (crawler.score.market), replaced on every scoring run.
-CREATE TABLE market_stats (
-    scope TEXT,
+-- Market statistics of the corpus (crawler.score.market), replaced on every scoring run (its time once, in meta:
+-- market_computed_at): one row per statistic, its scope as a code (crawler/store/stats.py: SCOPES; 0 category,
+-- 1 city+category, 2 company_open, 3 company+category_open, 4 city+category_open). Read them in the view market_stats.
+CREATE TABLE market_figures (
+    scope INTEGER,
     key TEXT,
     currency TEXT,
     n INTEGER,
     p25 REAL,
     median REAL,
-    p75 REAL,
-    computed_at TEXT
+    p75 REAL
 );
-CREATE INDEX idx_market_stats_scope_key ON market_stats (scope, key);
 
 -- Hiring velocity per ISO week in China time (normalize/market.py), kept by crawler/market/velocity.py after every
 -- run's corpus steps and by jobcrawl stats velocity when the database changed since: one row per scope (company,
@@ -588,6 +588,14 @@ FROM evaluations e JOIN postings p ON p.id = e.posting_id
 LEFT JOIN evidence_entries x ON x.id = json_extract(e.evidence, '$.overall[0]')
 LEFT JOIN posting_blocks b ON b.posting_id = e.posting_id AND b.profile = substr(e.scorer, 5)
 WHERE e.scorer LIKE 'fit:%';
+
+-- The market statistics the scoring step compares postings with (crawler.score.market): market_figures with the
+-- name of each row's scope and the time they were computed.
+CREATE VIEW market_stats AS SELECT
+    CASE scope WHEN 0 THEN 'category' WHEN 1 THEN 'city+category' WHEN 2 THEN 'company_open'
+        WHEN 3 THEN 'company+category_open' WHEN 4 THEN 'city+category_open' END AS scope,
+    key, currency, n, p25, median, p75, (SELECT value FROM meta WHERE key = 'market_computed_at') AS computed_at
+FROM market_figures;
 
 -- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first).
 CREATE VIEW evaluation_evidence AS SELECT

@@ -1,4 +1,5 @@
-"""SQL of the market statistics: the active postings' salaries and open postings read, ``market_stats`` replaced."""
+"""SQL of the market statistics: the active postings' salaries and open postings read, ``market_figures`` and the
+time it was computed replaced (the view ``market_stats`` reads them)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-STATS_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75", "computed_at")
+SCOPES = ("category", "city+category", "company_open", "company+category_open", "city+category_open")
+"""The scopes by their code in ``market_figures`` (the view ``market_stats`` names them the same way)."""
+FIGURE_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75")
+COMPUTED_AT = "market_computed_at"
 
 SALARIES = """
 SELECT category, city, salary_currency, (salary_monthly_min + coalesce(salary_monthly_max, salary_monthly_min)) / 2.0
@@ -31,11 +35,13 @@ def openings(conn: sqlite3.Connection) -> sqlite3.Cursor:
 
 
 def replace_market_stats(conn: sqlite3.Connection, rows: Iterable[Mapping[str, Any]], *, computed_at: str) -> int:
-    """Replace ``market_stats`` with ``rows`` (scope, key, currency, n, p25, median, p75) in one transaction;
-    returns the row count."""
-    values = [tuple(r[c] for c in STATS_COLS[:-1]) + (computed_at,) for r in rows]
+    """Replace the statistics with ``rows`` (scope, key, currency, n, p25, median, p75), in their order, and the time
+    they were computed, in one transaction; returns the row count."""
+    code = {scope: i for i, scope in enumerate(SCOPES)}
+    values = [(code[r["scope"]], *(r[c] for c in FIGURE_COLS[1:])) for r in rows]
     with conn:
-        conn.execute("DELETE FROM market_stats")
-        conn.executemany(f"INSERT INTO market_stats ({', '.join(STATS_COLS)}) VALUES ({', '.join('?' * len(STATS_COLS))})",
-                         values)
+        conn.execute("DELETE FROM market_figures")
+        conn.executemany(f"INSERT INTO market_figures ({', '.join(FIGURE_COLS)})"
+                         f" VALUES ({', '.join('?' * len(FIGURE_COLS))})", values)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (COMPUTED_AT, computed_at))
     return len(values)
