@@ -187,6 +187,7 @@ def ingested(tmp_path_factory):
         steps[step] = (sql(path, "SELECT id, entry FROM extra_entries ORDER BY id"),
                        sql(path, "SELECT id, extra FROM postings ORDER BY id"),
                        [(r["id"], r["extra"]) for r in export_records(path)])
+    steps["path"] = path
     return steps
 
 
@@ -204,3 +205,22 @@ EXPORTED = [(1, {"公司介绍": INTRO, "firstType": "开发|测试"}), (2, {"�
 ])
 def test_an_ingest_stores_each_pair_once(ingested, step, rows, postings, exported):
     assert ingested[step] == (rows, postings, exported)
+
+
+@pytest.mark.slow
+def test_datasette_shows_a_postings_extra_as_its_object(ingested):
+    """The posting page's "All columns of this row" and the postings table show the object, as when it was stored
+    whole; the row's JSON keeps the stored ids."""
+    import asyncio
+
+    from markupsafe import escape
+
+    from crawler.serve.app import make_datasette
+
+    ds = make_datasette(ingested["path"])
+    cell = f'<td class="col-extra type-str">{escape(json.dumps(EXPORTED[0][1], ensure_ascii=False))}</td>'
+    page = asyncio.run(ds.client.get("/jobs/postings/1")).text
+    table = asyncio.run(ds.client.get("/jobs/postings?_columns=all&id=1")).text
+    data = asyncio.run(ds.client.get("/jobs/postings/1.json?_shape=array")).json()
+    assert (cell in page, cell in table) == (True, True)
+    assert "[4,1]" not in page and data[0]["extra"] == "[4,1]"
