@@ -12,7 +12,7 @@ from conftest import export_records, run_cli, sql
 from crawler.store import extra
 from crawler.store.rows import Batch, posting_row
 from crawler.store.schema import open_db
-from crawler.store.writer import Writer
+from crawler.store.writer import Writer, refused_row
 from normalize.posting import normalize_posting
 from test_migrations import made_by
 from test_pipelines import raw_posting
@@ -131,6 +131,14 @@ def test_a_replaced_extra_prunes_the_pairs_no_posting_names(db, fields, rows, po
     assert (entries(db.conn), stored_extra(db)) == (rows, postings)
     [(snapshot,)] = db.conn.execute("SELECT snapshot FROM posting_versions").fetchall()
     assert json.loads(snapshot)["extra"] == {"a": "1", "b": "2"}  # the version replaced, read before the prune
+
+
+@pytest.mark.parametrize(("fields", "text"), [
+    pytest.param({"b": "2", "a": "1"}, '{"b": "2", "a": "1"}', id="pairs"),
+    pytest.param({}, "{}", id="none"),
+])
+def test_a_refused_postings_quarantine_row_shows_its_extra_as_the_object(fields, text):
+    assert json.loads(refused_row(posting("p1", fields), ValueError("x"))[-1])["extra"] == text
 
 
 def test_the_view_lists_each_postings_pairs_in_order(db):
