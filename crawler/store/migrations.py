@@ -868,3 +868,11 @@ def m0045(db: sqlite_utils.Database) -> None:
         return [next(stored) if type(o) is dict else text for o, text in zip(objects, texts)]
 
     _entries_of_column(db, "extra_entries", "postings", "id", "extra", ids)
+
+
+@migration("0046_skills_fewer_indexes")
+def m0046(db: sqlite_utils.Database) -> None:
+    """Drop the ``skills`` indexes on ``category`` and ``kind``: the taxonomy (about 800 rows, a few values each) is
+    read whole by every reader, and its two indexes were 9 of an empty database's pages."""
+    for name in ("idx_skills_category", "idx_skills_kind"):
+        db.execute(f"DROP INDEX IF EXISTS {name}")

@@ -270,8 +270,6 @@ CREATE TABLE skills (
     frontier INTEGER,
     kind TEXT
 );
-CREATE INDEX idx_skills_category ON skills (category);
-CREATE INDEX idx_skills_kind ON skills (kind);
 
 -- A skill's evidence in a section: its category, the text as written and the snippet are read from ``skills`` and
 -- the section's text (crawler/store/skills.py: evidence_records, the export's ``skill_evidence``).
