@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from conftest import sql
-from crawler.store import evidence
+from crawler.store import entries, evidence
 from crawler.store.schema import open_db
 from normalize.evaluation import dumps, pack_evidence
 from test_migrations import made_by
@@ -52,7 +52,7 @@ def test_entries_stored_before_are_found_again_and_json_text_is_taken_too(conn):
 
 
 def test_entries_whose_hashes_collide_stay_apart(conn, monkeypatch):
-    monkeypatch.setattr(evidence, "_hash", lambda text: 7)
+    monkeypatch.setattr(entries, "entry_hash", lambda text: 7)
     stored = evidence.intern_rows(conn, [(1, {"pay": [BONUS, LEAVE]}), (2, {"pay": [LEAVE]})], 1)
     assert conn.execute("SELECT count(*), count(DISTINCT hash) FROM evidence_entries").fetchone() == (2, 1)
     assert evidence.expand(conn, [s for _, s in stored]) == [{"pay": [BONUS, LEAVE]}, {"pay": [LEAVE]}]

@@ -131,7 +131,7 @@ def fresh(tmp_path_factory):
 
 def test_migrations_are_numbered_once_in_one_line():
     names = [m.name for m in migrations._migrations]
-    assert [int(name[:4]) for name in names] == list(range(1, 46))
+    assert [int(name[:4]) for name in names] == list(range(1, 48))
     assert all(re.fullmatch(r"\d{4}_[a-z0-9_]+", name) for name in names)
     assert list(LEGACY_NAMES) == names[:28]  # named before the linear numbering
     assert len(set(LEGACY_NAMES.values())) == 28
@@ -149,7 +149,7 @@ def test_a_new_database_is_schema_sql_with_every_migration_recorded(fresh):
                         "idx_quarantine_source_locator_input_sha256_position"}
     kinds = dict(conn.execute("SELECT type, count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex%'"
                               " GROUP BY type"))
-    assert kinds == {"table": 35, "index": 38, "view": 9, "trigger": 6}  # 28 tables of ours, FTS and its 4, migrations
+    assert kinds == {"table": 36, "index": 37, "view": 10, "trigger": 6}  # 29 tables of ours, FTS and its 4, migrations
     conn.close()
 
 
@@ -218,7 +218,9 @@ def test_a_database_of_the_last_version_only_records_the_new_names(tmp_path):
         ("table", "evidence_entries"), ("index", "idx_evidence_entries_hash"), ("view", "evaluation_evidence"),  # 0042
         ("view", "section_texts"),  # 0043 adds a sections column; the view reads it
         ("table", "market_stats"), ("index", "idx_market_stats_scope_key"), ("table", "market_figures"),  # 0045
-        ("view", "market_stats")}
+        ("view", "market_stats"),
+        ("table", "extra_entries"), ("index", "idx_extra_entries_hash"), ("view", "posting_extra"),  # 0046
+        ("index", "idx_skills_category"), ("index", "idx_skills_kind")}  # 0047
 
 
 def test_an_up_to_date_database_opens_without_a_write(fresh, tmp_path):

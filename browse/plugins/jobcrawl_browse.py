@@ -8,7 +8,7 @@
   box and canned queries write the query the way the index was written: ``算子`` and ``CUDA`` both match.
 - Cells: ``title`` as a link to the posting page, ``salary`` as ``30–50K ×14``, ``score`` with its
   level, ``posted_at`` as a date in the posting's zone (``posted_local``, when the row has it), ``source`` as a link to the posting's page at its source, ``skills``
-  as links to the listing filtered by each skill; in canned queries the postings' titles and ids
+  as links to the listing filtered by each skill, a posting's ``extra`` as the object it stores; in canned queries the postings' titles and ids
   link to their page, skills, cities and companies to the listing.
 - Table pages: the column documentation under a "columns" disclosure; the default columns of
   ``postings`` (``?_columns=all`` for every one) and of the ``jobs`` listing (the other columns stay
@@ -41,13 +41,14 @@ from browse.filters import (CHOSEN_FUNCTION, SEARCH_FUNCTION, SEARCH_PARAM, TABL
                             search_function)
 from browse.metadata import DATABASE, STATIC_MOUNT
 from browse.render import highlighted, listing_url, posting_page, safe_url, salary_label
-from crawler.store import fts
+from crawler.store import extra, fts
 from crawler.store.rows import sql_raw_text
 from crawler.track.store import STATUSES as APPLICATION_STATUSES, application
 
 TRACK_QUERY = "track"
 SKILLS_SHOWN = 8  # in a listing cell; the posting page lists them all
-RENDERED = {"salary", "id", "posting_id", "title", "skills", "skill", "score", "posted_at", "source", "city", "company"}
+RENDERED = {"salary", "id", "posting_id", "title", "skills", "skill", "score", "posted_at", "source", "city", "company",
+            "extra"}
 
 
 @hookimpl(trylast=True)
@@ -155,6 +156,8 @@ def render_cell(row, value, column, table, database, datasette):
         return highlighted(value)
     if column not in RENDERED:
         return None  # most cells: return before anything costs (a listing page has 1,200)
+    if column == "extra":
+        return _extra_cell(datasette, value) if table == "postings" and isinstance(value, str) else None
     keys = row.keys()
     if column == "salary" and "salary_monthly_min" in keys:
         label = salary_label(dict(zip(keys, row)))
@@ -168,6 +171,12 @@ def render_cell(row, value, column, table, database, datasette):
     if table is None:
         return _query_cell(dict(zip(keys, row)), value, column, datasette)
     return None
+
+
+async def _extra_cell(datasette, stored: str) -> str:
+    """A posting's ``extra`` cell as the JSON object it stands for (crawler/store/extra.py), not its entry ids."""
+    [value] = await datasette.get_database(DATABASE).execute_fn(lambda conn: extra.expand(conn, [stored]))
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _column_docs(datasette, database, table) -> dict:

@@ -52,7 +52,7 @@ def _json(kind: type) -> Callable[[Any], Any]:
 
 
 _CONVERT: dict[str, Callable[[Any], Any]] = {
-    "tags": _json(tuple), "skills": _json(tuple), "extra": _json(dict),
+    "tags": _json(tuple), "skills": _json(tuple),
     "salary_estimated": bool, "salary_implausible": bool, "signal_estimated": bool, "signal_implausible": bool,
     "months": lambda v: v or 12, "salary_status": lambda v: v or "missing",
 }

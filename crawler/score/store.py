@@ -10,7 +10,7 @@ from typing import Any
 from normalize.models import Evaluation
 from normalize.score import SCORER
 
-from crawler.store import evidence
+from crawler.store import evidence, extra
 from crawler.store.rows import EVAL_COLS, evaluation_values
 from crawler.store.schema import app_join
 from crawler.store.sections import stored_bullets
@@ -40,9 +40,10 @@ _RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
 _SELECT = (f"SELECT p.id, {', '.join(f'[{c}]' for c in FACT_COLUMNS.values())} FROM postings p {app_join()}")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
 _EVIDENCE_AT = SCORE_COLS.index("evidence")
+_EXTRA_AT = 1 + list(FACT_COLUMNS).index("extra")
 
 RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]
-"""Postings rows (id, then the FACT_COLUMNS) and their section bullets by posting and key."""
+"""Postings rows (id, then the FACT_COLUMNS, ``extra`` as its object) and their section bullets by posting and key."""
 
 
 def id_ranges(conn: sqlite3.Connection, where: str = ACTIVE, batch: int = BATCH) -> Iterator[tuple[int, int]]:
@@ -55,6 +56,8 @@ def id_ranges(conn: sqlite3.Connection, where: str = ACTIVE, batch: int = BATCH)
 def read_range(conn: sqlite3.Connection, first: int, last: int, where: str = ACTIVE) -> RawBatch:
     """Postings rows matching ``where`` with ids ``first``..``last``, and their bullets in order."""
     rows = conn.execute(f"{_SELECT} WHERE id BETWEEN ? AND ? AND ({where}) ORDER BY id", (first, last)).fetchall()
+    rows = [(*row[:_EXTRA_AT], obj, *row[_EXTRA_AT + 1:])
+            for row, obj in zip(rows, extra.expand(conn, [row[_EXTRA_AT] for row in rows]))]
     return rows, stored_bullets(conn, "posting_id BETWEEN ? AND ?", (first, last))
 
 

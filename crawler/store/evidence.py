@@ -3,7 +3,8 @@
 
 Scores repeat the same entries across postings (``["social_insurance","benefits","五险一金",1]``, the company's
 open jobs, ``"insufficient"``), so an entry is stored the first time it occurs and referred to by id after. Entries
-are the compact form of normalize/evaluation.py (``pack_evidence``); :func:`expand` gives that form back, exactly.
+are the compact form of normalize/evaluation.py (``pack_evidence``); :func:`expand` gives that form back, exactly
+(the mechanism: crawler/store/entries.py).
 An entry no evaluation refers to any more is deleted by :func:`prune` (the scoring step calls it).
 """
 
@@ -11,18 +12,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from normalize.evaluation import dumps
 
-CHUNK = 500
-"""Hashes or ids per ``IN (…)`` lookup (under SQLite's default limit of host parameters)."""
+from crawler.store import entries
 
-
-def _hash(text: str) -> int:
-    return zlib.crc32(text.encode())
+TABLE = "evidence_entries"
 
 
 def intern_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]], at: int) -> list[tuple]:
@@ -32,47 +29,24 @@ def intern_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]], at: int
     texts = [None if ev is None else {dim: [dumps(e) for e in items] if isinstance(items, list) else items
                                       for dim, items in ev.items()}
              for ev in (json.loads(r[at]) if isinstance(r[at], str) else r[at] for r in rows)]
-    ids = _ids(conn, {t for ev in texts if ev for items in ev.values() if isinstance(items, list) for t in items})
+    ids = entries.ids_of(conn, TABLE, {t for ev in texts if ev for items in ev.values() if isinstance(items, list)
+                                       for t in items})
     return [(*row[:at], None if ev is None else dumps(
         {dim: [ids[t] for t in items] if isinstance(items, list) else items for dim, items in ev.items()}),
         *row[at + 1:]) for row, ev in zip(rows, texts)]
-
-
-def _ids(conn: sqlite3.Connection, texts: set[str]) -> dict[str, int]:
-    """The id of each entry text, stored first where it is new."""
-    ids: dict[str, int] = {}
-    hashes = sorted({_hash(text) for text in texts})
-    for i in range(0, len(hashes), CHUNK):
-        part = hashes[i:i + CHUNK]
-        for id_, text in conn.execute(
-                f"SELECT id, entry FROM evidence_entries WHERE hash IN ({','.join('?' * len(part))})", part):
-            if text in texts:
-                ids[text] = id_
-    for text in sorted(texts - ids.keys()):
-        ids[text] = conn.execute("INSERT INTO evidence_entries (hash, entry) VALUES (?, ?)",
-                                 (_hash(text), text)).lastrowid
-    return ids
 
 
 def expand(conn: sqlite3.Connection, stored: Sequence[str | None]) -> list[dict[str, Any]]:
     """Each stored ``evidence`` value as packed evidence (``{}`` for none): entry ids read back from
     ``evidence_entries``; an entry stored inline (a database not yet migrated) is kept as it is."""
     values = [json.loads(s) if s else {} for s in stored]
-    wanted = sorted({e for ev in values for items in ev.values() if isinstance(items, list)
-                     for e in items if type(e) is int})
-    entries: dict[int, Any] = {}
-    for i in range(0, len(wanted), CHUNK):
-        part = wanted[i:i + CHUNK]
-        entries.update((id_, json.loads(text)) for id_, text in conn.execute(
-            f"SELECT id, entry FROM evidence_entries WHERE id IN ({','.join('?' * len(part))})", part))
-    return [{dim: [entries[e] if type(e) is int else e for e in items] if isinstance(items, list) else items
+    found = entries.entries_of(conn, TABLE, (e for ev in values for items in ev.values() if isinstance(items, list)
+                                             for e in items if type(e) is int))
+    return [{dim: [found[e] if type(e) is int else e for e in items] if isinstance(items, list) else items
              for dim, items in ev.items()} for ev in values]
 
 
 def prune(conn: sqlite3.Connection) -> int:
     """Delete the entries no evaluation refers to; returns how many."""
-    return conn.execute(
-        "DELETE FROM evidence_entries WHERE id NOT IN (SELECT item.value FROM evaluations e,"
-        " json_each(e.evidence) dim, json_each(dim.value) item WHERE dim.type = 'array' AND item.type = 'integer')"
-    ).rowcount
-
+    return entries.prune(conn, TABLE, "SELECT item.value FROM evaluations e, json_each(e.evidence) dim,"
+                                      " json_each(dim.value) item WHERE dim.type = 'array' AND item.type = 'integer'")

@@ -813,20 +813,29 @@ def m0041(db: sqlite_utils.Database) -> None:
         db.execute(f"DROP INDEX IF EXISTS {name}")
 
 
+def _entries_of_column(db: sqlite_utils.Database, entries_table: str, table: str, key: str, column: str,
+                       convert: Callable[[sqlite3.Connection, list[str]], list[str | None]]) -> None:
+    """Make ``entries_table`` (crawler/store/entries.py) with its hash index, then store each non-null ``column`` of
+    ``table`` as ``convert`` gives it, 2,000 rows at a time in ``key`` order."""
+    db.execute(next(statement for _, name, statement in baseline() if name == entries_table))
+    db.execute(f"CREATE INDEX idx_{entries_table}_hash ON {entries_table} (hash)")
+    conn = db.conn
+    last = 0
+    while rows := conn.execute(f"SELECT {key}, {column} FROM {table} WHERE {key} > ? AND {column} IS NOT NULL"
+                               f" ORDER BY {key} LIMIT 2000", (last,)).fetchall():
+        conn.executemany(f"UPDATE {table} SET {column} = ? WHERE {key} = ?",
+                         zip(convert(conn, [value for _, value in rows]), (k for k, _ in rows)))
+        last = rows[-1][0]
+
+
 @migration("0042_evidence_entries")
 def m0042(db: sqlite_utils.Database) -> None:
     """Evidence entries stored once (``evidence_entries``, crawler/store/evidence.py): every stored evaluation's
     evidence is converted to entry ids here, 2,000 evaluations at a time; no posting is scored again for it."""
     from crawler.store.evidence import intern_rows
 
-    db.execute(next(statement for _, name, statement in baseline() if name == "evidence_entries"))
-    db.execute("CREATE INDEX idx_evidence_entries_hash ON evidence_entries (hash)")
-    conn = db.conn
-    last = 0
-    while rows := conn.execute("SELECT evidence, rowid FROM evaluations WHERE rowid > ? AND evidence IS NOT NULL"
-                               " ORDER BY rowid LIMIT 2000", (last,)).fetchall():
-        conn.executemany("UPDATE evaluations SET evidence = ? WHERE rowid = ?", intern_rows(conn, rows, 0))
-        last = rows[-1][1]
+    _entries_of_column(db, "evidence_entries", "evaluations", "rowid", "evidence",
+                       lambda conn, values: [row[0] for row in intern_rows(conn, [(v,) for v in values], 0)])
 
 
 @migration("0043_sections_spans")
@@ -880,3 +889,25 @@ def m0045(db: sqlite_utils.Database) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) SELECT 'market_computed_at', max(computed_at)"
                " FROM market_stats HAVING count(*)")
     db.execute("DROP TABLE market_stats")
+
+
+@migration("0046_extra_entries")
+def m0046(db: sqlite_utils.Database) -> None:
+    """A posting's extra fields stored once (``extra_entries``, crawler/store/extra.py): every stored ``extra``
+    object becomes the array of its pairs' ids here (an empty one NULL), 2,000 postings at a time."""
+    from crawler.store.extra import entry_texts, intern_values
+
+    def ids(conn: sqlite3.Connection, texts: list[str]) -> list[str | None]:
+        objects = [json.loads(text) for text in texts]
+        stored = iter(intern_values(conn, [entry_texts(o) for o in objects if type(o) is dict]))
+        return [next(stored) if type(o) is dict else text for o, text in zip(objects, texts)]
+
+    _entries_of_column(db, "extra_entries", "postings", "id", "extra", ids)
+
+
+@migration("0047_skills_fewer_indexes")
+def m0047(db: sqlite_utils.Database) -> None:
+    """Drop the ``skills`` indexes on ``category`` and ``kind``: the taxonomy (about 800 rows, a few values each) is
+    read whole by every reader, and its two indexes were 9 of an empty database's pages."""
+    for name in ("idx_skills_category", "idx_skills_kind"):
+        db.execute(f"DROP INDEX IF EXISTS {name}")

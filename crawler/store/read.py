@@ -25,6 +25,7 @@ from normalize.ghost import CODES, Employer, Signal, sentence
 from normalize.models import DIMENSIONS
 from normalize.score import FACT_RULES, SCORER, PostingFacts, render_evaluation
 
+from crawler.store import extra
 from crawler.store.dedupe import ALONE
 from crawler.store.evidence import expand
 from crawler.store.schema import app_columns, app_join, unflatten_posting
@@ -94,9 +95,9 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
         f" WHERE s.posting_id IN ({q}) AND s.cluster_id IS NOT NULL", ids)}
     skill_categories = categories(db)
     out = []
-    for row in rows:
+    for row, extra_object in zip(rows, extra.expand(db.conn, [r["extra"] for r in rows])):
         pid = row["id"]
-        rec = unflatten_posting(row)
+        rec = unflatten_posting(row | {"extra": extra_object})
         sections: dict[str, list[str]] = {}
         headings: dict[str, str] = {}
         for s in children["section_texts"][pid]:

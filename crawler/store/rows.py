@@ -18,7 +18,7 @@ from normalize.evaluation import dumps, pack_evidence, pack_signals
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput, SeenPostings
 from normalize.posting import level_for
 
-from crawler.store import fts
+from crawler.store import extra, fts
 from crawler.store.schema import APP_COLUMNS, APP_EMPTY, MODEL_COLUMNS, POSTING_COLUMNS, flatten_posting, source_id_of
 from crawler.store.sections import section_text, section_values
 from crawler.store.skills import skill_values
@@ -28,7 +28,7 @@ POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 APP_COLS = tuple(c for c, *_ in APP_COLUMNS)
 """The ``app_market`` columns after ``posting_id``, in order."""
 _APP_EMPTY = tuple(APP_EMPTY[c] for c in APP_COLS)
-_SOURCE_ID, _URL = POSTING_COLS.index("source_id"), POSTING_COLS.index("url")
+_SOURCE_ID, _URL, _EXTRA = (POSTING_COLS.index(c) for c in ("source_id", "url", "extra"))
 _MODEL_ORDER = tuple(c for c, *_ in MODEL_COLUMNS if c != "id")
 EVAL_COLS = (
     "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
@@ -55,7 +55,8 @@ class PostingRow(NamedTuple):
     last_seen: str
     complete_listing: bool
     values: tuple
-    """The ``postings`` columns of :data:`POSTING_COLS`, in order (``source_id`` None where it is the ``url``)."""
+    """The ``postings`` columns of :data:`POSTING_COLS`, in order (``source_id`` None where it is the ``url``,
+    ``extra`` its pairs' texts: crawler/store/extra.py, ``entry_texts``)."""
     sections: list[tuple]
     """``(seq, key, heading, text, spans)`` per section with bullets (crawler/store/sections.py: section_values)."""
     skills: list[tuple]
@@ -76,6 +77,7 @@ def row_values(row: PostingRow) -> dict[str, Any]:
     """Every model column of ``row`` (``postings`` and ``app_market``), in the model's order."""
     values = dict(zip(POSTING_COLS, row.values)) | dict(zip(APP_COLS, row.app or _APP_EMPTY))
     values["source_id"] = source_id_of(values)
+    values["extra"] = extra.object_text(values["extra"])
     return {c: values[c] for c in _MODEL_ORDER}
 
 
@@ -106,9 +108,11 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
     skills = skill_values(p.skill_evidence)
     ev = p.source_evaluation
     evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
-    values = tuple(flat[c] for c in POSTING_COLS)
+    values = [flat[c] for c in POSTING_COLS]
     if values[_SOURCE_ID] == values[_URL]:  # stored once (crawler.store.schema.source_id_of reads it back)
-        values = (*values[:_SOURCE_ID], None, *values[_SOURCE_ID + 1:])
+        values[_SOURCE_ID] = None
+    values[_EXTRA] = extra.entry_texts(p.extra)
+    values = tuple(values)
     app = tuple(flat[c] for c in APP_COLS)
     for column, value in zip(POSTING_COLS + APP_COLS, values + app):
         if type(value) is int and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:

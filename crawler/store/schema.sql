@@ -270,8 +270,6 @@ CREATE TABLE skills (
     frontier INTEGER,
     kind TEXT
 );
-CREATE INDEX idx_skills_category ON skills (category);
-CREATE INDEX idx_skills_kind ON skills (kind);
 
 -- A skill's evidence in a section: its category, the text as written and the snippet are read from ``skills`` and
 -- the section's text (crawler/store/skills.py: evidence_records, the export's ``skill_evidence``).
@@ -327,6 +325,15 @@ CREATE TABLE evidence_entries (
     entry TEXT NOT NULL
 );
 CREATE INDEX idx_evidence_entries_hash ON evidence_entries (hash);
+
+-- Each distinct [key, value] pair of the postings' extra once (crawler/store/extra.py): postings.extra is the JSON
+-- array of their ids in the object's key order.
+CREATE TABLE extra_entries (
+    id INTEGER PRIMARY KEY,
+    hash INTEGER NOT NULL,
+    entry TEXT NOT NULL
+);
+CREATE INDEX idx_extra_entries_hash ON extra_entries (hash);
 
 -- postings.score, score_level and score_by: the listing's score, kept by these triggers. Ours (jobcrawl-v1) when
 -- it has an overall, else the app's own (source), else our level alone (信息不足).
@@ -569,6 +576,12 @@ CREATE VIEW postings_fts_source AS SELECT
     fts_parts(title, skills) AS parts
 FROM postings;
 
+-- Every posting's extra fields one a row, in the object's key order (the value as SQL reads JSON: text for a string).
+CREATE VIEW posting_extra AS SELECT
+    p.id AS posting_id, i.key AS position, json_extract(x.entry, '$[0]') AS key, json_extract(x.entry, '$[1]') AS value
+FROM postings p, json_each(p.extra) i JOIN extra_entries x ON x.id = i.value
+WHERE p.extra IS NOT NULL;
+
 -- Personal fit beside the posting, one row per posting and profile: the four parts, their reasons, the blocklist
 -- rule, days since last seen (counted back from the newest last_seen of the database), for JobSpy imports
 -- the board the row came from (its `site` column), and the posting's ghost signal codes (a JSON array; NULL: none).
@@ -580,7 +593,7 @@ CREATE VIEW fit AS SELECT
     json_extract(e.explanations, '$.city') AS why_city, json_extract(e.explanations, '$.mode') AS why_mode,
     b.rule AS blocked_by, p.salary_monthly_max AS salary, p.salary_monthly_min, p.salary_months, p.salary_currency,
     p.salary_status, p.salary_estimated, p.salary_raw, p.score, p.work_mode,
-    CASE WHEN p.source = 'tabular' THEN json_extract(p.extra, '$.site') END AS site,
+    CASE WHEN p.source = 'tabular' THEN (SELECT value FROM posting_extra WHERE posting_id = p.id AND key = 'site') END AS site,
     CAST(julianday((SELECT max(last_seen) FROM postings)) - julianday(p.last_seen) AS INTEGER) AS days_unseen,
     p.closed_at, p.posted_at, p.first_seen, p.last_seen, p.url,
     (SELECT json_group_array(code) FROM ghost_signals g WHERE g.posting_id = p.id HAVING count(*)) AS ghost

@@ -34,7 +34,7 @@ import sqlite_utils
 from normalize.clock import now_iso
 
 from crawler.store import batches as spool
-from crawler.store import dedupe, evidence, fts
+from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
                                 Batch, PostingRow, copies_input, kept_whole, raw_text, row_values)
 from crawler.store.skills import insert_skill_rows
@@ -49,6 +49,7 @@ _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
 _CLOSED_AT = POSTING_COLS.index("closed_at")
 _INPUT_SHA = POSTING_COLS.index("input_sha256")
+_EXTRA = POSTING_COLS.index("extra")
 _TOUCH = ("UPDATE postings SET last_seen = ?1, input_sha256 = CASE WHEN ?2 IS NULL THEN input_sha256 ELSE nullif("
           "coalesce(input_sha256, (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)),"
           " (SELECT sha256 FROM raw_inputs WHERE id = ?2)) END, raw_input_id = coalesce(?2, raw_input_id),"
@@ -263,13 +264,18 @@ class Writer:
         latest: dict[str, PostingRow] = {}
         for p in postings:
             latest[p.key] = p  # the same record twice in one batch: the later one wins
-        existing = self._stored(list(latest), "id, content_hash, last_seen, version, closed_at")
+        existing = self._stored(list(latest), "id, content_hash, last_seen, version, closed_at, extra")
         next_id = self.conn.execute("SELECT coalesce(max(id), 0) FROM postings").fetchone()[0] + 1
+        changed = [p for key, p in latest.items() if key not in existing or existing[key][1] != p.content_hash]
+        stored_extra = dict(zip((p.key for p in changed),
+                                extra.intern_values(self.conn, [p.values[_EXTRA] for p in changed])))
 
-        inserts, updates, touches, updated_ids, search, children = [], [], [], [], [], []
+        inserts, updates, touches, updated_ids, search, children, replaced = [], [], [], [], [], [], []
         for key, p in latest.items():
             raw_input_id = input_ids.get((p.locator, p.input_sha256))
             values = list(p.values)
+            if key in stored_extra:
+                values[_EXTRA] = stored_extra[key]
             if raw_input_id is not None:  # its raw input's hash: read from there (crawler.store.schema.unflatten_posting)
                 values[_INPUT_SHA] = None
             old = existing.get(key)
@@ -279,12 +285,14 @@ class Writer:
                 inserts.append((pid, *values, raw_input_id, 1, p.raw_hash, batch_run_id))
                 counts["new"] += 1
             else:
-                pid, old_hash, last_seen, version, closed_at = old
+                pid, old_hash, last_seen, version, closed_at, old_extra = old
                 if old_hash == p.content_hash:
                     touches.append(_touch(pid, last_seen, closed_at, p.last_seen, raw_input_id, p.complete_listing,
                                           p.raw_hash, counts))
                     continue
                 self._snapshot(pid, version, p.last_seen)
+                if old_extra != values[_EXTRA]:
+                    replaced.extend(extra.ids_in(old_extra))
                 values[_LAST_SEEN] = max(last_seen or "", p.last_seen)
                 values[_CLOSED_AT] = still_closed(closed_at, p.last_seen)
                 values += [raw_input_id, version + 1, p.raw_hash]
@@ -307,6 +315,7 @@ class Writer:
             c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
+            extra.prune(c, set(replaced).difference(*map(extra.ids_in, stored_extra.values())))
         self._write_children(children)
         fts.insert_prepared(c, search)
 
