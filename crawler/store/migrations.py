@@ -845,3 +845,17 @@ def m0043(db: sqlite_utils.Database) -> None:
         changes = [(spans, pid, seq) for pid, seq, text, description in rows
                    if (spans := stored_spans(description, section_bullets(text))) is not None]
         conn.executemany("UPDATE sections SET spans = ?, text = NULL WHERE posting_id = ? AND seq = ?", changes)
+
+
+@migration("0044_evaluations_inputs_digest_integer")
+def m0044(db: sqlite_utils.Database) -> None:
+    """``evaluations.inputs_digest`` as a 64-bit integer (normalize/score/scorer.py: digest_int) instead of 32 hex
+    characters: the same first 8 bytes of the same SHA-256, so no evaluation is scored again for it."""
+    from normalize.score.scorer import digest_int
+
+    conn = db.conn
+    conn.execute("ALTER TABLE evaluations RENAME COLUMN inputs_digest TO inputs_digest_hex")
+    conn.execute("ALTER TABLE evaluations ADD COLUMN inputs_digest INTEGER")
+    conn.create_function("digest_int", 1, lambda h: digest_int(bytes.fromhex(h)) if h else None, deterministic=True)
+    conn.execute("UPDATE evaluations SET inputs_digest = digest_int(inputs_digest_hex)")
+    conn.execute("ALTER TABLE evaluations DROP COLUMN inputs_digest_hex")

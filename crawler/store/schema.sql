@@ -314,8 +314,8 @@ CREATE TABLE evaluations (
     problems TEXT,
     computed_at TEXT,
     completeness REAL,
-    inputs_digest TEXT,
     signals TEXT,
+    inputs_digest INTEGER,
     PRIMARY KEY (posting_id, scorer)
 );
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
