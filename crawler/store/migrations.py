@@ -859,3 +859,37 @@ def m0044(db: sqlite_utils.Database) -> None:
     conn.create_function("digest_int", 1, lambda h: digest_int(bytes.fromhex(h)) if h else None, deterministic=True)
     conn.execute("UPDATE evaluations SET inputs_digest = digest_int(inputs_digest_hex)")
     conn.execute("ALTER TABLE evaluations DROP COLUMN inputs_digest_hex")
+
+
+@migration("0045_evaluations_without_rowid")
+def m0045(db: sqlite_utils.Database) -> None:
+    """``evaluations`` WITHOUT ROWID: its rows are kept in the order of its primary key (posting_id, scorer),
+    so the separate index of that key goes."""
+    cols = ("posting_id, scorer, overall, pay, growth, worklife, mission, overall_level, pay_level, growth_level,"
+            " worklife_level, mission_level, summary, notes, explanations, evidence, problems, computed_at,"
+            " completeness, signals, inputs_digest")
+    _rebuild(db, "evaluations", """CREATE TABLE evaluations_new (
+    posting_id INTEGER REFERENCES postings (id),
+    scorer TEXT,
+    overall INTEGER,
+    pay INTEGER,
+    growth INTEGER,
+    worklife INTEGER,
+    mission INTEGER,
+    overall_level TEXT,
+    pay_level TEXT,
+    growth_level TEXT,
+    worklife_level TEXT,
+    mission_level TEXT,
+    summary TEXT,
+    notes TEXT,
+    explanations TEXT,
+    evidence TEXT,
+    problems TEXT,
+    computed_at TEXT,
+    completeness REAL,
+    signals TEXT,
+    inputs_digest INTEGER,
+    PRIMARY KEY (posting_id, scorer)
+) WITHOUT ROWID""", f"({cols}) SELECT {cols} FROM evaluations",
+             ("CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall)",))

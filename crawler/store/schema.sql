@@ -317,7 +317,7 @@ CREATE TABLE evaluations (
     signals TEXT,
     inputs_digest INTEGER,
     PRIMARY KEY (posting_id, scorer)
-);
+) WITHOUT ROWID;
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
 
 -- Each distinct evidence entry once (crawler/store/evidence.py): an evaluation's evidence refers to them by id.
