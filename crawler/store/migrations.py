@@ -893,3 +893,22 @@ def m0045(db: sqlite_utils.Database) -> None:
     PRIMARY KEY (posting_id, scorer)
 ) WITHOUT ROWID""", f"({cols}) SELECT {cols} FROM evaluations",
              ("CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall)",))
+
+
+@migration("0046_postings_seen_times_once")
+def m0046(db: sqlite_utils.Database) -> None:
+    """``postings.first_seen`` and ``last_seen`` become generated: read from ``first_seen_stored`` and
+    ``last_seen_stored`` (the columns renamed), or ``as_of`` where those are NULL — as they are made here wherever
+    they equal it. Their indexes are made again over the generated columns."""
+    conn = db.conn
+    for name in ("first_seen", "last_seen"):
+        conn.execute(f"ALTER TABLE postings RENAME COLUMN {name} TO {name}_stored")
+        conn.execute(f"ALTER TABLE postings ADD COLUMN {name} TEXT GENERATED ALWAYS AS"
+                     f" (coalesce({name}_stored, as_of)) VIRTUAL")
+    conn.execute("UPDATE postings SET first_seen_stored = nullif(first_seen_stored, as_of),"
+                 " last_seen_stored = nullif(last_seen_stored, as_of)"
+                 " WHERE first_seen_stored = as_of OR last_seen_stored = as_of")
+    conn.execute("DROP INDEX IF EXISTS idx_postings_first_seen")
+    conn.execute("DROP INDEX IF EXISTS idx_postings_last_seen_closed_at")
+    conn.execute("CREATE INDEX idx_postings_first_seen ON postings (first_seen)")
+    conn.execute("CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at)")
