@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crawler.store import fts  # noqa: E402
-from crawler.store.rows import POSTING_COLS  # noqa: E402
+from crawler.store.rows import POSTING_COLS, STORED_AS  # noqa: E402
 from crawler.store.schema import open_db  # noqa: E402
 from crawler.ingest.appdump import parse_dump  # noqa: E402
 from normalize.models import RawPosting  # noqa: E402
@@ -48,7 +48,7 @@ def main(folder: Path, db_path: Path) -> int:
             body = "\n".join(line for section in item.sections for line in section.lines)
             search.append((len(rows), item.title, item.company, item.location, None, body))
     with db.conn:
-        db.conn.executemany(f"INSERT INTO postings (id, {', '.join(POSTING_COLS)}) VALUES (?, {', '.join('?' * len(POSTING_COLS))})",
+        db.conn.executemany(f"INSERT INTO postings (id, {', '.join(STORED_AS.get(c, c) for c in POSTING_COLS)}) VALUES (?, {', '.join('?' * len(POSTING_COLS))})",
                             [(i + 1, *row) for i, row in enumerate(rows)])
         fts.insert_rows(db.conn, search)
     db.close()

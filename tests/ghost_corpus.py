@@ -105,13 +105,14 @@ def set_dates(db: Path) -> None:
     """first_seen from ROWS; C1 closed 10 days ago; G closed from 15 to 3 days ago (the triggers record the
     closing and the reopening)."""
     conn = sqlite3.connect(db)
+    first, last = "first_seen_stored = nullif(?, as_of)", "last_seen_stored = nullif(?, as_of)"
     with conn:
         for name, row in ROWS.items():
-            conn.execute("UPDATE postings SET first_seen = ? WHERE url = ?", (day(row[4]), url(name)))
+            conn.execute(f"UPDATE postings SET {first} WHERE url = ?", (day(row[4]), url(name)))
         conn.execute("UPDATE postings SET closed_at = ? WHERE url = ?", (day(10), url("C1")))
-        conn.execute("UPDATE postings SET closed_at = ?, last_seen = ? WHERE url = ?", (day(15), day(15), url("G")))
-        conn.execute("UPDATE postings SET closed_at = NULL, last_seen = ? WHERE url = ?", (day(3), url("G")))
-        conn.execute("UPDATE postings SET last_seen = ? WHERE url = ?", (NOW, url("G")))
+        conn.execute(f"UPDATE postings SET closed_at = ?, {last} WHERE url = ?", (day(15), day(15), url("G")))
+        conn.execute(f"UPDATE postings SET closed_at = NULL, {last} WHERE url = ?", (day(3), url("G")))
+        conn.execute(f"UPDATE postings SET {last} WHERE url = ?", (NOW, url("G")))
     conn.close()
 
 

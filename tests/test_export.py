@@ -260,7 +260,7 @@ def _new_db(tmp_path_factory, name: str, fill) -> Path:
 @pytest.fixture(scope="module")
 def filter_db(tmp_path_factory) -> Path:
     def fill(conn):
-        conn.executemany("INSERT INTO postings (id, key, source, title, company, posted_at, first_seen, closed_at, score)"
+        conn.executemany("INSERT INTO postings (id, key, source, title, company, posted_at, first_seen_stored, closed_at, score)"
                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", POSTINGS)
         fts.insert_rows(conn, [(p[0], p[3], p[4], None, None, "") for p in POSTINGS])
 
@@ -320,7 +320,7 @@ MEMBERS = [  # posting_id, cluster_id, reason, similarity, matched_posting_id, c
 @pytest.fixture(scope="module")
 def evidence_db(tmp_path_factory) -> Path:
     def fill(conn):
-        conn.executemany("INSERT INTO postings (id, key, source, title, company, city, tz, first_seen, last_seen,"
+        conn.executemany("INSERT INTO postings (id, key, source, title, company, city, tz, first_seen_stored, last_seen_stored,"
                          " closed_at) VALUES (?, ?, 'tabular', ?, ?, ?, ?, ?, ?, ?)", EVIDENCE_POSTINGS)
         conn.executemany(
             "INSERT INTO evaluations (posting_id, scorer, overall, overall_level, completeness, pay, pay_level, growth,"

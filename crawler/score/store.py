@@ -65,13 +65,13 @@ def active_count(conn: sqlite3.Connection) -> int:
     return conn.execute(f"SELECT count(*) FROM postings WHERE {ACTIVE}").fetchone()[0]
 
 
-def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dict[int, str]:
+def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dict[int, int]:
     """The stored input digest of ``scorer``'s evaluations of postings ``first``..``last``."""
     return dict(conn.execute("SELECT posting_id, inputs_digest FROM evaluations WHERE scorer = ?"
                              " AND posting_id BETWEEN ? AND ?", (scorer, first, last)))
 
 
-def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: str) -> list[Any]:
+def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: int) -> list[Any]:
     """Our evaluation as one ``evaluations`` row (:data:`SCORE_COLS`: levels as the scorer gives them, 信息不足
     included, evidence and signals compact, its completeness and input digest); ``jobcrawl-v1``'s without the
     :data:`RENDERED` sentences."""

@@ -57,7 +57,7 @@ def schema(conn: sqlite3.Connection) -> dict[str, list[str]]:
     for name, _, _ in rows:
         if name.startswith("sqlite_") or any(name == v or name.startswith(v + "_") for v in virtual):
             continue
-        out[name] = [r[1] for r in conn.execute(f"PRAGMA table_info([{name}])")]
+        out[name] = [r[1] for r in conn.execute(f"PRAGMA table_xinfo([{name}])") if r[6] != 1]  # generated ones too
     return out
 
 

@@ -56,7 +56,8 @@ def close_missing(db: sqlite_utils.Database, listings: Mapping[str, Iterable[str
             # Members restarted by restart_listing: their timeline starts here, without what came before.
             conn.execute("DELETE FROM posting_events WHERE event IN ('closed', 'reopened') AND posting_id IN"
                          f" (SELECT id FROM postings WHERE key IN ({restarted}))", (listing,))
-            conn.execute(f"UPDATE postings SET first_seen = ?, last_seen = ? WHERE key IN ({restarted})",
+            conn.execute("UPDATE postings SET first_seen_stored = nullif(?, as_of), last_seen_stored = nullif(?, as_of)"
+                         f" WHERE key IN ({restarted})",
                          (at, at, listing))
             conn.execute(
                 "INSERT INTO listing_postings (listing, key, first_seen, last_seen, run_id)"
@@ -99,7 +100,8 @@ def seen_again(db: sqlite_utils.Database, listing: str, at: str) -> int:
     conn = db.conn
     with conn:
         members = "SELECT key FROM listing_postings WHERE listing = ? AND closed_at IS NULL"
-        conn.execute(f"UPDATE postings SET last_seen = max(coalesce(last_seen, ''), ?) WHERE key IN ({members})",
+        conn.execute("UPDATE postings SET last_seen_stored = nullif(max(coalesce(last_seen, ''), ?), as_of)"
+                     f" WHERE key IN ({members})",
                      (at, listing))
         return conn.execute("UPDATE listing_postings SET last_seen = max(coalesce(last_seen, ''), ?)"
                             " WHERE listing = ? AND closed_at IS NULL", (at, listing)).rowcount

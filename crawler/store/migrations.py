@@ -911,3 +911,70 @@ def m0047(db: sqlite_utils.Database) -> None:
     read whole by every reader, and its two indexes were 9 of an empty database's pages."""
     for name in ("idx_skills_category", "idx_skills_kind"):
         db.execute(f"DROP INDEX IF EXISTS {name}")
+
+
+@migration("0048_evaluations_inputs_digest_integer")
+def m0048(db: sqlite_utils.Database) -> None:
+    """``evaluations.inputs_digest`` as a 64-bit integer (normalize/score/scorer.py: digest_int) instead of 32 hex
+    characters: the same first 8 bytes of the same SHA-256, so no evaluation is scored again for it."""
+    from normalize.score.scorer import digest_int
+
+    conn = db.conn
+    conn.execute("ALTER TABLE evaluations RENAME COLUMN inputs_digest TO inputs_digest_hex")
+    conn.execute("ALTER TABLE evaluations ADD COLUMN inputs_digest INTEGER")
+    conn.create_function("digest_int", 1, lambda h: digest_int(bytes.fromhex(h)) if h else None, deterministic=True)
+    conn.execute("UPDATE evaluations SET inputs_digest = digest_int(inputs_digest_hex)")
+    conn.execute("ALTER TABLE evaluations DROP COLUMN inputs_digest_hex")
+
+
+@migration("0049_evaluations_without_rowid")
+def m0049(db: sqlite_utils.Database) -> None:
+    """``evaluations`` WITHOUT ROWID: its rows are kept in the order of its primary key (posting_id, scorer),
+    so the separate index of that key goes."""
+    cols = ("posting_id, scorer, overall, pay, growth, worklife, mission, overall_level, pay_level, growth_level,"
+            " worklife_level, mission_level, summary, notes, explanations, evidence, problems, computed_at,"
+            " completeness, signals, inputs_digest")
+    _rebuild(db, "evaluations", """CREATE TABLE evaluations_new (
+    posting_id INTEGER REFERENCES postings (id),
+    scorer TEXT,
+    overall INTEGER,
+    pay INTEGER,
+    growth INTEGER,
+    worklife INTEGER,
+    mission INTEGER,
+    overall_level TEXT,
+    pay_level TEXT,
+    growth_level TEXT,
+    worklife_level TEXT,
+    mission_level TEXT,
+    summary TEXT,
+    notes TEXT,
+    explanations TEXT,
+    evidence TEXT,
+    problems TEXT,
+    computed_at TEXT,
+    completeness REAL,
+    signals TEXT,
+    inputs_digest INTEGER,
+    PRIMARY KEY (posting_id, scorer)
+) WITHOUT ROWID""", f"({cols}) SELECT {cols} FROM evaluations",
+             ("CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall)",))
+
+
+@migration("0050_postings_seen_times_once")
+def m0050(db: sqlite_utils.Database) -> None:
+    """``postings.first_seen`` and ``last_seen`` become generated: read from ``first_seen_stored`` and
+    ``last_seen_stored`` (the columns renamed), or ``as_of`` where those are NULL — as they are made here wherever
+    they equal it. Their indexes are made again over the generated columns."""
+    conn = db.conn
+    for name in ("first_seen", "last_seen"):
+        conn.execute(f"ALTER TABLE postings RENAME COLUMN {name} TO {name}_stored")
+        conn.execute(f"ALTER TABLE postings ADD COLUMN {name} TEXT GENERATED ALWAYS AS"
+                     f" (coalesce({name}_stored, as_of)) VIRTUAL")
+    conn.execute("UPDATE postings SET first_seen_stored = nullif(first_seen_stored, as_of),"
+                 " last_seen_stored = nullif(last_seen_stored, as_of)"
+                 " WHERE first_seen_stored = as_of OR last_seen_stored = as_of")
+    conn.execute("DROP INDEX IF EXISTS idx_postings_first_seen")
+    conn.execute("DROP INDEX IF EXISTS idx_postings_last_seen_closed_at")
+    conn.execute("CREATE INDEX idx_postings_first_seen ON postings (first_seen)")
+    conn.execute("CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at)")

@@ -25,6 +25,8 @@ from crawler.store.skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
+STORED_AS = {"first_seen": "first_seen_stored", "last_seen": "last_seen_stored"}
+"""Generated ``postings`` columns (schema.sql) → the column their value is written to, NULL where it is ``as_of``."""
 APP_COLS = tuple(c for c, *_ in APP_COLUMNS)
 """The ``app_market`` columns after ``posting_id``, in order."""
 _APP_EMPTY = tuple(APP_EMPTY[c] for c in APP_COLS)

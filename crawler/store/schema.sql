@@ -88,6 +88,8 @@ CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id);
 -- ---------------------------------------------------------------------------------------------- postings
 
 -- normalize.models.Posting flattened (salary.min → salary_min), then the columns of storage and browsing.
+-- first_seen and last_seen are read from first_seen_stored and last_seen_stored, or are as_of where those are NULL
+-- (most postings are seen once, at the time of their input): the writer stores only a time that differs.
 CREATE TABLE postings (
     id INTEGER PRIMARY KEY,
     key TEXT,
@@ -146,8 +148,8 @@ CREATE TABLE postings (
     content_hash TEXT,
     input_sha256 TEXT,
     as_of TEXT,
-    first_seen TEXT,
-    last_seen TEXT,
+    first_seen_stored TEXT,
+    last_seen_stored TEXT,
     closed_at TEXT,
     complete_listing INTEGER,
     raw_input_id INTEGER REFERENCES raw_inputs (id),
@@ -160,7 +162,9 @@ CREATE TABLE postings (
     tz TEXT,
     posted_local TEXT,
     first_run_id INTEGER,
-    raw_hash TEXT
+    raw_hash TEXT,
+    first_seen TEXT GENERATED ALWAYS AS (coalesce(first_seen_stored, as_of)) VIRTUAL,
+    last_seen TEXT GENERATED ALWAYS AS (coalesce(last_seen_stored, as_of)) VIRTUAL
 );
 CREATE UNIQUE INDEX idx_postings_key ON postings (key);
 CREATE INDEX idx_postings_company ON postings (company);
@@ -312,10 +316,10 @@ CREATE TABLE evaluations (
     problems TEXT,
     computed_at TEXT,
     completeness REAL,
-    inputs_digest TEXT,
     signals TEXT,
+    inputs_digest INTEGER,
     PRIMARY KEY (posting_id, scorer)
-);
+) WITHOUT ROWID;
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
 
 -- Each distinct evidence entry once (crawler/store/evidence.py): an evaluation's evidence refers to them by id.

@@ -36,21 +36,22 @@ from normalize.clock import now_iso
 from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
-                                Batch, PostingRow, copies_input, kept_whole, raw_text, row_values)
+                                STORED_AS, Batch, PostingRow, copies_input, kept_whole, raw_text, row_values)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
 _INSERT_POSTING = "INSERT INTO postings (id, {cols}, first_run_id) VALUES (?, {qs}, ?)".format(
-    cols=", ".join(f"[{c}]" for c in _ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
+    cols=", ".join(f"[{STORED_AS.get(c, c)}]" for c in _ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
 _UPDATE_COLS = tuple(c for c in _ALL_COLS if c != "first_seen")
-_UPDATE_POSTING = "UPDATE postings SET {sets}, first_seen = min(first_seen, ?) WHERE id = ?".format(
-    sets=", ".join(f"[{c}] = ?" for c in _UPDATE_COLS))
+_UPDATE_POSTING = ("UPDATE postings SET {sets}, first_seen_stored = nullif(min(first_seen, ?), ?) WHERE id = ?"
+                   .format(sets=", ".join(f"[{STORED_AS.get(c, c)}] = ?" for c in _UPDATE_COLS)))
 _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
+_POSTING_AS_OF = POSTING_COLS.index("as_of")
 _CLOSED_AT = POSTING_COLS.index("closed_at")
 _INPUT_SHA = POSTING_COLS.index("input_sha256")
 _EXTRA = POSTING_COLS.index("extra")
-_TOUCH = ("UPDATE postings SET last_seen = ?1, input_sha256 = CASE WHEN ?2 IS NULL THEN input_sha256 ELSE nullif("
+_TOUCH = ("UPDATE postings SET last_seen_stored = nullif(?1, as_of), input_sha256 = CASE WHEN ?2 IS NULL THEN input_sha256 ELSE nullif("
           "coalesce(input_sha256, (SELECT sha256 FROM raw_inputs WHERE id = postings.raw_input_id)),"
           " (SELECT sha256 FROM raw_inputs WHERE id = ?2)) END, raw_input_id = coalesce(?2, raw_input_id),"
           " closed_at = ?4, raw_hash = coalesce(?5, raw_hash) WHERE id = ?3")
@@ -278,10 +279,12 @@ class Writer:
                 values[_EXTRA] = stored_extra[key]
             if raw_input_id is not None:  # its raw input's hash: read from there (crawler.store.schema.unflatten_posting)
                 values[_INPUT_SHA] = None
+            as_of = values[_POSTING_AS_OF]
             old = existing.get(key)
             if old is None:
                 pid = next_id
                 next_id += 1
+                values[_FIRST_SEEN], values[_LAST_SEEN] = _seen(p.first_seen, as_of), _seen(p.last_seen, as_of)
                 inserts.append((pid, *values, raw_input_id, 1, p.raw_hash, batch_run_id))
                 counts["new"] += 1
             else:
@@ -293,10 +296,10 @@ class Writer:
                 self._snapshot(pid, version, p.last_seen)
                 if old_extra != values[_EXTRA]:
                     replaced.extend(extra.ids_in(old_extra))
-                values[_LAST_SEEN] = max(last_seen or "", p.last_seen)
+                values[_LAST_SEEN] = _seen(max(last_seen or "", p.last_seen), as_of)
                 values[_CLOSED_AT] = still_closed(closed_at, p.last_seen)
                 values += [raw_input_id, version + 1, p.raw_hash]
-                updates.append((*(values[i] for i in _UPDATE_INDEXES), p.first_seen, pid))
+                updates.append((*(values[i] for i in _UPDATE_INDEXES), p.first_seen, as_of, pid))
                 updated_ids.append((pid,))
                 counts["updated"] += 1
             children.append((pid, 1 if old is None else version + 1, p))
@@ -400,6 +403,11 @@ def _touch(pid: int, last_seen: str | None, closed_at: str | None, seen: str, ra
     if closed_at is not None and closed is None and complete_listing:
         counts["reopened"] += 1
     return max(last_seen or "", seen), raw_input_id, pid, closed, raw_hash
+
+
+def _seen(at: str | None, as_of: str | None) -> str | None:
+    """``first_seen`` or ``last_seen`` as stored: None where it is the posting's ``as_of`` (schema.sql)."""
+    return None if at == as_of else at
 
 
 def still_closed(closed_at: str | None, seen: str) -> str | None:

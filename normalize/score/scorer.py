@@ -301,8 +301,8 @@ def _market_inputs(f: PostingFacts, market: Market) -> list:
 
 
 def score_inputs(facts: PostingFacts, market: Market | None, taxonomy_info: Mapping[str, SkillInfo],
-                 version: str = f"{SCORER}/{SCORER_VERSION}", extra: Any = None) -> str:
-    """A digest (32 hex characters) of everything an evaluation of ``facts`` depends on: the facts, the taxonomy
+                 version: str = f"{SCORER}/{SCORER_VERSION}", extra: Any = None) -> int:
+    """A digest (a signed 64-bit integer: the first 8 bytes of a SHA-256, big-endian) of everything an evaluation of ``facts`` depends on: the facts, the taxonomy
     facts of its skills, the market figures it reads (``market``: None for a scorer that reads none), the
     scorer's ``version`` and ``extra`` (e.g. a profile). Equal digests, equal evaluations. The rules read
     no clock; a rule that reads a posting's age must add it (in whole weeks) to the inputs."""
@@ -310,7 +310,12 @@ def score_inputs(facts: PostingFacts, market: Market | None, taxonomy_info: Mapp
              [[s, taxonomy_info.get(s)] for s in facts.skills],
              _market_inputs(facts, market) if market is not None else None, extra]
     text = json.dumps(parts, ensure_ascii=False, default=_plain, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return digest_int(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+
+
+def digest_int(sha256: bytes) -> int:
+    """The stored form of a digest: the first 8 bytes of ``sha256`` as a signed 64-bit integer (an SQLite integer)."""
+    return int.from_bytes(sha256[:8], "big", signed=True)
 
 
 _FACT_FIELDS = tuple(PostingFacts.__dataclass_fields__)
