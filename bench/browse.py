@@ -191,7 +191,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
                 "posted_at": first.isoformat(), "first_seen_stored": first.isoformat(),
                 "last_seen_stored": (first + timedelta(days=rng.random() * 20)).isoformat(),
                 "closed_at": (first + timedelta(days=25)).isoformat() if rng.random() < 0.05 else None,
-                "content_hash": hashlib.sha256(f"bench{pid}".encode()).hexdigest(),
+                "content_hash_stored": hashlib.sha256(f"bench{pid}".encode()).digest(),
                 "score": ours, "score_level": level_for(ours), "score_by": "jobcrawl-v1",
             })
             row["remote"] = int(row["work_mode"] == "远程办公")

@@ -68,7 +68,7 @@ def test_the_database(tracked_db):
 def test_the_jobs_view_shows_the_status_of_the_job_on_every_member(tracked_db):
     with sqlite3.connect(tracked_db) as conn:
         assert dict(conn.execute("SELECT id, application_status FROM jobs")) == STATUS
-        conn.execute("INSERT INTO postings (key, source, title, content_hash, first_seen_stored, last_seen_stored)"
+        conn.execute("INSERT INTO postings (key, source, title, content_hash_stored, first_seen_stored, last_seen_stored)"
                      " VALUES ('x', 'textdump', 'untracked', 'h', '2026-11-29', '2026-11-29')")
         assert conn.execute("SELECT application_status FROM jobs WHERE title = 'untracked'").fetchall() == [(None,)]
         conn.rollback()

@@ -978,3 +978,19 @@ def m0050(db: sqlite_utils.Database) -> None:
     conn.execute("DROP INDEX IF EXISTS idx_postings_last_seen_closed_at")
     conn.execute("CREATE INDEX idx_postings_first_seen ON postings (first_seen)")
     conn.execute("CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at)")
+
+
+@migration("0051_postings_content_hash_bytes")
+def m0051(db: sqlite_utils.Database) -> None:
+    """``postings.content_hash`` becomes generated: the hex text of ``content_hash_stored`` (the column renamed), whose
+    SHA-256 texts are stored as their 32 bytes here (crawler/store/rows.py: hash_bytes)."""
+    from crawler.store.rows import hash_bytes
+
+    conn = db.conn
+    conn.execute("ALTER TABLE postings RENAME COLUMN content_hash TO content_hash_stored")
+    conn.execute("ALTER TABLE postings ADD COLUMN content_hash TEXT GENERATED ALWAYS AS (CASE WHEN"
+                 " typeof(content_hash_stored) = 'blob' THEN lower(hex(content_hash_stored)) ELSE content_hash_stored END)"
+                 " VIRTUAL")
+    conn.create_function("hash_bytes", 1, hash_bytes, deterministic=True)
+    conn.execute("UPDATE postings SET content_hash_stored = hash_bytes(content_hash_stored)"
+                 " WHERE typeof(content_hash_stored) = 'text'")

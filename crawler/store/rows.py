@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
@@ -25,8 +26,16 @@ from crawler.store.skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
-STORED_AS = {"first_seen": "first_seen_stored", "last_seen": "last_seen_stored"}
-"""Generated ``postings`` columns (schema.sql) → the column their value is written to, NULL where it is ``as_of``."""
+STORED_AS = {"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored"}
+"""Generated ``postings`` columns (schema.sql) → the column their value is written to: the times NULL where they are
+``as_of``, the content hash as its bytes (:func:`hash_bytes`)."""
+_HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def hash_bytes(text: str | None) -> bytes | str | None:
+    """A SHA-256 in lowercase hex as its 32 bytes (what ``content_hash`` reads back as the same text); any other
+    value as it is."""
+    return bytes.fromhex(text) if isinstance(text, str) and _HEX_SHA256.fullmatch(text) else text
 APP_COLS = tuple(c for c, *_ in APP_COLUMNS)
 """The ``app_market`` columns after ``posting_id``, in order."""
 _APP_EMPTY = tuple(APP_EMPTY[c] for c in APP_COLS)

@@ -90,6 +90,7 @@ CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id);
 -- normalize.models.Posting flattened (salary.min → salary_min), then the columns of storage and browsing.
 -- first_seen and last_seen are read from first_seen_stored and last_seen_stored, or are as_of where those are NULL
 -- (most postings are seen once, at the time of their input): the writer stores only a time that differs.
+-- content_hash is the hex text of content_hash_stored: 32 bytes (a hash written otherwise is kept as written).
 CREATE TABLE postings (
     id INTEGER PRIMARY KEY,
     key TEXT,
@@ -145,7 +146,7 @@ CREATE TABLE postings (
     insights TEXT,
     extra TEXT,
     problems TEXT,
-    content_hash TEXT,
+    content_hash_stored TEXT,
     input_sha256 TEXT,
     as_of TEXT,
     first_seen_stored TEXT,
@@ -164,7 +165,9 @@ CREATE TABLE postings (
     first_run_id INTEGER,
     raw_hash TEXT,
     first_seen TEXT GENERATED ALWAYS AS (coalesce(first_seen_stored, as_of)) VIRTUAL,
-    last_seen TEXT GENERATED ALWAYS AS (coalesce(last_seen_stored, as_of)) VIRTUAL
+    last_seen TEXT GENERATED ALWAYS AS (coalesce(last_seen_stored, as_of)) VIRTUAL,
+    content_hash TEXT GENERATED ALWAYS AS (CASE WHEN typeof(content_hash_stored) = 'blob' THEN lower(hex(content_hash_stored))
+                                           ELSE content_hash_stored END) VIRTUAL
 );
 CREATE UNIQUE INDEX idx_postings_key ON postings (key);
 CREATE INDEX idx_postings_company ON postings (company);

@@ -36,7 +36,8 @@ from normalize.clock import now_iso
 from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
-                                STORED_AS, Batch, PostingRow, copies_input, kept_whole, raw_text, row_values)
+                                STORED_AS, Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text,
+                                row_values)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
@@ -48,6 +49,7 @@ _UPDATE_POSTING = ("UPDATE postings SET {sets}, first_seen_stored = nullif(min(f
 _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
 _POSTING_AS_OF = POSTING_COLS.index("as_of")
+_CONTENT_HASH = POSTING_COLS.index("content_hash")
 _CLOSED_AT = POSTING_COLS.index("closed_at")
 _INPUT_SHA = POSTING_COLS.index("input_sha256")
 _EXTRA = POSTING_COLS.index("extra")
@@ -280,6 +282,7 @@ class Writer:
             if raw_input_id is not None:  # its raw input's hash: read from there (crawler.store.schema.unflatten_posting)
                 values[_INPUT_SHA] = None
             as_of = values[_POSTING_AS_OF]
+            values[_CONTENT_HASH] = hash_bytes(p.content_hash)
             old = existing.get(key)
             if old is None:
                 pid = next_id
