@@ -4,7 +4,6 @@ same hex text (crawler/store/rows.py: hash_bytes), so readers and the export see
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from conftest import AS_OF, export_records, run_cli, sql
 from crawler.store.rows import hash_bytes
 from crawler.store.schema import open_db
-from test_migrations import made_by
+from test_migrations import migrated
 
 ROOT = Path(__file__).resolve().parents[1]
 SHA = hashlib.sha256(b"jobcrawl").hexdigest()
@@ -55,10 +54,7 @@ def test_an_ingest_stores_32_bytes_and_exports_the_hex_text(tmp_path):
 
 @pytest.mark.parametrize("version", ["6e4c4bc", "042b469"])
 def test_the_migration_keeps_every_hash_and_stores_it_as_bytes(version, tmp_path):
-    path = made_by(version, tmp_path)
-    with sqlite3.connect(path) as conn:
-        before = conn.execute("SELECT id, content_hash FROM postings ORDER BY id").fetchall()
-    open_db(path).close()
-    assert before and sql(path, "SELECT id, content_hash FROM postings ORDER BY id") == before
+    path, before, after = migrated(version, tmp_path, "SELECT id, content_hash FROM postings ORDER BY id")
+    assert before and after == before
     assert sql(path, "SELECT DISTINCT typeof(content_hash_stored), length(content_hash_stored) FROM postings") == [
         ("blob", 32)]

@@ -99,6 +99,16 @@ def made_by(version: str, tmp_path):
     return path
 
 
+def migrated(version: str, tmp_path, query: str) -> tuple:
+    """(path, rows of ``query`` before, after) for a copy of the database ``version`` made, opened (migrated) once."""
+    path = made_by(version, tmp_path)
+    with sqlite3.connect(path) as conn:
+        before = conn.execute(query).fetchall()
+    open_db(path).close()
+    with sqlite3.connect(path) as conn:
+        return path, before, conn.execute(query).fetchall()
+
+
 def objects(path, *, ordered: bool) -> dict:
     """Every schema object, comparable across ways of writing it: a table as its columns (name, type, not null,
     default, primary key; a set unless ``ordered``, as ALTER TABLE appends), foreign keys and WITHOUT ROWID;

@@ -9,8 +9,7 @@ import pytest
 
 from conftest import run_cli, sql
 from crawler.store.history import HIDE_STALE
-from crawler.store.schema import open_db
-from test_migrations import made_by
+from test_migrations import migrated
 
 T1, T2, T3 = "2026-03-01T00:00:00+00:00", "2026-03-08T00:00:00+00:00", "2026-03-15T00:00:00+00:00"
 HEADER = "职位名称,公司名称,薪资,工作地点,职位描述,职位链接\n"
@@ -62,11 +61,7 @@ def test_the_stale_filter_and_the_first_seen_sort_read_their_indexes(history):
 
 @pytest.mark.parametrize("version", ["6e4c4bc", "042b469"])
 def test_the_migration_keeps_every_time_and_stores_those_equal_to_as_of_once(version, tmp_path):
-    path = made_by(version, tmp_path)
-    with sqlite3.connect(path) as conn:
-        before = conn.execute("SELECT id, as_of, first_seen, last_seen FROM postings ORDER BY id").fetchall()
-    open_db(path).close()
-    after = sql(path, "SELECT id, as_of, first_seen, last_seen FROM postings ORDER BY id")
+    path, before, after = migrated(version, tmp_path, "SELECT id, as_of, first_seen, last_seen FROM postings ORDER BY id")
     assert before and after == before
     stored = sql(path, "SELECT count(*) FROM postings WHERE first_seen_stored IS NOT NULL OR last_seen_stored IS NOT NULL"
                        " OR first_seen != as_of OR last_seen != as_of")
