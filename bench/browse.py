@@ -66,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crawler.store import fts  # noqa: E402
+from crawler.store.rows import LEVEL_COLS, STORED_AS  # noqa: E402
 from crawler.store.schema import open_db  # noqa: E402
 from crawler.store.sections import section_bullets, section_text  # noqa: E402
 from crawler.store.skills import sync_taxonomy  # noqa: E402
@@ -156,7 +157,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
     conn.execute("PRAGMA cache_size = -400000")
     columns = [r[1] for r in conn.execute("PRAGMA table_info(postings)")]
     insert_posting = f"INSERT INTO postings ({', '.join(f'[{c}]' for c in columns)}) VALUES ({', '.join('?' * len(columns))})"
-    ev_cols = list(templates[0]["evaluation"])
+    ev_cols = [r[1] for r in conn.execute("PRAGMA table_info(evaluations)")]  # the stored ones, levels generated
     insert_ev = f"INSERT INTO evaluations ({', '.join(ev_cols)}) VALUES ({', '.join('?' * len(ev_cols))})"
 
     for start in range(0, n, batch):
@@ -217,10 +218,10 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             own = [(pid, seq, key, heading, section_text(key, items)) for seq, (key, (heading, items)) in enumerate(keep.items())]
             sections.extend(own)
 
-            ev = dict(t["evaluation"], posting_id=pid, overall=source, overall_level=level_for(source))
+            ev = dict(t["evaluation"], posting_id=pid, overall=source, overall_level_given=level_for(source))
             evals.append([ev[c] for c in ev_cols])
+            ev |= {"scorer": "jobcrawl-v1", "overall": ours} | {STORED_AS[c]: None for c in LEVEL_COLS}
             evals.append([ev[c] for c in ev_cols])
-            evals[-1][1], evals[-1][2], evals[-1][7] = "jobcrawl-v1", ours, level_for(ours)
             skills.extend((pid, s, "requirements", seq, 1, 0, len(s)) for seq, s in enumerate(chosen))
 
         with conn:

@@ -815,11 +815,11 @@ def test_hostile_posting_shows_its_payloads_as_text(ds):
 
 @pytest.mark.parametrize("steps", [pytest.param([
     ("", (72, "中等", "jobcrawl-v1")),  # ingest scored it: ours (72, the same as the app's here)
-    ("UPDATE evaluations SET overall = 85, overall_level = '较高' WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
+    ("UPDATE evaluations SET overall = 85 WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
      (85, "较高", "jobcrawl-v1")),
-    ("UPDATE evaluations SET overall = 59, overall_level = '较低' WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
+    ("UPDATE evaluations SET overall = 59 WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
      (59, "较低", "jobcrawl-v1")),
-    ("INSERT INTO evaluations (posting_id, scorer, overall, overall_level) VALUES (1, 'fit:me', 99, '较高')",
+    ("INSERT INTO evaluations (posting_id, scorer, overall, overall_level_given) VALUES (1, 'fit:me', 99, '较高')",
      (59, "较低", "jobcrawl-v1")),
     ("DELETE FROM evaluations WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'", (72, "中等", "source")),
     ("DELETE FROM evaluations WHERE posting_id = 1 AND scorer = 'source'", (None, None, None)),

@@ -323,9 +323,9 @@ def evidence_db(tmp_path_factory) -> Path:
         conn.executemany("INSERT INTO postings (id, key, source, title, company, city, tz, first_seen_stored, last_seen_stored,"
                          " closed_at) VALUES (?, ?, 'tabular', ?, ?, ?, ?, ?, ?, ?)", EVIDENCE_POSTINGS)
         conn.executemany(
-            "INSERT INTO evaluations (posting_id, scorer, overall, overall_level, completeness, pay, pay_level, growth,"
-            " growth_level, worklife, worklife_level, mission, mission_level) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-            " ?, ?)", [(*e[:5], *(v for dim in e[5:] for v in dim)) for e in EVALUATIONS])
+            "INSERT INTO evaluations (posting_id, scorer, overall, overall_level_given, completeness, pay, pay_level_given,"
+            " growth, growth_level_given, worklife, worklife_level_given, mission, mission_level_given) VALUES (?, ?, ?, ?,"
+            " ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(*e[:5], *(v for dim in e[5:] for v in dim)) for e in EVALUATIONS])
         conn.execute("INSERT INTO clusters (id, canonical_posting_id, size, companies, cities, cross_company)"
                      " VALUES (1, 1, 3, 2, 2, 1)")
         conn.executemany("INSERT INTO cluster_members (posting_id, cluster_id, reason, similarity, matched_posting_id,"

@@ -11,7 +11,7 @@ from normalize.models import Evaluation
 from normalize.score import SCORER
 
 from crawler.store import evidence, extra
-from crawler.store.rows import EVAL_COLS, evaluation_values
+from crawler.store.rows import EVAL_COLS, evaluation_values, stored_columns
 from crawler.store.schema import app_join
 from crawler.store.sections import stored_bullets
 
@@ -38,7 +38,7 @@ RENDERED = ("summary", "notes", "explanations", "signals")
 its scores, evidence and posting (crawler/store/read.py)."""
 _RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
 _SELECT = (f"SELECT p.id, {', '.join(f'[{c}]' for c in FACT_COLUMNS.values())} FROM postings p {app_join()}")
-_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
+_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({stored_columns(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
 _EVIDENCE_AT = SCORE_COLS.index("evidence")
 _EXTRA_AT = 1 + list(FACT_COLUMNS).index("extra")
 
@@ -72,9 +72,9 @@ def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dic
 
 
 def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: int) -> list[Any]:
-    """Our evaluation as one ``evaluations`` row (:data:`SCORE_COLS`: levels as the scorer gives them, 信息不足
-    included, evidence and signals compact, its completeness and input digest); ``jobcrawl-v1``'s without the
-    :data:`RENDERED` sentences."""
+    """Our evaluation as one ``evaluations`` row (:data:`SCORE_COLS`: evidence and signals compact, its completeness
+    and input digest); ``jobcrawl-v1``'s without the :data:`RENDERED` sentences and levels (generated from its
+    numbers), a fit's levels as it gives them (none)."""
     row = [posting_id, *evaluation_values(ev, computed_at, ev.levels.get("overall")), ev.completeness, digest]
     if ev.scorer == SCORER:
         for i in _RENDERED_AT:

@@ -994,3 +994,22 @@ def m0051(db: sqlite_utils.Database) -> None:
     conn.create_function("hash_bytes", 1, hash_bytes, deterministic=True)
     conn.execute("UPDATE postings SET content_hash_stored = hash_bytes(content_hash_stored)"
                  " WHERE typeof(content_hash_stored) = 'text'")
+
+
+@migration("0052_evaluations_levels_generated")
+def m0052(db: sqlite_utils.Database) -> None:
+    """The five ``evaluations`` levels become generated: ours (``jobcrawl-v1``) by the rule from the number
+    (较低 < 60 ≤ 中等 < 80 ≤ 较高, 信息不足 where NULL), every other scorer's read from ``<level>_given`` (the columns
+    renamed), which is made NULL here for ours. The score triggers are dropped first (the rename would point them at
+    the stored columns); every open makes them again from schema.sql."""
+    conn = db.conn
+    for name in ("insert", "update", "delete"):
+        conn.execute(f"DROP TRIGGER IF EXISTS evaluations_score_{name}")
+    for dim in ("overall", "pay", "growth", "worklife", "mission"):
+        conn.execute(f"ALTER TABLE evaluations RENAME COLUMN {dim}_level TO {dim}_level_given")
+        conn.execute(f"ALTER TABLE evaluations ADD COLUMN {dim}_level TEXT GENERATED ALWAYS AS (CASE WHEN"
+                     f" scorer != 'jobcrawl-v1' THEN {dim}_level_given WHEN {dim} IS NULL THEN '信息不足'"
+                     f" WHEN {dim} < 60 THEN '较低' WHEN {dim} < 80 THEN '中等' ELSE '较高' END) VIRTUAL")
+    conn.execute("UPDATE evaluations SET overall_level_given = NULL, pay_level_given = NULL,"
+                 " growth_level_given = NULL, worklife_level_given = NULL, mission_level_given = NULL"
+                 " WHERE scorer = 'jobcrawl-v1'")

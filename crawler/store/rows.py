@@ -18,6 +18,7 @@ from typing import Any, Mapping, NamedTuple
 from normalize.evaluation import dumps, pack_evidence, pack_signals
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput, SeenPostings
 from normalize.posting import level_for
+from normalize.score import SCORER
 
 from crawler.store import extra, fts
 from crawler.store.schema import APP_COLUMNS, APP_EMPTY, MODEL_COLUMNS, POSTING_COLUMNS, flatten_posting, source_id_of
@@ -26,26 +27,36 @@ from crawler.store.skills import skill_values
 
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
-STORED_AS = {"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored"}
-"""Generated ``postings`` columns (schema.sql) → the column their value is written to: the times NULL where they are
-``as_of``, the content hash as its bytes (:func:`hash_bytes`)."""
+LEVEL_COLS = tuple(f"{d}_level" for d in ("overall", *DIMENSIONS))
+STORED_AS = ({"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored"}
+             | {c: f"{c}_given" for c in LEVEL_COLS})
+"""Generated columns (schema.sql) → the column their value is written to: ``postings.first_seen`` and ``last_seen``
+NULL where the time is ``as_of``, its ``content_hash`` as bytes (:func:`hash_bytes`); the ``evaluations`` levels NULL
+for ours (``jobcrawl-v1``), whose levels the schema's rule gives."""
 _HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def stored_columns(columns: tuple[str, ...] | list[str]) -> str:
+    """``columns`` as an INSERT or UPDATE names them: each generated one as its :data:`STORED_AS` column."""
+    return ", ".join(f"[{STORED_AS.get(c, c)}]" for c in columns)
 
 
 def hash_bytes(text: str | None) -> bytes | str | None:
     """A SHA-256 in lowercase hex as its 32 bytes (what ``content_hash`` reads back as the same text); any other
     value as it is."""
     return bytes.fromhex(text) if isinstance(text, str) and _HEX_SHA256.fullmatch(text) else text
+
+
 APP_COLS = tuple(c for c, *_ in APP_COLUMNS)
 """The ``app_market`` columns after ``posting_id``, in order."""
 _APP_EMPTY = tuple(APP_EMPTY[c] for c in APP_COLS)
 _SOURCE_ID, _URL, _EXTRA = (POSTING_COLS.index(c) for c in ("source_id", "url", "extra"))
 _MODEL_ORDER = tuple(c for c, *_ in MODEL_COLUMNS if c != "id")
 EVAL_COLS = (
-    "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission",
-    "overall_level", "pay_level", "growth_level", "worklife_level", "mission_level",
+    "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission", *LEVEL_COLS,
     "summary", "notes", "explanations", "evidence", "problems", "computed_at", "signals",
 )
+"""The ``evaluations`` columns of an evaluation's row (the levels written to their :data:`STORED_AS` columns)."""
 INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
               "error", "postings", "reader", "text_zlib")
 COMPRESS_ABOVE = 512
@@ -95,10 +106,11 @@ def row_values(row: PostingRow) -> dict[str, Any]:
 def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
     """An evaluation as its ``evaluations`` columns of :data:`EVAL_COLS` after ``posting_id``: evidence and signals
     compact (normalize/evaluation.py), the evidence as packed entries the writer stores once each
-    (crawler/store/evidence.py: ``intern_rows``)."""
+    (crawler/store/evidence.py: ``intern_rows``); ours (``jobcrawl-v1``) without levels (generated from its numbers)."""
+    levels = ((None,) * len(LEVEL_COLS) if ev.scorer == SCORER
+              else (overall_level, *(ev.levels.get(d) for d in DIMENSIONS)))
     return (
-        ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, overall_level,
-        *(ev.levels.get(d) for d in DIMENSIONS),
+        ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, *levels,
         ev.summary, dumps(ev.notes), dumps(ev.explanations), pack_evidence(ev.evidence), dumps(ev.problems),
         computed_at, dumps(pack_signals(ev.signals)),
     )

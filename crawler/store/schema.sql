@@ -299,6 +299,8 @@ CREATE TABLE meta (
 
 -- ---------------------------------------------------------------------------------------------- scores
 
+-- The five levels are generated: ours (jobcrawl-v1) by the rule of normalize/posting.py level_for from the number
+-- (信息不足 where it is NULL), every other scorer's as stored in its *_level_given column (NULL for ours).
 CREATE TABLE evaluations (
     posting_id INTEGER REFERENCES postings (id),
     scorer TEXT,
@@ -307,11 +309,11 @@ CREATE TABLE evaluations (
     growth INTEGER,
     worklife INTEGER,
     mission INTEGER,
-    overall_level TEXT,
-    pay_level TEXT,
-    growth_level TEXT,
-    worklife_level TEXT,
-    mission_level TEXT,
+    overall_level_given TEXT,
+    pay_level_given TEXT,
+    growth_level_given TEXT,
+    worklife_level_given TEXT,
+    mission_level_given TEXT,
     summary TEXT,
     notes TEXT,
     explanations TEXT,
@@ -321,6 +323,16 @@ CREATE TABLE evaluations (
     completeness REAL,
     signals TEXT,
     inputs_digest INTEGER,
+    overall_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN overall_level_given
+        WHEN overall IS NULL THEN '信息不足' WHEN overall < 60 THEN '较低' WHEN overall < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
+    pay_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN pay_level_given
+        WHEN pay IS NULL THEN '信息不足' WHEN pay < 60 THEN '较低' WHEN pay < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
+    growth_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN growth_level_given
+        WHEN growth IS NULL THEN '信息不足' WHEN growth < 60 THEN '较低' WHEN growth < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
+    worklife_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN worklife_level_given
+        WHEN worklife IS NULL THEN '信息不足' WHEN worklife < 60 THEN '较低' WHEN worklife < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
+    mission_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN mission_level_given
+        WHEN mission IS NULL THEN '信息不足' WHEN mission < 60 THEN '较低' WHEN mission < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
     PRIMARY KEY (posting_id, scorer)
 ) WITHOUT ROWID;
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);

@@ -37,12 +37,12 @@ from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
                                 STORED_AS, Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text,
-                                row_values)
+                                row_values, stored_columns)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
 _INSERT_POSTING = "INSERT INTO postings (id, {cols}, first_run_id) VALUES (?, {qs}, ?)".format(
-    cols=", ".join(f"[{STORED_AS.get(c, c)}]" for c in _ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
+    cols=stored_columns(_ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
 _UPDATE_COLS = tuple(c for c in _ALL_COLS if c != "first_seen")
 _UPDATE_POSTING = ("UPDATE postings SET {sets}, first_seen_stored = nullif(min(first_seen, ?), ?) WHERE id = ?"
                    .format(sets=", ".join(f"[{STORED_AS.get(c, c)}] = ?" for c in _UPDATE_COLS)))
@@ -65,7 +65,7 @@ _INSERT_INPUT = "INSERT OR IGNORE INTO raw_inputs ({cols}, run_id) VALUES ({qs},
 _INSERT_QUARANTINE = "INSERT OR IGNORE INTO quarantine ({cols}, raw_input_id, at, run_id, text_in_input) VALUES ({qs}, ?, ?, ?, ?)".format(
     cols=", ".join(QUARANTINE_COLS), qs=", ".join("?" * len(QUARANTINE_COLS)))
 _Q_TEXT = QUARANTINE_COLS.index("text")
-_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({', '.join(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
+_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({stored_columns(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
 _EVIDENCE_AT = EVAL_COLS.index("evidence")
 _INSERT_APP = f"INSERT INTO app_market (posting_id, {', '.join(APP_COLS)}) VALUES (?{', ?' * len(APP_COLS)})"
 _INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text, spans) VALUES (?,?,?,?,?,?)"

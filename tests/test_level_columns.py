@@ -1,0 +1,103 @@
+"""The five ``evaluations`` levels are generated columns: ours (``jobcrawl-v1``) by the rule of
+normalize/posting.py ``level_for`` (信息不足 where the number is NULL), every other scorer's as stored in
+``<level>_given`` — which the writers leave NULL for ours."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+from conftest import SEEDS, sql
+from crawler import api
+from crawler.store.rows import LEVEL_COLS, STORED_AS
+from crawler.store.schema import open_db
+from normalize.posting import level_for
+from normalize.score import INSUFFICIENT
+from test_migrations import made_by
+
+NUMBERS = [None, *range(-5, 106)]
+LEVELS = ", ".join(LEVEL_COLS)
+GIVEN = ", ".join(STORED_AS[c] for c in LEVEL_COLS)
+SCORES = "SELECT p.id, p.score, p.score_level, p.score_by FROM postings p ORDER BY p.id"
+
+
+@pytest.fixture(scope="module", params=["schema.sql", "migrated-6e4c4bc"])
+def database(request, tmp_path_factory):
+    """A database made from schema.sql, and one an earlier version made and migration 0052 brought forward."""
+    tmp = tmp_path_factory.mktemp("levels")
+    if request.param == "schema.sql":
+        path = tmp / "jobs.db"
+    else:
+        path = made_by(request.param.split("-")[1], tmp)
+    open_db(path).close()
+    return path
+
+
+def test_the_sql_rule_is_level_for_or_insufficient_for_every_number(database):
+    """Our levels in SQL equal ``level_for(x) or INSUFFICIENT`` for every number from -5 to 105 and NULL, in each of
+    the five columns (rows of posting ids no posting has: the table keeps no foreign key check here)."""
+    with sqlite3.connect(database) as conn:
+        conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall, pay, growth, worklife, mission)"
+                         " VALUES (?, 'jobcrawl-v1', ?, ?, ?, ?, ?)",
+                         [(100000 + i, *(x,) * 5) for i, x in enumerate(NUMBERS)])
+        got = {x: row for x, row in zip(NUMBERS, conn.execute(
+            f"SELECT {LEVELS} FROM evaluations WHERE posting_id >= 100000 ORDER BY posting_id"))}
+        conn.execute("DELETE FROM evaluations WHERE posting_id >= 100000")
+    assert got == {x: (level_for(x) or INSUFFICIENT,) * 5 for x in NUMBERS}
+
+
+@pytest.mark.parametrize("scorer, numbers, given", [
+    pytest.param("source", (90, 20, None, 70, 85), ("中等", None, "较高", "较低", "很高"), id="source-off-the-thresholds"),
+    pytest.param("source", (None,) * 5, (None,) * 5, id="source-without-levels"),
+    pytest.param("fit:me", (99, None, None, None, None), (None,) * 5, id="fit-none"),
+    pytest.param("jobcrawl-v1", (85, 59, 60, 79, None), ("x",) * 5, id="ours-ignores-a-stored-level"),
+])
+def test_every_other_scorer_reads_what_it_stored(database, scorer, numbers, given):
+    ours = scorer == "jobcrawl-v1"
+    expected = tuple(level_for(x) or INSUFFICIENT for x in numbers) if ours else given
+    with sqlite3.connect(database) as conn:
+        conn.execute(f"INSERT INTO evaluations (posting_id, scorer, overall, pay, growth, worklife, mission, {GIVEN})"
+                     " VALUES (200000, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (scorer, *numbers, *given))
+        got = conn.execute(f"SELECT {LEVELS} FROM evaluations WHERE posting_id = 200000").fetchone()
+        conn.execute("DELETE FROM evaluations WHERE posting_id = 200000")
+    assert got == expected
+
+
+@pytest.fixture(scope="module")
+def scored(seeded_db, tmp_path_factory):
+    """The seeds ingested (scored by ours), with the fit of the seeds' profile."""
+    path = tmp_path_factory.mktemp("scored") / "jobs.db"
+    shutil.copy(seeded_db, path)
+    api.score(str(path), profile=str(SEEDS / "profile.toml"))
+    return path
+
+
+@pytest.mark.slow
+def test_the_writers_store_levels_only_where_no_rule_gives_them(scored):
+    """Ours stores none (its levels read by the rule), the app's own the levels its dump states (the overall's by
+    the thresholds from its number), a fit none (it gives none)."""
+    got = sql(scored, f"SELECT posting_id, scorer, overall, {LEVELS}, {GIVEN} FROM evaluations ORDER BY 1, 2")
+    assert got == [
+        (1, "fit:cuda-infra", 87, *(None,) * 10),
+        (1, "jobcrawl-v1", 72, "中等", "中等", "较高", "较低", "中等", *(None,) * 5),
+        (1, "source", 72, *("中等", "中等", "较高", "较低", "中等") * 2),
+        (2, "fit:cuda-infra", 68, *(None,) * 10),
+        (2, "jobcrawl-v1", 75, "中等", "较高", "较高", "较低", "中等", *(None,) * 5),
+        (2, "source", 78, *("中等", "较高", "较高", "较低", "较高") * 2),
+    ]
+
+
+@pytest.mark.parametrize("version", ["6e4c4bc", "60ec602"])
+def test_the_migration_keeps_every_level_and_score_and_stores_ours_no_more(version, tmp_path):
+    path = made_by(version, tmp_path)
+    query = f"SELECT posting_id, scorer, overall, pay, growth, worklife, mission, {LEVELS} FROM evaluations ORDER BY 1, 2"
+    before, scores = sql(path, query), sql(path, SCORES)
+    open_db(path).close()
+    assert sql(path, query) == before and sql(path, SCORES) == scores
+    assert sql(path, f"SELECT scorer, {GIVEN} FROM evaluations ORDER BY posting_id, scorer") == [
+        (row[1], *(None if row[1] == "jobcrawl-v1" else level for level in row[7:])) for row in before]
+    with sqlite3.connect(path) as conn:  # the triggers, made again, read the generated level
+        conn.execute("UPDATE evaluations SET overall = 59 WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'")
+    assert sql(path, "SELECT score, score_level, score_by FROM postings WHERE id = 1") == [(59, "较低", "jobcrawl-v1")]
