@@ -163,11 +163,13 @@ def _append_line(path: str, line: str) -> None:
     try:
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
         deadline = time.monotonic() + FILE_WRITE_SECONDS
+        writable = select.poll()  # poll, not select: select() refuses descriptors from 1024 on
+        writable.register(fd, select.POLLOUT)
         while data:
             try:
                 data = data[os.write(fd, data):]
             except BlockingIOError:  # a full pipe: wait until its reader takes some
-                if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+                if not writable.poll(max(0.0, deadline - time.monotonic()) * 1000):
                     raise SendError(f"{path}: its reader took nothing for {FILE_WRITE_SECONDS:g} s", retry=False) from None
         if regular:  # fsync fails on FIFOs and devices, after the alert went through
             os.fsync(fd)
