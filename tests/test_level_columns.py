@@ -25,7 +25,7 @@ SCORES = "SELECT p.id, p.score, p.score_level, p.score_by FROM postings p ORDER 
 
 @pytest.fixture(scope="module", params=["schema.sql", "migrated-6e4c4bc"])
 def database(request, tmp_path_factory):
-    """A database made from schema.sql, and one an earlier version made and migration 0052 brought forward."""
+    """A database made from schema.sql, and one an earlier version made and migration 0051 brought forward."""
     tmp = tmp_path_factory.mktemp("levels")
     if request.param == "schema.sql":
         path = tmp / "jobs.db"

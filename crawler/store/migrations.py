@@ -927,42 +927,8 @@ def m0048(db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE evaluations DROP COLUMN inputs_digest_hex")
 
 
-@migration("0049_evaluations_without_rowid")
+@migration("0049_postings_seen_times_once")
 def m0049(db: sqlite_utils.Database) -> None:
-    """``evaluations`` WITHOUT ROWID: its rows are kept in the order of its primary key (posting_id, scorer),
-    so the separate index of that key goes."""
-    cols = ("posting_id, scorer, overall, pay, growth, worklife, mission, overall_level, pay_level, growth_level,"
-            " worklife_level, mission_level, summary, notes, explanations, evidence, problems, computed_at,"
-            " completeness, signals, inputs_digest")
-    _rebuild(db, "evaluations", """CREATE TABLE evaluations_new (
-    posting_id INTEGER REFERENCES postings (id),
-    scorer TEXT,
-    overall INTEGER,
-    pay INTEGER,
-    growth INTEGER,
-    worklife INTEGER,
-    mission INTEGER,
-    overall_level TEXT,
-    pay_level TEXT,
-    growth_level TEXT,
-    worklife_level TEXT,
-    mission_level TEXT,
-    summary TEXT,
-    notes TEXT,
-    explanations TEXT,
-    evidence TEXT,
-    problems TEXT,
-    computed_at TEXT,
-    completeness REAL,
-    signals TEXT,
-    inputs_digest INTEGER,
-    PRIMARY KEY (posting_id, scorer)
-) WITHOUT ROWID""", f"({cols}) SELECT {cols} FROM evaluations",
-             ("CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall)",))
-
-
-@migration("0050_postings_seen_times_once")
-def m0050(db: sqlite_utils.Database) -> None:
     """``postings.first_seen`` and ``last_seen`` become generated: read from ``first_seen_stored`` and
     ``last_seen_stored`` (the columns renamed), or ``as_of`` where those are NULL — as they are made here wherever
     they equal it. Their indexes are made again over the generated columns."""
@@ -980,8 +946,8 @@ def m0050(db: sqlite_utils.Database) -> None:
     conn.execute("CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at)")
 
 
-@migration("0051_postings_content_hash_bytes")
-def m0051(db: sqlite_utils.Database) -> None:
+@migration("0050_postings_content_hash_bytes")
+def m0050(db: sqlite_utils.Database) -> None:
     """``postings.content_hash`` becomes generated: the hex text of ``content_hash_stored`` (the column renamed), whose
     SHA-256 texts are stored as their 32 bytes here (crawler/store/rows.py: hash_bytes)."""
     from crawler.store.rows import hash_bytes
@@ -996,8 +962,8 @@ def m0051(db: sqlite_utils.Database) -> None:
                  " WHERE typeof(content_hash_stored) = 'text'")
 
 
-@migration("0052_evaluations_levels_generated")
-def m0052(db: sqlite_utils.Database) -> None:
+@migration("0051_evaluations_levels_generated")
+def m0051(db: sqlite_utils.Database) -> None:
     """The five ``evaluations`` levels become generated: ours (``jobcrawl-v1``) by the rule from the number
     (较低 < 60 ≤ 中等 < 80 ≤ 较高, 信息不足 where NULL), every other scorer's read from ``<level>_given`` (the columns
     renamed), which is made NULL here for ours. The score triggers are dropped first (the rename would point them at

@@ -334,7 +334,7 @@ CREATE TABLE evaluations (
     mission_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN mission_level_given
         WHEN mission IS NULL THEN '信息不足' WHEN mission < 60 THEN '较低' WHEN mission < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
     PRIMARY KEY (posting_id, scorer)
-) WITHOUT ROWID;
+);
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
 
 -- Each distinct evidence entry once (crawler/store/evidence.py): an evaluation's evidence refers to them by id.
