@@ -21,8 +21,7 @@ import numpy as np
 import sqlite_utils
 
 from crawler.signals import store
-from normalize.dedupe import jd_text, names_agree, record_from_posting, signature, signature_to_bytes, \
-    signatures_from_bytes
+from normalize.dedupe import jd_text, low_bits, names_agree, record_from_posting, signature, signatures_from_bytes
 from normalize.ghost import (
     CODES, RULES, Employer, Rules, Signal, is_agency, is_hidden, jd_shingles, likely_employer, mass_agency,
     open_long, parse_agency_words, reopened, reposted,
@@ -122,7 +121,7 @@ def likely_employers(conn, words: tuple[str, ...], rules: Rules = RULES) -> list
             own = texts.shingles(pid)
             near = []
             if sigs is not None:
-                own_sig = signatures_from_bytes([stored or signature_to_bytes(signature(texts.jd(pid)))])[0]
+                own_sig = signatures_from_bytes([stored])[0] if stored else low_bits(signature(texts.jd(pid)))
                 estimates = (sigs == own_sig).mean(axis=1)
                 close = np.flatnonzero(estimates >= rules.employer_jaccard - ESTIMATE_MARGIN)
                 close = close[np.argsort(-estimates[close], kind="stable")[:CITY_CANDIDATES]]

@@ -36,9 +36,10 @@ for ours (``jobcrawl-v1``), whose levels the schema's rule gives."""
 _HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def stored_columns(columns: tuple[str, ...] | list[str]) -> str:
-    """``columns`` as an INSERT or UPDATE names them: each generated one as its :data:`STORED_AS` column."""
-    return ", ".join(f"[{STORED_AS.get(c, c)}]" for c in columns)
+def stored_columns(columns: tuple[str, ...] | list[str], each: str = "[{}]") -> str:
+    """``columns`` as an INSERT (or, with ``each="[{}] = ?"``, an UPDATE) names them: each generated one as its
+    :data:`STORED_AS` column."""
+    return ", ".join(each.format(STORED_AS.get(c, c)) for c in columns)
 
 
 def hash_bytes(text: str | None) -> bytes | str | None:

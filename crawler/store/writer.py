@@ -36,8 +36,8 @@ from normalize.clock import now_iso
 from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
-                                STORED_AS, Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text,
-                                row_values, stored_columns)
+                                Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text, row_values,
+                                stored_columns)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
@@ -45,7 +45,7 @@ _INSERT_POSTING = "INSERT INTO postings (id, {cols}, first_run_id) VALUES (?, {q
     cols=stored_columns(_ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
 _UPDATE_COLS = tuple(c for c in _ALL_COLS if c != "first_seen")
 _UPDATE_POSTING = ("UPDATE postings SET {sets}, first_seen_stored = nullif(min(first_seen, ?), ?) WHERE id = ?"
-                   .format(sets=", ".join(f"[{STORED_AS.get(c, c)}] = ?" for c in _UPDATE_COLS)))
+                   .format(sets=stored_columns(_UPDATE_COLS, "[{}] = ?")))
 _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
 _POSTING_AS_OF = POSTING_COLS.index("as_of")
@@ -276,14 +276,17 @@ class Writer:
         inserts, updates, touches, updated_ids, search, children, replaced = [], [], [], [], [], [], []
         for key, p in latest.items():
             raw_input_id = input_ids.get((p.locator, p.input_sha256))
+            old = existing.get(key)
+            if old is not None and old[1] == p.content_hash:
+                touches.append(_touch(old[0], old[2], old[4], p.last_seen, raw_input_id, p.complete_listing,
+                                      p.raw_hash, counts))
+                continue
             values = list(p.values)
-            if key in stored_extra:
-                values[_EXTRA] = stored_extra[key]
+            values[_EXTRA] = stored_extra[key]
             if raw_input_id is not None:  # its raw input's hash: read from there (crawler.store.schema.unflatten_posting)
                 values[_INPUT_SHA] = None
             as_of = values[_POSTING_AS_OF]
             values[_CONTENT_HASH] = hash_bytes(p.content_hash)
-            old = existing.get(key)
             if old is None:
                 pid = next_id
                 next_id += 1
@@ -291,11 +294,7 @@ class Writer:
                 inserts.append((pid, *values, raw_input_id, 1, p.raw_hash, batch_run_id))
                 counts["new"] += 1
             else:
-                pid, old_hash, last_seen, version, closed_at, old_extra = old
-                if old_hash == p.content_hash:
-                    touches.append(_touch(pid, last_seen, closed_at, p.last_seen, raw_input_id, p.complete_listing,
-                                          p.raw_hash, counts))
-                    continue
+                pid, _, last_seen, version, closed_at, old_extra = old
                 self._snapshot(pid, version, p.last_seen)
                 if old_extra != values[_EXTRA]:
                     replaced.extend(extra.ids_in(old_extra))

@@ -25,7 +25,7 @@ from .keys import (
     record_from_posting, salary_identity,
 )
 from .minhash import (
-    NUM_PERM, SEED, SIGNATURE_VERSION, jaccard, shingle_hashes, shingles, signature, signature_from_bytes,
+    NUM_PERM, SEED, SIGNATURE_VERSION, jaccard, low_bits, shingle_hashes, shingles, signature, signature_from_bytes,
     signature_to_bytes, signatures_from_bytes,
 )
 from .names import canonical_url, count_companies, names_agree, normalize_city, normalize_company, normalize_title
@@ -34,7 +34,7 @@ __all__ = [
     "CROSS_COMPANY_THRESHOLD", "NUM_PERM", "REASONS", "SEED", "SIGNATURE_VERSION", "THRESHOLD",
     "Assignment", "Clusterer", "CommonShingles", "DedupeKey", "Record",
     "canonical_url", "choose_canonical", "common_shingles", "completeness", "count_companies", "fingerprint",
-    "identity", "jaccard", "jd_text", "keys_of", "names_agree", "normalize_city", "normalize_company",
+    "identity", "jaccard", "jd_text", "keys_of", "low_bits", "names_agree", "normalize_city", "normalize_company",
     "normalize_title", "posting_signature", "posting_signatures", "record_from_posting", "salary_identity",
     "shingle_hashes", "shingles", "signature", "signature_from_bytes", "signature_to_bytes", "signatures_from_bytes",
 ]
