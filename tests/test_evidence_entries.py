@@ -36,9 +36,10 @@ def test_an_entry_named_by_many_evaluations_is_stored_once(conn):
     assert sorted(ids) == sorted(dumps(e) for e in (BONUS, "insufficient", LEAVE, MEAN, "base"))
     id_of = {name: ids[dumps(e)] for name, e in (("bonus", BONUS), ("leave", LEAVE), ("mean", MEAN),
                                                   ("insufficient", "insufficient"), ("base", "base"))}
+    # positional: pay, growth, worklife, mission, overall, market (crawler/store/evidence.py: ORDER), null = absent
     assert [(pid, json.loads(s) if s else s) for pid, s in stored] == [
-        (1, {"pay": [id_of["bonus"], id_of["insufficient"]], "worklife": [id_of["leave"]], "overall": [id_of["mean"]]}),
-        (2, {"pay": [id_of["bonus"]], "worklife": [id_of["base"], id_of["leave"]], "overall": [id_of["mean"]]}),
+        (1, [[id_of["bonus"], id_of["insufficient"]], None, [id_of["leave"]], None, [id_of["mean"]], None]),
+        (2, [[id_of["bonus"]], None, [id_of["base"], id_of["leave"]], None, [id_of["mean"]], None]),
         (3, None)]
     assert evidence.expand(conn, [s for _, s in stored]) == [rows[0][1], rows[1][1], {}]
 
@@ -47,7 +48,7 @@ def test_entries_stored_before_are_found_again_and_json_text_is_taken_too(conn):
     first = evidence.intern_rows(conn, [("a", {"pay": [BONUS]})], 1)
     again = evidence.intern_rows(conn, [("b", json.dumps({"pay": [BONUS, LEAVE]}, ensure_ascii=False))], 1)
     assert conn.execute("SELECT count(*) FROM evidence_entries").fetchone() == (2,)
-    assert json.loads(again[0][1])["pay"][0] == json.loads(first[0][1])["pay"][0]
+    assert json.loads(again[0][1])[0][0] == json.loads(first[0][1])[0][0]
     assert evidence.expand(conn, [again[0][1]]) == [{"pay": [BONUS, LEAVE]}]
 
 
@@ -103,7 +104,8 @@ def test_an_old_database_keeps_its_evidence_entry_for_entry(tmp_path):
     assert [r[:2] for r in after] == [r[:2] for r in before] and len(before) == 4
     assert evidence.expand(sqlite3.connect(path), [s for _, _, s in after]) == [
         pack_evidence(json.loads(s)) for _, _, s in before]
-    assert all(type(i) is int for _, _, s in after for items in json.loads(s).values() for i in items)
+    assert [json.loads(s) if scorer == "source" else len(json.loads(s)) for _, scorer, s in after] == [6, {}, 6, {}]
+    assert all(type(i) is int for _, scorer, s in after if scorer != "source" for items in json.loads(s) for i in items)
     copy = tmp_path / "again.db"
     shutil.copy(path, copy)
     open_db(copy).close()

@@ -65,8 +65,9 @@ def test_report_is_stored_in_the_runs_row(report_run):
 
 def test_every_posting_carries_our_evaluation_with_evidence(report_run):
     db, _ = report_run
-    got = query(db, "SELECT count(*), min(overall), max(overall), sum(json_array_length(evidence, '$.pay') > 0) "
-                    "FROM evaluations WHERE scorer = 'jobcrawl-v1'")
+    got = query(db, "SELECT count(*), min(overall), max(overall), sum(EXISTS (SELECT 1 FROM evaluation_evidence v"
+                    " WHERE v.posting_id = e.posting_id AND v.scorer = e.scorer AND v.dimension = 'pay'))"
+                    " FROM evaluations e WHERE scorer = 'jobcrawl-v1'")
     assert got == [(202, 64, 84, 202)]
 
 

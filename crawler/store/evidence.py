@@ -1,10 +1,16 @@
-"""Evaluation evidence stored once: each distinct entry a row of ``evidence_entries``, an evaluation's
-``evidence`` column ``{dimension: [entry id, …]}``.
+"""Evaluation evidence stored once and small: each distinct entry a row of ``evidence_entries``, an evaluation's
+``evidence`` column the ids of its entries per dimension.
 
 Scores repeat the same entries across postings (``["social_insurance","benefits","五险一金",1]``, the company's
 open jobs, ``"insufficient"``), so an entry is stored the first time it occurs and referred to by id after. Entries
 are the compact form of normalize/evaluation.py (``pack_evidence``); :func:`expand` gives that form back, exactly
 (the mechanism: crawler/store/entries.py).
+
+The column is JSON in one of two forms (:func:`stored_form`). Evidence whose dimensions are some of :data:`ORDER`,
+in that order, each a list — our scorer's — is positional: ``[[3,17],[5],…]``, the lists in :data:`ORDER`'s
+order, ``null`` for a dimension it does not have, trailing empty lists left out (a missing one reads as ``[]``).
+Any other (another scorer's dimensions, another order, a value that is not a list, none at all) is the object
+``{"skills":[9],…}``. :func:`expand` reads both; ``json_each`` over either lists the id lists (:func:`prune`).
 An entry no evaluation refers to any more is deleted by :func:`prune` (the scoring step calls it).
 """
 
@@ -12,14 +18,37 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from normalize.evaluation import dumps
+from normalize.models import DIMENSIONS
 
 from crawler.store import entries
 
 TABLE = "evidence_entries"
+ORDER = (*DIMENSIONS, "overall", "market")
+"""The dimensions of the positional form, in their stored order (part of the stored format: never reordered;
+the view ``evaluation_evidence`` in schema.sql names them in the same order)."""
+
+
+def stored_form(evidence: Mapping[str, Any]) -> list | Mapping[str, Any]:
+    """``evidence`` as the column stores it: positional where it can be, else as it is (see the module docstring)."""
+    rest = iter(ORDER)
+    if not evidence or not all(isinstance(v, list) and k in rest for k, v in evidence.items()):
+        return evidence
+    lists = [evidence.get(d) for d in ORDER]
+    while lists and lists[-1] == []:
+        lists.pop()
+    return lists
+
+
+def object_form(stored: list | dict) -> dict:
+    """A stored value back as the object it was (:func:`stored_form` undone)."""
+    if not isinstance(stored, list):
+        return stored
+    return {d: stored[i] if i < len(stored) else [] for i, d in enumerate(ORDER)
+            if i >= len(stored) or stored[i] is not None}
 
 
 def intern_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]], at: int) -> list[tuple]:
@@ -31,15 +60,15 @@ def intern_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]], at: int
              for ev in (json.loads(r[at]) if isinstance(r[at], str) else r[at] for r in rows)]
     ids = entries.ids_of(conn, TABLE, {t for ev in texts if ev for items in ev.values() if isinstance(items, list)
                                        for t in items})
-    return [(*row[:at], None if ev is None else dumps(
-        {dim: [ids[t] for t in items] if isinstance(items, list) else items for dim, items in ev.items()}),
+    return [(*row[:at], None if ev is None else dumps(stored_form(
+        {dim: [ids[t] for t in items] if isinstance(items, list) else items for dim, items in ev.items()})),
         *row[at + 1:]) for row, ev in zip(rows, texts)]
 
 
 def expand(conn: sqlite3.Connection, stored: Sequence[str | None]) -> list[dict[str, Any]]:
     """Each stored ``evidence`` value as packed evidence (``{}`` for none): entry ids read back from
     ``evidence_entries``; an entry stored inline (a database not yet migrated) is kept as it is."""
-    values = [json.loads(s) if s else {} for s in stored]
+    values = [object_form(json.loads(s)) if s else {} for s in stored]
     found = entries.entries_of(conn, TABLE, (e for ev in values for items in ev.values() if isinstance(items, list)
                                              for e in items if type(e) is int))
     return [{dim: [found[e] if type(e) is int else e for e in items] if isinstance(items, list) else items
@@ -47,6 +76,7 @@ def expand(conn: sqlite3.Connection, stored: Sequence[str | None]) -> list[dict[
 
 
 def prune(conn: sqlite3.Connection) -> int:
-    """Delete the entries no evaluation refers to; returns how many."""
+    """Delete the entries no evaluation refers to; returns how many (one scan of ``evaluations``: ``json_each``
+    lists the id lists of either stored form)."""
     return entries.prune(conn, TABLE, "SELECT item.value FROM evaluations e, json_each(e.evidence) dim,"
                                       " json_each(dim.value) item WHERE dim.type = 'array' AND item.type = 'integer'")

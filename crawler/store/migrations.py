@@ -979,3 +979,24 @@ def m0051(db: sqlite_utils.Database) -> None:
     conn.execute("UPDATE evaluations SET overall_level_given = NULL, pay_level_given = NULL,"
                  " growth_level_given = NULL, worklife_level_given = NULL, mission_level_given = NULL"
                  " WHERE scorer = 'jobcrawl-v1'")
+
+
+@migration("0052_evaluations_evidence_positional")
+def m0052(db: sqlite_utils.Database) -> None:
+    """``evaluations.evidence`` positional where it can be (crawler/store/evidence.py: stored_form): our scorer's
+    ``{"pay":[…],…,"market":[…]}`` becomes ``[[…],…,[…]]`` in one UPDATE; every other value stays as it is, nothing
+    is scored again. The score trigger on updates is dropped first (the evidence is no score; every open makes it
+    again from schema.sql)."""
+    from normalize.evaluation import dumps
+
+    from crawler.store.evidence import stored_form
+
+    def positional(text: str) -> str:
+        value = stored_form(json.loads(text))
+        return dumps(value) if isinstance(value, list) else text
+
+    conn = db.conn
+    conn.execute("DROP TRIGGER IF EXISTS evaluations_score_update")
+    conn.create_function("evidence_positional", 1, positional, deterministic=True)
+    conn.execute("UPDATE evaluations SET evidence = evidence_positional(evidence)"
+                 " WHERE evidence LIKE '{%' AND evidence != '{}'")

@@ -629,9 +629,14 @@ CREATE VIEW market_stats AS SELECT
     key, currency, n, p25, median, p75, (SELECT value FROM meta WHERE key = 'market_computed_at') AS computed_at
 FROM market_figures;
 
--- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first).
+-- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first). The
+-- dimension of a positional evidence (an array: crawler/store/evidence.py) is named by its place, in the order of
+-- evidence.ORDER; a missing trailing dimension has no entries, so no row.
 CREATE VIEW evaluation_evidence AS SELECT
-    e.posting_id, e.scorer, d.key AS dimension, i.key AS position, x.entry
+    e.posting_id, e.scorer,
+    CASE WHEN typeof(d.key) = 'integer' THEN json_extract('["pay","growth","worklife","mission","overall","market"]',
+        d.fullkey) ELSE d.key END AS dimension,
+    i.key AS position, x.entry
 FROM evaluations e, json_each(e.evidence) d, json_each(d.value) i JOIN evidence_entries x ON x.id = i.value
 WHERE d.type = 'array';
 
