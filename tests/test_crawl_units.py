@@ -260,7 +260,7 @@ def test_retry_after_seconds(value, expected):
 
 
 def _posting(db, key: str) -> None:
-    db.execute("INSERT INTO postings (key, source, source_id, locator, title, first_seen_stored, last_seen_stored, content_hash_stored, as_of) "
+    db.execute("INSERT INTO postings (key, source, source_id, locator, title, first_seen_stored, last_seen_stored, content_hash_stored, as_of_stored) "
                "VALUES (?, 'greenhouse', ?, 'l', 't', 'x', 'x', 'h', 'x')", (key, key))
 
 

@@ -7,12 +7,15 @@ not known here: the writer gives each posting its id and fills ``posting_id`` in
 
 from __future__ import annotations
 
+import calendar
 import codecs
 import hashlib
 import json
 import re
 import zlib
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
 from typing import Any, Mapping, NamedTuple
 
 from normalize.evaluation import dumps, pack_evidence, pack_signals
@@ -28,12 +31,15 @@ from crawler.store.skills import skill_values
 POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
 LEVEL_COLS = tuple(f"{d}_level" for d in ("overall", *DIMENSIONS))
-STORED_AS = ({"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored"}
+STORED_AS = ({"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored",
+              "as_of": "as_of_stored", "computed_at": "computed_at_stored"}
              | {c: f"{c}_given" for c in LEVEL_COLS})
 """Generated columns (schema.sql) → the column their value is written to: ``postings.first_seen`` and ``last_seen``
-NULL where the time is ``as_of``, its ``content_hash`` as bytes (:func:`hash_bytes`); the ``evaluations`` levels NULL
-for ours (``jobcrawl-v1``), whose levels the schema's rule gives."""
+NULL where the time is ``as_of``, its ``content_hash`` as bytes (:func:`hash_bytes`), its ``as_of`` and
+``evaluations.computed_at`` as unix seconds (:func:`time_stored`); the ``evaluations`` levels NULL for ours
+(``jobcrawl-v1``), whose levels the schema's rule gives."""
 _HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
+_UTC_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00")
 
 
 def stored_columns(columns: tuple[str, ...] | list[str], each: str = "[{}]") -> str:
@@ -48,6 +54,19 @@ def hash_bytes(text: str | None) -> bytes | str | None:
     return bytes.fromhex(text) if isinstance(text, str) and _HEX_SHA256.fullmatch(text) else text
 
 
+@lru_cache(maxsize=4096)  # an input's postings share their as_of, a scoring pass its computed_at
+def time_stored(text: str | None) -> int | str | None:
+    """A time as the clock writes it (normalize/clock.py: UTC to the second, ``2026-12-07T03:39:44+00:00``) as its
+    unix seconds, which the generated column reads back as the same text; any other value (fractional seconds,
+    another offset or form, not a date) as it is."""
+    if not (isinstance(text, str) and _UTC_SECOND.fullmatch(text)):
+        return text
+    try:
+        return calendar.timegm(datetime.fromisoformat(text).utctimetuple())
+    except ValueError:  # no such day or time (02-30, 24:00)
+        return text
+
+
 APP_COLS = tuple(c for c, *_ in APP_COLUMNS)
 """The ``app_market`` columns after ``posting_id``, in order."""
 _APP_EMPTY = tuple(APP_EMPTY[c] for c in APP_COLS)
@@ -57,7 +76,8 @@ EVAL_COLS = (
     "posting_id", "scorer", "overall", "pay", "growth", "worklife", "mission", *LEVEL_COLS,
     "summary", "notes", "explanations", "evidence", "problems", "computed_at", "signals",
 )
-"""The ``evaluations`` columns of an evaluation's row (the levels written to their :data:`STORED_AS` columns)."""
+"""The ``evaluations`` columns of an evaluation's row (the levels and ``computed_at`` written to their :data:`STORED_AS`
+columns)."""
 INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
               "error", "postings", "reader", "text_zlib")
 COMPRESS_ABOVE = 512
@@ -107,13 +127,14 @@ def row_values(row: PostingRow) -> dict[str, Any]:
 def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
     """An evaluation as its ``evaluations`` columns of :data:`EVAL_COLS` after ``posting_id``: evidence and signals
     compact (normalize/evaluation.py), the evidence as packed entries the writer stores once each
-    (crawler/store/evidence.py: ``intern_rows``); ours (``jobcrawl-v1``) without levels (generated from its numbers)."""
+    (crawler/store/evidence.py: ``intern_rows``), ``computed_at`` as :func:`time_stored` makes it; ours
+    (``jobcrawl-v1``) without levels (generated from its numbers)."""
     levels = ((None,) * len(LEVEL_COLS) if ev.scorer == SCORER
               else (overall_level, *(ev.levels.get(d) for d in DIMENSIONS)))
     return (
         ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, *levels,
         ev.summary, dumps(ev.notes), dumps(ev.explanations), pack_evidence(ev.evidence), dumps(ev.problems),
-        computed_at, dumps(pack_signals(ev.signals)),
+        time_stored(computed_at), dumps(pack_signals(ev.signals)),
     )
 
 

@@ -91,6 +91,10 @@ CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id);
 -- first_seen and last_seen are read from first_seen_stored and last_seen_stored, or are as_of where those are NULL
 -- (most postings are seen once, at the time of their input): the writer stores only a time that differs.
 -- content_hash is the hex text of content_hash_stored: 32 bytes (a hash written otherwise is kept as written).
+-- as_of is the text of as_of_stored: the unix seconds of a time the clock wrote (UTC to the second,
+-- crawler/store/rows.py: time_stored), or a text written in any other form, kept as written. The column has no
+-- declared type, so that neither is converted to the other (TEXT would store the number as text, INTEGER a numeric text
+-- as a number).
 CREATE TABLE postings (
     id INTEGER PRIMARY KEY,
     key TEXT,
@@ -148,7 +152,6 @@ CREATE TABLE postings (
     problems TEXT,
     content_hash_stored TEXT,
     input_sha256 TEXT,
-    as_of TEXT,
     first_seen_stored TEXT,
     last_seen_stored TEXT,
     closed_at TEXT,
@@ -164,10 +167,13 @@ CREATE TABLE postings (
     posted_local TEXT,
     first_run_id INTEGER,
     raw_hash TEXT,
-    first_seen TEXT GENERATED ALWAYS AS (coalesce(first_seen_stored, as_of)) VIRTUAL,
-    last_seen TEXT GENERATED ALWAYS AS (coalesce(last_seen_stored, as_of)) VIRTUAL,
     content_hash TEXT GENERATED ALWAYS AS (CASE WHEN typeof(content_hash_stored) = 'blob' THEN lower(hex(content_hash_stored))
-                                           ELSE content_hash_stored END) VIRTUAL
+                                           ELSE content_hash_stored END) VIRTUAL,
+    as_of_stored,
+    as_of TEXT GENERATED ALWAYS AS (CASE WHEN typeof(as_of_stored) = 'integer'
+        THEN strftime('%Y-%m-%dT%H:%M:%S+00:00', as_of_stored, 'unixepoch') ELSE as_of_stored END) VIRTUAL,
+    first_seen TEXT GENERATED ALWAYS AS (coalesce(first_seen_stored, as_of)) VIRTUAL,
+    last_seen TEXT GENERATED ALWAYS AS (coalesce(last_seen_stored, as_of)) VIRTUAL
 );
 CREATE UNIQUE INDEX idx_postings_key ON postings (key);
 CREATE INDEX idx_postings_company ON postings (company);
@@ -301,6 +307,7 @@ CREATE TABLE meta (
 
 -- The five levels are generated: ours (jobcrawl-v1) by the rule of normalize/posting.py level_for from the number
 -- (信息不足 where it is NULL), every other scorer's as stored in its *_level_given column (NULL for ours).
+-- computed_at is read from computed_at_stored as postings.as_of is from as_of_stored.
 CREATE TABLE evaluations (
     posting_id INTEGER REFERENCES postings (id),
     scorer TEXT,
@@ -319,7 +326,6 @@ CREATE TABLE evaluations (
     explanations TEXT,
     evidence TEXT,
     problems TEXT,
-    computed_at TEXT,
     completeness REAL,
     signals TEXT,
     inputs_digest INTEGER,
@@ -333,6 +339,9 @@ CREATE TABLE evaluations (
         WHEN worklife IS NULL THEN '信息不足' WHEN worklife < 60 THEN '较低' WHEN worklife < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
     mission_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN mission_level_given
         WHEN mission IS NULL THEN '信息不足' WHEN mission < 60 THEN '较低' WHEN mission < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
+    computed_at_stored,
+    computed_at TEXT GENERATED ALWAYS AS (CASE WHEN typeof(computed_at_stored) = 'integer'
+        THEN strftime('%Y-%m-%dT%H:%M:%S+00:00', computed_at_stored, 'unixepoch') ELSE computed_at_stored END) VIRTUAL,
     PRIMARY KEY (posting_id, scorer)
 );
 CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);

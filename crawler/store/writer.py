@@ -37,7 +37,7 @@ from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
                                 Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text, row_values,
-                                stored_columns)
+                                stored_columns, time_stored)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
@@ -287,6 +287,7 @@ class Writer:
                 values[_INPUT_SHA] = None
             as_of = values[_POSTING_AS_OF]
             values[_CONTENT_HASH] = hash_bytes(p.content_hash)
+            values[_POSTING_AS_OF] = time_stored(as_of)
             if old is None:
                 pid = next_id
                 next_id += 1
