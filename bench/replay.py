@@ -143,7 +143,7 @@ def main() -> None:
             open_now, closed_now = conn.execute(
                 "SELECT count(*) FILTER (WHERE closed_at IS NULL), count(*) FILTER (WHERE closed_at IS NOT NULL)"
                 " FROM postings").fetchone()
-            raw = conn.execute("SELECT avg(length(coalesce(text, text_zlib, body))) FROM raw_inputs").fetchone()[0]
+            raw = conn.execute("SELECT avg(length(coalesce(text, text_zstd, body))) FROM raw_inputs").fetchone()[0]
             unparsed = conn.execute("SELECT coalesce(sum(json_extract(stats, '$.\"jobcrawl/postings_seen_unparsed\"')), 0)"
                                     " FROM runs").fetchone()[0]
         print(f"replay: {done.ingested + done.unchanged} versions in {total:.1f} s · postings new "

@@ -94,9 +94,9 @@ def test_quarantine_rows_keep_reason_and_raw_text(bad_run):
     files = bad_files()
     # Every input is stored: decodable ones as text, verbatim; the others byte for byte.
     codec = {"utf-8": "utf-8", "utf-8-sig": "utf-8-sig", "utf-16-le": "utf-16", "gb18030": "gb18030"}
-    for locator, text, text_zlib, body, encoding in conn.execute(
-            "SELECT locator, text, text_zlib, body, encoding FROM raw_inputs"):
-        text = raw_text(text, text_zlib)  # a long text is stored compressed (crawler/store/rows.py: pack_text)
+    for locator, text, text_zstd, body, encoding in conn.execute(
+            "SELECT locator, text, text_zstd, body, encoding FROM raw_inputs"):
+        text = raw_text(text, text_zstd)  # a long text is stored compressed (crawler/store/rows.py: pack_text)
         if encoding is None:
             assert bytes(body) == files[locator], locator
         else:
@@ -106,7 +106,7 @@ def test_quarantine_rows_keep_reason_and_raw_text(bad_run):
     assert partial == ("partial", 1, "truncated")
     # the whole page as written, stored once: in its raw input, which the quarantine row points at
     text, in_input, r_text, r_zlib = conn.execute(
-        "SELECT q.text, q.text_in_input, r.text, r.text_zlib FROM quarantine q JOIN raw_inputs r ON r.id = q.raw_input_id"
+        "SELECT q.text, q.text_in_input, r.text, r.text_zstd FROM quarantine q JOIN raw_inputs r ON r.id = q.raw_input_id"
         " WHERE q.locator = 'bad/truncated.txt'").fetchone()
     assert (text, in_input, raw_text(r_text, r_zlib)) == (None, 1, files["bad/truncated.txt"].decode("utf-8"))
 

@@ -95,7 +95,7 @@ def test_database_is_wal_and_migrated(seeded_db):
     assert names[0] == "0001_initial"
     raw = conn.execute("SELECT locator, status, postings, encoding FROM raw_inputs ORDER BY locator").fetchall()
     assert raw == [("000_7c4373297891d5ca.txt", "parsed", 1, "utf-8"), ("003_5eabc84b6ca487f0.txt", "parsed", 1, "utf-8")]
-    assert raw_text(*conn.execute("SELECT text, text_zlib FROM raw_inputs WHERE locator LIKE '000%'").fetchone()) == (
+    assert raw_text(*conn.execute("SELECT text, text_zstd FROM raw_inputs WHERE locator LIKE '000%'").fetchone()) == (
         SEEDS / "000_7c4373297891d5ca.txt").read_text(encoding="utf-8")
     conn.close()
 

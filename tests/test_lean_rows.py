@@ -68,7 +68,7 @@ def test_posting_skills_store_offsets_not_copies(seeds_db):
 
 def test_a_one_posting_input_is_stored_compressed(seeds_db):
     conn = sqlite3.connect(seeds_db)
-    rows = conn.execute("SELECT locator, text, text_zlib FROM raw_inputs ORDER BY locator").fetchall()
+    rows = conn.execute("SELECT locator, text, text_zstd FROM raw_inputs ORDER BY locator").fetchall()
     conn.close()
     seeds = sorted(SEEDS.glob("*.txt"))
     assert [(locator, text) for locator, text, _ in rows] == [(p.name, None) for p in seeds]

@@ -493,9 +493,9 @@ def test_an_input_parsed_again_takes_the_outcome_of_its_last_parse(tmp_path, fir
     for run_id, (fields, problems) in enumerate((first, then), start=1):
         writer.write(Batch(run_id, inputs=[input_row(_input(**fields))],
                            quarantine=[quarantine_row(_problem(*p)) for p in problems]))
-    status, error, postings, text, text_zlib, body, encoding = db.execute(
-        "SELECT status, error, postings, text, text_zlib, body, encoding FROM raw_inputs").fetchone()
-    whole = kept_whole({"sha256": BIG_SHA, "text": raw_text(text, text_zlib), "body": body, "encoding": encoding})
+    status, error, postings, text, text_zstd, body, encoding = db.execute(
+        "SELECT status, error, postings, text, text_zstd, body, encoding FROM raw_inputs").fetchone()
+    whole = kept_whole({"sha256": BIG_SHA, "text": raw_text(text, text_zstd), "body": body, "encoding": encoding})
     assert (status, error, postings, whole == BIG) == stored
     assert db.execute("SELECT position, reason FROM quarantine ORDER BY position").fetchall() == quarantine
     assert db["raw_inputs"].count == 1

@@ -621,14 +621,17 @@ def m0030(db: sqlite_utils.Database) -> None:
 def m0031(db: sqlite_utils.Database) -> None:
     """A quarantine row keeps no copy of its input's whole stored text (crawler/store/rows.py: ``copies_input``):
     ``text_in_input`` says so, and the copies stored before are cleared."""
-    from crawler.store.rows import copies_input, raw_text
+    import zlib
+
+    from crawler.store.rows import copies_input
 
     conn = db.conn
     conn.execute("ALTER TABLE quarantine ADD COLUMN text_in_input INTEGER NOT NULL DEFAULT 0")
     rows = conn.execute("SELECT q.id, q.text, r.text, r.text_zlib FROM quarantine q"
                         " JOIN raw_inputs r ON r.id = q.raw_input_id WHERE q.text IS NOT NULL")
     conn.executemany("UPDATE quarantine SET text = NULL, text_in_input = 1 WHERE id = ?", [
-        (qid,) for qid, text, r_text, r_zlib in rows if copies_input(text, raw_text(r_text, r_zlib))])
+        (qid,) for qid, text, r_text, r_zlib in rows
+        if copies_input(text, r_text if r_zlib is None else zlib.decompress(r_zlib).decode("utf-8", "surrogatepass"))])
 
 
 @migration("0032_no_singleton_clusters")
@@ -1040,3 +1043,17 @@ def m0053(db: sqlite_utils.Database) -> None:
                      f" (coalesce({name}_stored, as_of)) VIRTUAL")
     conn.execute("CREATE INDEX idx_postings_first_seen ON postings (first_seen)")
     conn.execute("CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at)")
+
+
+@migration("0054_raw_inputs_zstd")
+def m0054(db: sqlite_utils.Database) -> None:
+    """A long raw input's text goes Zstandard-compressed: ``raw_inputs.text_zlib`` becomes ``text_zstd``, every blob
+    expanded from zlib and compressed again (crawler/store/rows.py: pack_text)."""
+    import zlib
+
+    from crawler.store.rows import ZSTD_LEVEL, zstd
+
+    conn = db.conn
+    conn.execute("ALTER TABLE raw_inputs RENAME COLUMN text_zlib TO text_zstd")
+    conn.create_function("zlib_to_zstd", 1, lambda b: zstd.compress(zlib.decompress(b), ZSTD_LEVEL))
+    conn.execute("UPDATE raw_inputs SET text_zstd = zlib_to_zstd(text_zstd) WHERE text_zstd IS NOT NULL")

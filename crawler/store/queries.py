@@ -9,7 +9,7 @@ from typing import Any, Iterator, Sequence
 
 from crawler.store.rows import raw_text
 
-REPARSE_COLS = ("id", "source", "locator", "sha256", "text", "as_of", "status", "reader", "text_zlib", "encoding", "body")
+REPARSE_COLS = ("id", "source", "locator", "sha256", "text", "as_of", "status", "reader", "text_zstd", "encoding", "body")
 # The bytes only of quarantined inputs: the others are parsed again from their text.
 _REPARSE_SELECT = ", ".join("CASE WHEN status = 'quarantined' THEN body END" if c == "body" else c for c in REPARSE_COLS)
 
@@ -108,6 +108,6 @@ def latest_raw_inputs(conn: sqlite3.Connection, sources: Sequence[str] = (), *, 
         for row in rows:
             out = dict(zip(REPARSE_COLS, row))
             out["reader"] = json.loads(out["reader"]) if out["reader"] else None
-            out["text"] = raw_text(out["text"], out.pop("text_zlib"))
+            out["text"] = raw_text(out["text"], out.pop("text_zstd"))
             yield out
         last = rows[-1][0]

@@ -12,11 +12,15 @@ import codecs
 import hashlib
 import json
 import re
-import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Mapping, NamedTuple
+
+try:
+    from compression import zstd  # Python 3.14+
+except ImportError:
+    from backports import zstd
 
 from normalize.evaluation import dumps, pack_evidence, pack_signals
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput, SeenPostings
@@ -79,11 +83,11 @@ EVAL_COLS = (
 """The ``evaluations`` columns of an evaluation's row (the levels and ``computed_at`` written to their :data:`STORED_AS`
 columns)."""
 INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body", "fetched_at", "as_of", "status",
-              "error", "postings", "reader", "text_zlib")
+              "error", "postings", "reader", "text_zstd")
 COMPRESS_ABOVE = 512
-"""A raw input's text longer than this many characters is stored zlib-compressed (``text_zlib``), not as text
-(a single posting's text shrinks to about half; a shorter one hardly)."""
-ZLIB_LEVEL = 3  # 9–17 × smaller on app dumps at 190–300 MB/s; level 6 halves the speed for a third less
+"""A raw input's text longer than this many characters is stored Zstandard-compressed (``text_zstd``), not as
+text (a single posting's text shrinks to about half; a shorter one hardly)."""
+ZSTD_LEVEL = 6
 QUARANTINE_COLS = ("source", "locator", "position", "input_sha256", "reason", "detail", "text")
 
 
@@ -181,18 +185,18 @@ def seen_rows(item: SeenPostings) -> list[tuple]:
 def input_row(item: RawInput) -> tuple:
     """A raw input as its ``raw_inputs`` columns of :data:`INPUT_COLS` (the reader as JSON, a long text
     compressed: :func:`pack_text`)."""
-    text, text_zlib = pack_text(item.text)
+    text, text_zstd = pack_text(item.text)
     return (item.source, item.locator, item.sha256, item.size, item.encoding, text, item.body, item.fetched_at,
             item.as_of, item.status, item.error, item.postings,
-            None if item.reader is None else json.dumps(item.reader, ensure_ascii=False, sort_keys=True), text_zlib)
+            None if item.reader is None else json.dumps(item.reader, ensure_ascii=False, sort_keys=True), text_zstd)
 
 
 def pack_text(text: str | None) -> tuple[str | None, bytes | None]:
-    """(text, text_zlib) as stored: a text over :data:`COMPRESS_ABOVE` characters goes compressed (UTF-8,
+    """(text, text_zstd) as stored: a text over :data:`COMPRESS_ABOVE` characters goes compressed (UTF-8,
     lone surrogates kept), a shorter one as it is."""
     if text is None or len(text) <= COMPRESS_ABOVE:
         return text, None
-    return None, zlib.compress(text.encode("utf-8", "surrogatepass"), ZLIB_LEVEL)
+    return None, zstd.compress(text.encode("utf-8", "surrogatepass"), ZSTD_LEVEL)
 
 
 RAW_TEXT_LIMIT = 2**30
@@ -201,28 +205,34 @@ SQL_RAW_TEXT_LIMIT = 16 * 2**20
 """The same for the SQL function ``raw_text`` in Datasette, where anyone who may run SQL can call it on any blob."""
 
 
-def raw_text(text: str | None, text_zlib: bytes | None, limit: int = RAW_TEXT_LIMIT) -> str | None:
+def raw_text(text: str | None, text_zstd: bytes | None, limit: int = RAW_TEXT_LIMIT) -> str | None:
     """A stored raw input's text, whichever way it was stored (:func:`pack_text`). A blob that expands to more
-    than ``limit`` bytes (not one this project wrote) raises ValueError, after expanding only ``limit``."""
-    if text_zlib is None:
+    than ``limit`` bytes (not one this project wrote) raises ValueError, after expanding only ``limit``; one that
+    is no whole Zstandard frame raises ValueError too."""
+    if text_zstd is None:
         return text
-    inflater = zlib.decompressobj()
-    data = inflater.decompress(text_zlib, limit)
-    if inflater.unconsumed_tail:
-        raise ValueError(f"raw_text: the compressed text expands to more than {limit:,} bytes")
+    expander = zstd.ZstdDecompressor()
+    try:
+        data = expander.decompress(text_zstd, limit)
+    except zstd.ZstdError as e:
+        raise ValueError(f"raw_text: the compressed text is damaged ({e})") from None
+    if not expander.eof:
+        if not expander.needs_input:
+            raise ValueError(f"raw_text: the compressed text expands to more than {limit:,} bytes")
+        raise ValueError("raw_text: the compressed text is cut short")
     return data.decode("utf-8", "surrogatepass")
 
 
-def sql_raw_text(text: str | None, text_zlib: bytes | None) -> str | None:
-    """:func:`raw_text` as the SQL function ``raw_text(text, text_zlib)`` (Datasette), capped at
+def sql_raw_text(text: str | None, text_zstd: bytes | None) -> str | None:
+    """:func:`raw_text` as the SQL function ``raw_text(text, text_zstd)`` (Datasette), capped at
     :data:`SQL_RAW_TEXT_LIMIT`."""
-    return raw_text(text, text_zlib, SQL_RAW_TEXT_LIMIT)
+    return raw_text(text, text_zstd, SQL_RAW_TEXT_LIMIT)
 
 
 def copies_input(text: str | None, input_text: str | None) -> bool:
     """Whether a quarantine row's ``text`` is its input's whole stored text (a file that is no posting, the one
     truncated posting of a page), stored there once: the row keeps NULL and ``text_in_input`` 1, read back as
-    ``raw_text(r.text, r.text_zlib)`` of its raw input. A text the SQL function cannot expand (over
+    ``raw_text(r.text, r.text_zstd)`` of its raw input. A text the SQL function cannot expand (over
     :data:`SQL_RAW_TEXT_LIMIT` bytes) keeps its copy."""
     return (text is not None and text == input_text
             and (len(text) <= SQL_RAW_TEXT_LIMIT // 4 or len(text.encode("utf-8", "surrogatepass")) <= SQL_RAW_TEXT_LIMIT))

@@ -44,7 +44,7 @@ CREATE TABLE raw_inputs (
     postings INTEGER,
     run_id INTEGER REFERENCES runs (id),
     reader TEXT,
-    text_zlib BLOB
+    text_zstd BLOB
 );
 CREATE UNIQUE INDEX idx_raw_inputs_source_locator_sha256 ON raw_inputs (source, locator, sha256);
 

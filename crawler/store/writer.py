@@ -74,7 +74,7 @@ _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for
 _SOURCE = POSTING_COLS.index("source")
 _SEEN_KEY, _SEEN_SOURCE, _SEEN_LOC, _SEEN_SHA, _SEEN_AT, _SEEN_COMPLETE, _SEEN_HASH = range(len(SEEN_COLS))
 _OUTCOME = ("status", "error", "postings")
-_CONTENT = ("size", "encoding", "text", "text_zlib", "body", "reader")
+_CONTENT = ("size", "encoding", "text", "text_zstd", "body", "reader")
 _DATA_ERRORS = (OverflowError, ValueError, TypeError, sqlite3.IntegrityError, sqlite3.InterfaceError,
                 sqlite3.DataError)
 """Errors that say a row is wrong, not the database: the batch is written again one posting at a time."""
@@ -215,7 +215,7 @@ class Writer:
         columns = _OUTCOME
         # Only a quarantined input may be kept in part; the stored text is read only then.
         if status == "quarantined" and not self._kept_whole(raw_id) \
-                and kept_whole(new | {"text": raw_text(new["text"], new["text_zlib"])}) is not None:
+                and kept_whole(new | {"text": raw_text(new["text"], new["text_zstd"])}) is not None:
             columns += _CONTENT
         self.conn.execute(f"UPDATE raw_inputs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
                           (*(new[c] for c in columns), raw_id))
@@ -226,7 +226,7 @@ class Writer:
         row = seen.get(raw_id)
         if row is None:
             row = seen[raw_id] = list(self.conn.execute(
-                "SELECT size, text, text_zlib FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone())
+                "SELECT size, text, text_zstd FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone())
         size = row[0]
         if size is not None and not length <= size <= 4 * length + 4:  # 1–4 bytes a character, a BOM
             return None
@@ -235,9 +235,9 @@ class Writer:
         return row[3]
 
     def _kept_whole(self, raw_id: int) -> bool:
-        sha, text, text_zlib, body, encoding = self.conn.execute(
-            "SELECT sha256, text, text_zlib, body, encoding FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone()
-        return kept_whole({"sha256": sha, "text": raw_text(text, text_zlib), "body": body, "encoding": encoding}) is not None
+        sha, text, text_zstd, body, encoding = self.conn.execute(
+            "SELECT sha256, text, text_zstd, body, encoding FROM raw_inputs WHERE id = ?", (raw_id,)).fetchone()
+        return kept_whole({"sha256": sha, "text": raw_text(text, text_zstd), "body": body, "encoding": encoding}) is not None
 
     def _record_parses(self, batch: Batch, input_ids: dict[tuple[str, str], int]) -> None:
         """Record the inputs whose last posting this batch stored, and those of the batch that had none."""
