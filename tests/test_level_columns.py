@@ -1,6 +1,6 @@
-"""The five ``evaluations`` levels are generated columns: ours (``jobcrawl-v1``) by the rule of
-normalize/posting.py ``level_for`` (信息不足 where the number is NULL), every other scorer's as stored in
-``<level>_given`` — which the writers leave NULL for ours."""
+"""The five ``evaluations`` levels and ``postings.score_level`` are generated columns: ours (``jobcrawl-v1``) by the
+rule of normalize/posting.py ``level_for`` (信息不足 where the number is NULL), every other scorer's as stored in
+``<level>_given`` — which the writers (for postings: the score triggers) leave NULL for ours."""
 
 from __future__ import annotations
 
@@ -101,3 +101,38 @@ def test_the_migration_keeps_every_level_and_score_and_stores_ours_no_more(versi
     with sqlite3.connect(path) as conn:  # the triggers, made again, read the generated level
         conn.execute("UPDATE evaluations SET overall = 59 WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'")
     assert sql(path, "SELECT score, score_level, score_by FROM postings WHERE id = 1") == [(59, "较低", "jobcrawl-v1")]
+
+
+@pytest.mark.parametrize("scorer, overall, given, expected", [
+    *[pytest.param("jobcrawl-v1", x, None, level_for(x) or INSUFFICIENT, id=f"ours-{x}") for x in (None, 0, 59, 60, 79, 80, 100)],
+    pytest.param("source", 90, "中等", "中等", id="source-level-as-given"),
+    pytest.param("source", None, "较高", "较高", id="source-level-alone"),
+])
+def test_the_listing_level_follows_the_evaluation_that_scores_it(database, scorer, overall, given, expected):
+    """The triggers copy score and scorer to the posting; its ``score_level`` reads the same as the evaluation's
+    ``overall_level``, stored only for the source's."""
+    with sqlite3.connect(database) as conn:
+        posting_id = conn.execute("SELECT min(id) FROM postings").fetchone()[0]
+        if posting_id is None:
+            conn.execute("INSERT INTO postings (id, key) VALUES (1, 'k')")
+            posting_id = 1
+        conn.execute("DELETE FROM evaluations WHERE posting_id = ? AND scorer IN ('jobcrawl-v1', 'source')", (posting_id,))
+        conn.execute("INSERT INTO evaluations (posting_id, scorer, overall, overall_level_given) VALUES (?, ?, ?, ?)",
+                     (posting_id, scorer, overall, given))
+        got = conn.execute("SELECT p.score, p.score_level, p.score_by, p.score_level_given, e.overall_level"
+                           " FROM postings p JOIN evaluations e ON e.posting_id = p.id AND e.scorer = ?"
+                           " WHERE p.id = ?", (scorer, posting_id)).fetchone()
+        conn.rollback()
+    assert got == (overall, expected, scorer, None if scorer == "jobcrawl-v1" else given, expected)
+
+
+@pytest.mark.parametrize("version", ["6e4c4bc", "60ec602"])
+def test_migration_0055_keeps_each_listing_level_and_stores_ours_no_more(version, tmp_path):
+    path = made_by(version, tmp_path)
+    before = sql(path, SCORES)
+    open_db(path).close()
+    assert sql(path, SCORES) == before
+    assert sql(path, "SELECT count(*) FROM postings WHERE score_by = 'jobcrawl-v1' AND score_level_given IS NOT NULL") == [(0,)]
+    with sqlite3.connect(path) as conn:
+        plan = " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN SELECT id FROM postings WHERE score_level = '中等'"))
+    assert "idx_postings_score_level" in plan

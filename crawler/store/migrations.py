@@ -1057,3 +1057,20 @@ def m0054(db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE raw_inputs RENAME COLUMN text_zlib TO text_zstd")
     conn.create_function("zlib_to_zstd", 1, lambda b: zstd.compress(zlib.decompress(b), ZSTD_LEVEL))
     conn.execute("UPDATE raw_inputs SET text_zstd = zlib_to_zstd(text_zstd) WHERE text_zstd IS NOT NULL")
+
+
+@migration("0055_postings_score_level_generated")
+def m0055(db: sqlite_utils.Database) -> None:
+    """``postings.score_level`` becomes generated: by the evaluations' rule from ``score`` where ``score_by`` is ours
+    (``jobcrawl-v1``), else read from ``score_level_given`` (the column renamed), made NULL here for ours. Its index is
+    made again over the generated column; the score triggers are dropped first (every open makes them again)."""
+    conn = db.conn
+    for name in ("insert", "update", "delete"):
+        conn.execute(f"DROP TRIGGER IF EXISTS evaluations_score_{name}")
+    conn.execute("DROP INDEX IF EXISTS idx_postings_score_level")
+    conn.execute("ALTER TABLE postings RENAME COLUMN score_level TO score_level_given")
+    conn.execute("ALTER TABLE postings ADD COLUMN score_level TEXT GENERATED ALWAYS AS (CASE WHEN score_by != 'jobcrawl-v1'"
+                 " THEN score_level_given WHEN score_by IS NULL THEN NULL WHEN score IS NULL THEN '信息不足'"
+                 " WHEN score < 60 THEN '较低' WHEN score < 80 THEN '中等' ELSE '较高' END) VIRTUAL")
+    conn.execute("UPDATE postings SET score_level_given = NULL WHERE score_by = 'jobcrawl-v1'")
+    conn.execute("CREATE INDEX idx_postings_score_level ON postings (score_level)")
