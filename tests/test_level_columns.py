@@ -119,20 +119,40 @@ def test_the_listing_level_follows_the_evaluation_that_scores_it(database, score
         conn.execute("DELETE FROM evaluations WHERE posting_id = ? AND scorer IN ('jobcrawl-v1', 'source')", (posting_id,))
         conn.execute("INSERT INTO evaluations (posting_id, scorer, overall, overall_level_given) VALUES (?, ?, ?, ?)",
                      (posting_id, scorer, overall, given))
-        got = conn.execute("SELECT p.score, p.score_level, p.score_by, p.score_level_given, e.overall_level"
-                           " FROM postings p JOIN evaluations e ON e.posting_id = p.id AND e.scorer = ?"
+        got = conn.execute("SELECT p.score, p.score_level, p.score_by, p.score_level_given, e.overall_level,"
+                           " p.score_by_stored FROM postings p JOIN evaluations e ON e.posting_id = p.id AND e.scorer = ?"
                            " WHERE p.id = ?", (scorer, posting_id)).fetchone()
+        conn.execute("DELETE FROM evaluations WHERE posting_id = ? AND scorer = ?", (posting_id, scorer))
+        cleared = conn.execute("SELECT score, score_level, score_by, score_by_stored FROM postings WHERE id = ?",
+                               (posting_id,)).fetchone()
         conn.rollback()
-    assert got == (overall, expected, scorer, None if scorer == "jobcrawl-v1" else given, expected)
+    ours = scorer == "jobcrawl-v1"
+    assert got == (overall, expected, scorer, None if ours else given, expected, 1 if ours else 2)
+    assert cleared == (None, None, None, None)  # no evaluation left: the listing has no score
 
 
 @pytest.mark.parametrize("version", ["6e4c4bc", "60ec602"])
-def test_migration_0055_keeps_each_listing_level_and_stores_ours_no_more(version, tmp_path):
+def test_migration_0055_keeps_each_listing_score_storing_ours_small(version, tmp_path):
     path = made_by(version, tmp_path)
     before = sql(path, SCORES)
     open_db(path).close()
     assert sql(path, SCORES) == before
     assert sql(path, "SELECT count(*) FROM postings WHERE score_by = 'jobcrawl-v1' AND score_level_given IS NOT NULL") == [(0,)]
+    assert sql(path, "SELECT score_by, score_by_stored FROM postings ORDER BY id") == [
+        (by, {"jobcrawl-v1": 1, "source": 2}.get(by)) for _, _, _, by in before]
     with sqlite3.connect(path) as conn:
         plan = " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN SELECT id FROM postings WHERE score_level = '中等'"))
     assert "idx_postings_score_level" in plan
+
+
+def test_a_scorer_the_code_does_not_name_reads_back_as_written(database):
+    """``score_by_stored`` holds 1 for ours, 2 for the source's and any other scorer (none of ours writes one; a
+    database migrated by 0055 keeps what it held) as written; its level is then the given one."""
+    with sqlite3.connect(database) as conn:
+        conn.execute("INSERT INTO postings (id, key, score, score_level_given, score_by_stored)"
+                     " VALUES (300000, 'other', 90, '高', 'imported:v0'), (300001, 'ours', 90, NULL, 1),"
+                     " (300002, 'theirs', 90, '中等', 2), (300003, 'none', NULL, NULL, NULL)")
+        got = conn.execute("SELECT key, score_by, score_level FROM postings WHERE id >= 300000 ORDER BY id").fetchall()
+        conn.rollback()
+    assert got == [("other", "imported:v0", "高"), ("ours", "jobcrawl-v1", "较高"), ("theirs", "source", "中等"),
+                   ("none", None, None)]

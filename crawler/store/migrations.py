@@ -1059,18 +1059,28 @@ def m0054(db: sqlite_utils.Database) -> None:
     conn.execute("UPDATE raw_inputs SET text_zstd = zlib_to_zstd(text_zstd) WHERE text_zstd IS NOT NULL")
 
 
-@migration("0055_postings_score_level_generated")
+@migration("0055_postings_score_stored_small")
 def m0055(db: sqlite_utils.Database) -> None:
-    """``postings.score_level`` becomes generated: by the evaluations' rule from ``score`` where ``score_by`` is ours
-    (``jobcrawl-v1``), else read from ``score_level_given`` (the column renamed), made NULL here for ours. Its index is
-    made again over the generated column; the score triggers are dropped first (every open makes them again)."""
+    """``postings.score_level`` and ``score_by`` become generated. The level by the evaluations' rule from ``score``
+    where the scorer is ours (``jobcrawl-v1``), else read from ``score_level_given`` (the column renamed), made NULL
+    here for ours; the scorer from ``score_by_stored``: 1 for ours, 2 for ``source``, any other text as written. The
+    views and triggers that name ``postings`` are dropped first (dropping a column checks them; :func:`upgrade` makes
+    them again), the level's index is made again over the generated column."""
     conn = db.conn
-    for name in ("insert", "update", "delete"):
-        conn.execute(f"DROP TRIGGER IF EXISTS evaluations_score_{name}")
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger')"
+                                        ).fetchall():
+        if re.search(r"\bpostings\b", sql):
+            conn.execute(f"DROP {kind.upper()} [{name}]")
     conn.execute("DROP INDEX IF EXISTS idx_postings_score_level")
     conn.execute("ALTER TABLE postings RENAME COLUMN score_level TO score_level_given")
+    conn.execute("ALTER TABLE postings ADD COLUMN score_by_stored")
+    conn.execute("UPDATE postings SET score_by_stored = CASE score_by WHEN 'jobcrawl-v1' THEN 1 WHEN 'source' THEN 2"
+                 " ELSE score_by END, score_level_given = CASE WHEN score_by = 'jobcrawl-v1' THEN NULL"
+                 " ELSE score_level_given END, score_by = NULL WHERE score_by IS NOT NULL")
+    conn.execute("ALTER TABLE postings DROP COLUMN score_by")
+    conn.execute("ALTER TABLE postings ADD COLUMN score_by TEXT GENERATED ALWAYS AS (CASE score_by_stored"
+                 " WHEN 1 THEN 'jobcrawl-v1' WHEN 2 THEN 'source' ELSE score_by_stored END) VIRTUAL")
     conn.execute("ALTER TABLE postings ADD COLUMN score_level TEXT GENERATED ALWAYS AS (CASE WHEN score_by != 'jobcrawl-v1'"
                  " THEN score_level_given WHEN score_by IS NULL THEN NULL WHEN score IS NULL THEN '信息不足'"
                  " WHEN score < 60 THEN '较低' WHEN score < 80 THEN '中等' ELSE '较高' END) VIRTUAL")
-    conn.execute("UPDATE postings SET score_level_given = NULL WHERE score_by = 'jobcrawl-v1'")
     conn.execute("CREATE INDEX idx_postings_score_level ON postings (score_level)")

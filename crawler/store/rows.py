@@ -36,13 +36,14 @@ POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 """The ``postings`` columns a :class:`PostingRow` carries, in order (the writer adds id, raw_input_id, version)."""
 LEVEL_COLS = tuple(f"{d}_level" for d in ("overall", *DIMENSIONS))
 STORED_AS = ({"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored",
-              "as_of": "as_of_stored", "computed_at": "computed_at_stored", "score_level": "score_level_given"}
+              "as_of": "as_of_stored", "computed_at": "computed_at_stored", "score_level": "score_level_given",
+              "score_by": "score_by_stored"}
              | {c: f"{c}_given" for c in LEVEL_COLS})
 """Generated columns (schema.sql) → the column their value is written to: ``postings.first_seen`` and ``last_seen``
 NULL where the time is ``as_of``, its ``content_hash`` as bytes (:func:`hash_bytes`), its ``as_of`` and
 ``evaluations.computed_at`` as unix seconds (:func:`time_stored`); the ``evaluations`` levels and
 ``postings.score_level`` (written by the score triggers) NULL for ours (``jobcrawl-v1``), whose levels the schema's
-rule gives."""
+rule gives; ``postings.score_by`` as a code (1 ours, 2 the source's)."""
 _HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 _UTC_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00")
 

@@ -160,7 +160,6 @@ CREATE TABLE postings (
     version INTEGER,
     score INTEGER,
     score_level_given TEXT,
-    score_by TEXT,
     salary_source TEXT,
     posted_source TEXT,
     tz TEXT,
@@ -174,6 +173,9 @@ CREATE TABLE postings (
         THEN strftime('%Y-%m-%dT%H:%M:%S+00:00', as_of_stored, 'unixepoch') ELSE as_of_stored END) VIRTUAL,
     first_seen TEXT GENERATED ALWAYS AS (coalesce(first_seen_stored, as_of)) VIRTUAL,
     last_seen TEXT GENERATED ALWAYS AS (coalesce(last_seen_stored, as_of)) VIRTUAL,
+    score_by_stored,
+    score_by TEXT GENERATED ALWAYS AS (CASE score_by_stored WHEN 1 THEN 'jobcrawl-v1' WHEN 2 THEN 'source'
+        ELSE score_by_stored END) VIRTUAL,
     score_level TEXT GENERATED ALWAYS AS (CASE WHEN score_by != 'jobcrawl-v1' THEN score_level_given
         WHEN score_by IS NULL THEN NULL WHEN score IS NULL THEN '信息不足' WHEN score < 60 THEN '较低'
         WHEN score < 80 THEN '中等' ELSE '较高' END) VIRTUAL
@@ -368,11 +370,12 @@ CREATE INDEX idx_extra_entries_hash ON extra_entries (hash);
 
 -- postings.score, score_level and score_by: the listing's score, kept by these triggers. Ours (jobcrawl-v1) when
 -- it has an overall, else the app's own (source), else our level alone (信息不足). Like an evaluation's, the level
--- is generated from the score for ours, stored (score_level_given) for the source's.
+-- is generated from the score for ours, stored (score_level_given) for the source's; the scorer is stored as a
+-- code (score_by_stored: 1 ours, 2 the source's), so that scoring a posting hardly grows its row.
 CREATE TRIGGER evaluations_score_insert AFTER INSERT ON evaluations WHEN NEW.scorer IN ('jobcrawl-v1', 'source')
 BEGIN
-    UPDATE postings SET (score, score_level_given, score_by) = (
-        SELECT overall, overall_level_given, scorer FROM evaluations
+    UPDATE postings SET (score, score_level_given, score_by_stored) = (
+        SELECT overall, overall_level_given, CASE scorer WHEN 'jobcrawl-v1' THEN 1 ELSE 2 END FROM evaluations
         WHERE posting_id = NEW.posting_id AND scorer IN ('jobcrawl-v1', 'source')
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
         ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
@@ -381,8 +384,8 @@ END;
 CREATE TRIGGER evaluations_score_update AFTER UPDATE ON evaluations
     WHEN NEW.scorer IN ('jobcrawl-v1', 'source') OR OLD.scorer IN ('jobcrawl-v1', 'source')
 BEGIN
-    UPDATE postings SET (score, score_level_given, score_by) = (
-        SELECT overall, overall_level_given, scorer FROM evaluations
+    UPDATE postings SET (score, score_level_given, score_by_stored) = (
+        SELECT overall, overall_level_given, CASE scorer WHEN 'jobcrawl-v1' THEN 1 ELSE 2 END FROM evaluations
         WHERE posting_id = NEW.posting_id AND scorer IN ('jobcrawl-v1', 'source')
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
         ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
@@ -390,8 +393,8 @@ BEGIN
 END;
 CREATE TRIGGER evaluations_score_delete AFTER DELETE ON evaluations WHEN OLD.scorer IN ('jobcrawl-v1', 'source')
 BEGIN
-    UPDATE postings SET (score, score_level_given, score_by) = (
-        SELECT overall, overall_level_given, scorer FROM evaluations
+    UPDATE postings SET (score, score_level_given, score_by_stored) = (
+        SELECT overall, overall_level_given, CASE scorer WHEN 'jobcrawl-v1' THEN 1 ELSE 2 END FROM evaluations
         WHERE posting_id = OLD.posting_id AND scorer IN ('jobcrawl-v1', 'source')
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
         ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
