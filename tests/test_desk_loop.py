@@ -90,10 +90,15 @@ def test_the_morning_loop_with_the_desk(tmp_path, monkeypatch, browser):  # noqa
                          parameters={"posting_id": ids["LLM Inference Engineer"], "status": "saved", "note": ""})
             assert not saved.is_error, saved.content
 
-            _open(browser, base + "/jobs/my_applications")
-            rows = [[cell.text for cell in row.find_elements(By.CSS_SELECTOR, "td")]
-                    for row in browser.find_elements(By.CSS_SELECTOR, "table.rows-and-columns tbody tr")]
-            shown = {row[1]: row for row in rows}
+            def tracked(driver) -> dict | bool:
+                _open(driver, base + "/jobs/my_applications")
+                rows = [[cell.text for cell in row.find_elements(By.CSS_SELECTOR, "td")]
+                        for row in driver.find_elements(By.CSS_SELECTOR, "table.rows-and-columns tbody tr")]
+                return {row[1]: row for row in rows} if len(rows) == 2 else False
+
+            # loaded again until both rows show (at most 30 s): in two full-suite runs of 2026-12-07 the page listed
+            # neither right after the agent's write, and alone it never did; the cause is not found yet
+            shown = _wait_for(browser, tracked, timeout=30)
             assert set(shown) == {"CUDA Kernel Engineer", "LLM Inference Engineer"}
             assert "applied" in shown["CUDA Kernel Engineer"] and "saved" in shown["LLM Inference Engineer"]
             _checked_page(browser, base, "desk-loop-my-applications.png")
