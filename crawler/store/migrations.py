@@ -710,14 +710,21 @@ def _drop_columns(db: sqlite_utils.Database, table: str, columns: tuple[str, ...
             for _, name, kind, notnull, default, pk in conn.execute(f"PRAGMA table_info([{table}])") if name not in columns]
     indexes = [sql for (sql,) in conn.execute(
         "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", (table,))]
-    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger')"
-                                        ).fetchall():
-        if re.search(rf"\b{table}\b", sql):
-            conn.execute(f"DROP {kind.upper()} [{name}]")
+    _drop_views_and_triggers(conn, table)
     names = ", ".join(name for name, _ in kept)
     _rebuild(db, table, f"CREATE TABLE {table}_new (\n    " + ",\n    ".join(d for _, d in kept) + "\n)",
              f"SELECT {names} FROM {table}", tuple(indexes))
 
+
+
+def _drop_views_and_triggers(conn: sqlite3.Connection, *tables: str) -> None:
+    """Drop every view and trigger whose SQL names one of ``tables`` (a column change checks them; :func:`upgrade`
+    makes them again from ``schema.sql``)."""
+    named = re.compile(r"\b(" + "|".join(map(re.escape, tables)) + r")\b")
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger')"
+                                        ).fetchall():
+        if named.search(sql):
+            conn.execute(f"DROP {kind.upper()} [{name}]")
 
 APP_MARKET_0035 = (
     "salary_signal_raw TEXT", "salary_signal_label TEXT", "salary_signal_min REAL", "salary_signal_max REAL",
@@ -1023,10 +1030,7 @@ def m0053(db: sqlite_utils.Database) -> None:
 
     conn = db.conn
     conn.create_function("time_stored", 1, time_stored, deterministic=True)
-    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger')"
-                                        ).fetchall():
-        if re.search(r"\b(postings|evaluations)\b", sql):
-            conn.execute(f"DROP {kind.upper()} [{name}]")
+    _drop_views_and_triggers(conn, "postings", "evaluations")
     conn.execute("DROP INDEX IF EXISTS idx_postings_first_seen")
     conn.execute("DROP INDEX IF EXISTS idx_postings_last_seen_closed_at")
     conn.execute("ALTER TABLE postings DROP COLUMN first_seen")
@@ -1067,10 +1071,7 @@ def m0055(db: sqlite_utils.Database) -> None:
     views and triggers that name ``postings`` are dropped first (dropping a column checks them; :func:`upgrade` makes
     them again), the level's index is made again over the generated column."""
     conn = db.conn
-    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger')"
-                                        ).fetchall():
-        if re.search(r"\bpostings\b", sql):
-            conn.execute(f"DROP {kind.upper()} [{name}]")
+    _drop_views_and_triggers(conn, "postings")
     conn.execute("DROP INDEX IF EXISTS idx_postings_score_level")
     conn.execute("ALTER TABLE postings RENAME COLUMN score_level TO score_level_given")
     conn.execute("ALTER TABLE postings ADD COLUMN score_by_stored")
