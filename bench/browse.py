@@ -66,7 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crawler.store import fts  # noqa: E402
-from crawler.store.rows import LEVEL_COLS, STORED_AS  # noqa: E402
+from crawler.store.rows import LEVEL_COLS, STORED_AS, scorer_stored  # noqa: E402
 from crawler.store.schema import open_db  # noqa: E402
 from crawler.store.sections import section_bullets, section_text  # noqa: E402
 from crawler.store.skills import sync_taxonomy  # noqa: E402
@@ -220,7 +220,7 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
 
             ev = dict(t["evaluation"], posting_id=pid, overall=source, overall_level_given=level_for(source))
             evals.append([ev[c] for c in ev_cols])
-            ev |= {"scorer": "jobcrawl-v1", "overall": ours} | {STORED_AS[c]: None for c in LEVEL_COLS}
+            ev |= {"scorer_stored": scorer_stored("jobcrawl-v1"), "overall": ours} | {STORED_AS[c]: None for c in LEVEL_COLS}
             evals.append([ev[c] for c in ev_cols])
             skills.extend((pid, s, "requirements", seq, 1, 0, len(s)) for seq, s in enumerate(chosen))
 

@@ -819,7 +819,7 @@ def test_hostile_posting_shows_its_payloads_as_text(ds):
      (85, "较高", "jobcrawl-v1")),
     ("UPDATE evaluations SET overall = 59 WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'",
      (59, "较低", "jobcrawl-v1")),
-    ("INSERT INTO evaluations (posting_id, scorer, overall, overall_level_given) VALUES (1, 'fit:me', 99, '较高')",
+    ("INSERT INTO evaluations (posting_id, scorer_stored, overall, overall_level_given) VALUES (1, 'fit:me', 99, '较高')",
      (59, "较低", "jobcrawl-v1")),
     ("DELETE FROM evaluations WHERE posting_id = 1 AND scorer = 'jobcrawl-v1'", (72, "中等", "source")),
     ("DELETE FROM evaluations WHERE posting_id = 1 AND scorer = 'source'", (None, None, None)),

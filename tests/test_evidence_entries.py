@@ -69,9 +69,9 @@ def test_evidence_not_made_of_ids_reads_as_it_is(conn, stored, packed):
 
 
 def test_prune_deletes_only_the_entries_no_evaluation_names(conn):
-    rows = [(1, "jobcrawl-v1", {"pay": [BONUS, "insufficient"]}), (2, "jobcrawl-v1", {"pay": [LEAVE]})]
+    rows = [(1, 1, {"pay": [BONUS, "insufficient"]}), (2, 1, {"pay": [LEAVE]})]  # 1: ours (scorer_stored)
     conn.executemany("INSERT INTO postings (id, key) VALUES (?, ?)", [(1, "a"), (2, "b")])
-    conn.executemany("INSERT INTO evaluations (posting_id, scorer, evidence) VALUES (?, ?, ?)",
+    conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, evidence) VALUES (?, ?, ?)",
                      evidence.intern_rows(conn, rows, 2))
     conn.execute("UPDATE evaluations SET evidence = NULL WHERE posting_id = 2")
     assert evidence.prune(conn) == 1

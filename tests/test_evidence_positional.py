@@ -79,8 +79,8 @@ def test_stored_so_and_read_back_exactly(conn, packed, stored):
 @pytest.mark.parametrize("packed, stored", CASES)
 def test_the_view_and_prune_read_either_form(conn, packed, stored):
     conn.executemany("INSERT INTO postings (id, key) VALUES (?, ?)", [(1, "a"), (2, "b")])
-    rows = [(1, "jobcrawl-v1", packed), (2, "jobcrawl-v1", {"pay": [A, B, C]})]
-    conn.executemany("INSERT INTO evaluations (posting_id, scorer, evidence) VALUES (?, ?, ?)",
+    rows = [(1, 1, packed), (2, 1, {"pay": [A, B, C]})]  # 1: ours (scorer_stored)
+    conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, evidence) VALUES (?, ?, ?)",
                      evidence.intern_rows(conn, rows, 2))
     listed: dict = {}
     for dim, entry in conn.execute("SELECT dimension, entry FROM evaluation_evidence WHERE posting_id = 1"):
@@ -95,7 +95,7 @@ def test_the_view_and_prune_read_either_form(conn, packed, stored):
 def test_the_order_is_the_views(conn):
     """The view names a positional dimension by its place: its list of names is :data:`evidence.ORDER`."""
     conn.execute("INSERT INTO postings (id, key) VALUES (1, 'a')")
-    conn.executemany("INSERT INTO evaluations (posting_id, scorer, evidence) VALUES (1, 'jobcrawl-v1', ?)",
+    conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, evidence) VALUES (1, 1, ?)",
                      evidence.intern_rows(conn, [(dict.fromkeys(evidence.ORDER, [A]),)], 0))
     assert [d for (d,) in conn.execute("SELECT dimension FROM evaluation_evidence")] == list(evidence.ORDER)
 
@@ -122,8 +122,8 @@ def test_migration_0052_makes_stored_objects_positional_and_keeps_the_rest(tmp_p
         conn.executemany("INSERT INTO evidence_entries (id, hash, entry) VALUES (?, 0, ?)",
                          [(i, dumps([f"rule{i}", i])) for i in range(1, 10)])
         conn.executemany("INSERT INTO postings (id, key) VALUES (?, ?)", [(i, str(i)) for i in texts])
-        conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall, evidence) VALUES (?, ?, 70, ?)",
-                         [(i, "fit:me" if i == 5 else "jobcrawl-v1", t) for i, t in texts.items()])
+        conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, overall, evidence) VALUES (?, ?, 70, ?)",
+                         [(i, "fit:me" if i == 5 else 1, t) for i, t in texts.items()])  # 1: ours
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0052_evaluations_evidence_positional'")
         before = evidence.expand(conn, [t for t in texts.values()])
         scores = conn.execute("SELECT id, score, score_level, score_by FROM postings ORDER BY id").fetchall()

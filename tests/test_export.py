@@ -15,6 +15,7 @@ import pytest
 from conftest import AS_OF, export_records, run_cli
 from crawler.store import fts
 from crawler.store.read import export_filter, iter_export
+from crawler.store.rows import scorer_stored
 from crawler.store.schema import open_db
 from crawler.export import FLAT_COLUMNS, ExportError, as_cell, choose_format, flat_row, write_file, write_records
 
@@ -323,9 +324,9 @@ def evidence_db(tmp_path_factory) -> Path:
         conn.executemany("INSERT INTO postings (id, key, source, title, company, city, tz, first_seen_stored, last_seen_stored,"
                          " closed_at) VALUES (?, ?, 'tabular', ?, ?, ?, ?, ?, ?, ?)", EVIDENCE_POSTINGS)
         conn.executemany(
-            "INSERT INTO evaluations (posting_id, scorer, overall, overall_level_given, completeness, pay, pay_level_given,"
+            "INSERT INTO evaluations (posting_id, scorer_stored, overall, overall_level_given, completeness, pay, pay_level_given,"
             " growth, growth_level_given, worklife, worklife_level_given, mission, mission_level_given) VALUES (?, ?, ?, ?,"
-            " ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(*e[:5], *(v for dim in e[5:] for v in dim)) for e in EVALUATIONS])
+            " ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(e[0], scorer_stored(e[1]), *e[2:5], *(v for dim in e[5:] for v in dim)) for e in EVALUATIONS])
         conn.execute("INSERT INTO clusters (id, canonical_posting_id, size, companies, cities, cross_company)"
                      " VALUES (1, 1, 3, 2, 2, 1)")
         conn.executemany("INSERT INTO cluster_members (posting_id, cluster_id, reason, similarity, matched_posting_id,"

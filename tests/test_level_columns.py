@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SEEDS, sql
 from crawler import api
-from crawler.store.rows import LEVEL_COLS, STORED_AS
+from crawler.store.rows import LEVEL_COLS, STORED_AS, scorer_stored
 from crawler.store.schema import open_db
 from normalize.posting import level_for
 from normalize.score import INSUFFICIENT
@@ -39,8 +39,8 @@ def test_the_sql_rule_is_level_for_or_insufficient_for_every_number(database):
     """Our levels in SQL equal ``level_for(x) or INSUFFICIENT`` for every number from -5 to 105 and NULL, in each of
     the five columns (rows of posting ids no posting has: the table keeps no foreign key check here)."""
     with sqlite3.connect(database) as conn:
-        conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall, pay, growth, worklife, mission)"
-                         " VALUES (?, 'jobcrawl-v1', ?, ?, ?, ?, ?)",
+        conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, overall, pay, growth, worklife, mission)"
+                         " VALUES (?, 1, ?, ?, ?, ?, ?)",
                          [(100000 + i, *(x,) * 5) for i, x in enumerate(NUMBERS)])
         got = {x: row for x, row in zip(NUMBERS, conn.execute(
             f"SELECT {LEVELS} FROM evaluations WHERE posting_id >= 100000 ORDER BY posting_id"))}
@@ -58,8 +58,8 @@ def test_every_other_scorer_reads_what_it_stored(database, scorer, numbers, give
     ours = scorer == "jobcrawl-v1"
     expected = tuple(level_for(x) or INSUFFICIENT for x in numbers) if ours else given
     with sqlite3.connect(database) as conn:
-        conn.execute(f"INSERT INTO evaluations (posting_id, scorer, overall, pay, growth, worklife, mission, {GIVEN})"
-                     " VALUES (200000, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (scorer, *numbers, *given))
+        conn.execute(f"INSERT INTO evaluations (posting_id, scorer_stored, overall, pay, growth, worklife, mission, {GIVEN})"
+                     " VALUES (200000, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (scorer_stored(scorer), *numbers, *given))
         got = conn.execute(f"SELECT {LEVELS} FROM evaluations WHERE posting_id = 200000").fetchone()
         conn.execute("DELETE FROM evaluations WHERE posting_id = 200000")
     assert got == expected
@@ -117,8 +117,8 @@ def test_the_listing_level_follows_the_evaluation_that_scores_it(database, score
             conn.execute("INSERT INTO postings (id, key) VALUES (1, 'k')")
             posting_id = 1
         conn.execute("DELETE FROM evaluations WHERE posting_id = ? AND scorer IN ('jobcrawl-v1', 'source')", (posting_id,))
-        conn.execute("INSERT INTO evaluations (posting_id, scorer, overall, overall_level_given) VALUES (?, ?, ?, ?)",
-                     (posting_id, scorer, overall, given))
+        conn.execute("INSERT INTO evaluations (posting_id, scorer_stored, overall, overall_level_given) VALUES (?, ?, ?, ?)",
+                     (posting_id, scorer_stored(scorer), overall, given))
         got = conn.execute("SELECT p.score, p.score_level, p.score_by, p.score_level_given, e.overall_level,"
                            " p.score_by_stored FROM postings p JOIN evaluations e ON e.posting_id = p.id AND e.scorer = ?"
                            " WHERE p.id = ?", (scorer, posting_id)).fetchone()

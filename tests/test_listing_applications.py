@@ -40,7 +40,7 @@ def tracked_db(tmp_path_factory) -> Path:
     db = build_browse_db(tmp_path_factory.mktemp("listing-applications"))
     with sqlite3.connect(db) as conn:
         conn.executemany("INSERT INTO application_events (posting_id, status, note, at) VALUES (?, ?, ?, ?)", EVENTS)
-        conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall) VALUES (?, 'fit:me', ?)",
+        conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, overall) VALUES (?, 'fit:me', ?)",
                          [(i, 50 + i) for i in STATUS])
     conn.close()
     assert prepare(db, immutable=True)

@@ -232,7 +232,8 @@ def test_a_database_of_the_last_version_only_records_the_new_names(tmp_path):
         ("table", "extra_entries"), ("index", "idx_extra_entries_hash"), ("view", "posting_extra"),  # 0046
         ("index", "idx_skills_category"), ("index", "idx_skills_kind"),  # 0047
         ("table", "raw_inputs"),  # 0054
-        ("index", "idx_postings_score_level")}  # 0055
+        ("index", "idx_postings_score_level"),  # 0055
+        ("index", "idx_evaluations_scorer_overall")}  # 0056
 
 
 def test_an_up_to_date_database_opens_without_a_write(fresh, tmp_path):

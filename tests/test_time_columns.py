@@ -70,7 +70,7 @@ def test_the_generated_column_reads_back_exactly_what_was_written(database, tabl
     stored = STORED_AS[column]
     with database.conn:
         database.execute(f"DELETE FROM {table}")
-        database.execute(f"INSERT INTO {table} (posting_id, scorer, {stored}) VALUES (1, 'x', ?)" if table == "evaluations"
+        database.execute(f"INSERT INTO {table} (posting_id, scorer_stored, {stored}) VALUES (1, 'x', ?)" if table == "evaluations"
                          else f"INSERT INTO {table} (id, key, {stored}) VALUES (1, 'k', ?)", (time_stored(text),))
     assert database.execute(f"SELECT {column}, typeof({stored}) FROM {table}").fetchall() == [(text, stored_type)]
 

@@ -18,6 +18,7 @@ from normalize.shown import shown
 from normalize.watch import SALARY_COLUMNS, STORED, WatchSpec
 
 from crawler.store.history import CHANGED_AT
+from crawler.store.rows import scorer_stored
 from crawler.store.schema import app_join
 from normalize.clock import now_iso as utcnow
 
@@ -121,7 +122,7 @@ def search_ids(db: sqlite_utils.Database, query: str) -> set[int]:
 
 
 _CANDIDATES = f"""SELECT p.id, p.city, {", ".join(f"[{c}]" for c in SALARY_COLUMNS.values())},
-    (SELECT e.overall FROM evaluations e WHERE e.posting_id = p.id AND e.scorer = :fit_scorer) AS fit,
+    (SELECT e.overall FROM evaluations e WHERE e.posting_id = p.id AND e.scorer_stored = :fit_scorer) AS fit,
     (SELECT b.rule FROM posting_blocks b WHERE b.posting_id = p.id AND b.profile = :profile) AS blocked,
     {CHANGED_AT} AS changed_at,
     coalesce((SELECT c.canonical_posting_id = p.id FROM cluster_members m JOIN clusters c ON c.id = m.cluster_id
@@ -149,7 +150,7 @@ def unseen_rows(db: sqlite_utils.Database, watch_id: int, *, profile: str | None
     clusters the watch has seen are one uncorrelated subquery, so a cluster of thousands of reposts
     costs one lookup per posting, not a walk over its members. ``tracked``: its job has an application
     status (the view ``applications``, read once per batch); ``ghost``: it has a ghost signal."""
-    params = {"watch": watch_id, "fit_scorer": f"fit:{profile}" if profile else None, "profile": profile,
+    params = {"watch": watch_id, "fit_scorer": scorer_stored(f"fit:{profile}") if profile else None, "profile": profile,
               "cities": json.dumps(list(cities), ensure_ascii=False) if cities else None,
               "ids": None if ids is None else json.dumps(sorted(ids)), "after": 0, "batch": BATCH}
     conn = db.conn
@@ -193,7 +194,7 @@ def cancel_tracked(conn: sqlite3.Connection) -> int:
 _PENDING = """SELECT d.watch_id, d.destination, d.posting_id, w.name, m.reasons,
     p.title, p.company, p.city, p.url, p.first_seen, p.salary_monthly_min, p.salary_monthly_max, p.salary_currency,
     p.salary_months, p.salary_status, p.salary_estimated, p.salary_raw,
-    (SELECT e.overall FROM evaluations e WHERE e.posting_id = p.id AND e.scorer = :fit_scorer) AS fit
+    (SELECT e.overall FROM evaluations e WHERE e.posting_id = p.id AND e.scorer_stored = :fit_scorer) AS fit
 FROM watch_deliveries d JOIN watches w ON w.id = d.watch_id JOIN postings p ON p.id = d.posting_id
 LEFT JOIN watch_matches m ON m.watch_id = d.watch_id AND m.posting_id = d.posting_id
 WHERE d.status = 'pending' ORDER BY d.watch_id, d.destination, d.posting_id"""
@@ -201,7 +202,7 @@ WHERE d.status = 'pending' ORDER BY d.watch_id, d.destination, d.posting_id"""
 
 def pending(conn: sqlite3.Connection, *, profile: str | None) -> list[dict[str, Any]]:
     """Every pending delivery with what its message shows of the posting, by watch, destination, posting."""
-    cur = conn.execute(_PENDING, {"fit_scorer": f"fit:{profile}" if profile else None})
+    cur = conn.execute(_PENDING, {"fit_scorer": scorer_stored(f"fit:{profile}") if profile else None})
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from crawler.store.rows import scorer_stored
+
 
 def refresh(conn: sqlite3.Connection, profile: str) -> int:
     """Replace ``profile``'s rows with the postings its fit evaluations mark blocked; returns how many."""
@@ -13,8 +15,8 @@ def refresh(conn: sqlite3.Connection, profile: str) -> int:
         return conn.execute(
             "INSERT INTO posting_blocks (posting_id, profile, rule, detail) SELECT posting_id, ?,"
             " json_extract(signals, '$.blocked[0][0]'), json_extract(signals, '$.blocked[0][1]')"
-            " FROM evaluations WHERE scorer = ? AND json_extract(signals, '$.blocked[0]') IS NOT NULL",
-            (profile, f"fit:{profile}")).rowcount
+            " FROM evaluations WHERE scorer_stored = ? AND json_extract(signals, '$.blocked[0]') IS NOT NULL",
+            (profile, scorer_stored(f"fit:{profile}"))).rowcount
 
 
 def blocked(conn: sqlite3.Connection, profile: str) -> dict[int, str]:

@@ -11,7 +11,7 @@ from normalize.models import Evaluation
 from normalize.score import SCORER
 
 from crawler.store import evidence, extra
-from crawler.store.rows import EVAL_COLS, evaluation_values, stored_columns
+from crawler.store.rows import EVAL_COLS, evaluation_values, scorer_stored, stored_columns
 from crawler.store.schema import app_join
 from crawler.store.sections import stored_bullets
 
@@ -67,8 +67,8 @@ def active_count(conn: sqlite3.Connection) -> int:
 
 def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dict[int, int]:
     """The stored input digest of ``scorer``'s evaluations of postings ``first``..``last``."""
-    return dict(conn.execute("SELECT posting_id, inputs_digest FROM evaluations WHERE scorer = ?"
-                             " AND posting_id BETWEEN ? AND ?", (scorer, first, last)))
+    return dict(conn.execute("SELECT posting_id, inputs_digest FROM evaluations WHERE scorer_stored = ?"
+                             " AND posting_id BETWEEN ? AND ?", (scorer_stored(scorer), first, last)))
 
 
 def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: int) -> list[Any]:
@@ -99,14 +99,15 @@ def agreement_pairs(conn: sqlite3.Connection, scorer: str, columns: Iterable[str
     pick = ", ".join(f"s.{c}, o.{c}" for c in columns)
     return conn.execute(
         f"SELECT p.id, p.company, p.title, {pick} FROM evaluations s JOIN evaluations o "
-        "ON o.posting_id = s.posting_id AND o.scorer = ? JOIN postings p ON p.id = s.posting_id "
-        "WHERE s.scorer = 'source' ORDER BY p.id", (scorer,)).fetchall()
+        "ON o.posting_id = s.posting_id AND o.scorer_stored = ? JOIN postings p ON p.id = s.posting_id "
+        "WHERE s.scorer_stored = ? ORDER BY p.id", (scorer_stored(scorer), scorer_stored("source"))).fetchall()
 
 
 def best(conn: sqlite3.Connection, scorer: str, top: int) -> list[dict]:
     """The ``top`` active postings by ``scorer``'s overall, best first."""
     cur = conn.execute(
         "SELECT p.id, p.company, p.title, p.city, e.overall, e.summary FROM evaluations e JOIN postings p "
-        f"ON p.id = e.posting_id WHERE e.scorer = ? AND p.{ACTIVE} ORDER BY e.overall DESC, p.id LIMIT ?", (scorer, top))
+        f"ON p.id = e.posting_id WHERE e.scorer_stored = ? AND p.{ACTIVE} ORDER BY e.overall DESC, p.id LIMIT ?",
+        (scorer_stored(scorer), top))
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur]

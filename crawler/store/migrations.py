@@ -1085,3 +1085,44 @@ def m0055(db: sqlite_utils.Database) -> None:
                  " THEN score_level_given WHEN score_by IS NULL THEN NULL WHEN score IS NULL THEN '信息不足'"
                  " WHEN score < 60 THEN '较低' WHEN score < 80 THEN '中等' ELSE '较高' END) VIRTUAL")
     conn.execute("CREATE INDEX idx_postings_score_level ON postings (score_level)")
+
+
+LEVEL_0056 = ("{0}_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer_stored != 1 THEN {0}_level_given"
+              " WHEN {0} IS NULL THEN '信息不足' WHEN {0} < 60 THEN '较低' WHEN {0} < 80 THEN '中等' ELSE '较高' END) VIRTUAL")
+EVALUATIONS_0056 = f"""CREATE TABLE evaluations_new (
+    posting_id INTEGER REFERENCES postings (id),
+    scorer_stored INTEGER,
+    scorer TEXT GENERATED ALWAYS AS (CASE scorer_stored WHEN 1 THEN 'jobcrawl-v1' WHEN 2 THEN 'source'
+        ELSE CAST(scorer_stored AS TEXT) END) VIRTUAL,
+    overall INTEGER, pay INTEGER, growth INTEGER, worklife INTEGER, mission INTEGER,
+    overall_level_given TEXT, pay_level_given TEXT, growth_level_given TEXT, worklife_level_given TEXT,
+    mission_level_given TEXT,
+    summary TEXT, notes TEXT, explanations TEXT, evidence TEXT, problems TEXT, completeness REAL, signals TEXT,
+    inputs_digest INTEGER,
+    {", ".join(LEVEL_0056.format(d) for d in ("overall", "pay", "growth", "worklife", "mission"))},
+    computed_at_stored,
+    computed_at TEXT GENERATED ALWAYS AS ({TIME_TEXT_0053.format('computed_at_stored')}) VIRTUAL,
+    PRIMARY KEY (posting_id, scorer_stored)
+)"""
+"""``evaluations`` as 0056 makes it (schema.sql's, written here once more: a migration is frozen)."""
+
+
+@migration("0056_evaluations_stored_small")
+def m0056(db: sqlite_utils.Database) -> None:
+    """``evaluations`` made again (a key's column cannot change in place) with the scorer stored as a code in
+    ``scorer_stored`` (crawler/store/rows.py: scorer_stored: 1 ours, 2 ``source``, any other as its text, or its
+    bytes where the integer affinity would read the text as a number), which the key and the index of scorer and
+    overall hold instead of the text; ``scorer`` and the levels are generated from it. Every other stored value is
+    copied as it is. The views and triggers that name ``evaluations`` are dropped first
+    (:func:`upgrade` makes them again from ``schema.sql``)."""
+    from crawler.store.rows import scorer_stored
+
+    conn = db.conn
+    conn.create_function("scorer_stored", 1, scorer_stored, deterministic=True)
+    _drop_views_and_triggers(conn, "evaluations")
+    conn.execute("DROP INDEX IF EXISTS idx_evaluations_scorer_overall")
+    stored = [name for _, name, *_ in conn.execute("PRAGMA table_info(evaluations)")]  # the new table's, scorer aside
+    into = ", ".join("scorer_stored" if c == "scorer" else c for c in stored)
+    values = ", ".join("scorer_stored(scorer)" if c == "scorer" else c for c in stored)
+    _rebuild(db, "evaluations", EVALUATIONS_0056, f"({into}) SELECT {values} FROM evaluations ORDER BY 1, 2",
+             ("CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer_stored, overall)",))

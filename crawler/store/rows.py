@@ -37,13 +37,13 @@ POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 LEVEL_COLS = tuple(f"{d}_level" for d in ("overall", *DIMENSIONS))
 STORED_AS = ({"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored",
               "as_of": "as_of_stored", "computed_at": "computed_at_stored", "score_level": "score_level_given",
-              "score_by": "score_by_stored"}
+              "score_by": "score_by_stored", "scorer": "scorer_stored"}
              | {c: f"{c}_given" for c in LEVEL_COLS})
 """Generated columns (schema.sql) → the column their value is written to: ``postings.first_seen`` and ``last_seen``
 NULL where the time is ``as_of``, its ``content_hash`` as bytes (:func:`hash_bytes`), its ``as_of`` and
 ``evaluations.computed_at`` as unix seconds (:func:`time_stored`); the ``evaluations`` levels and
 ``postings.score_level`` (written by the score triggers) NULL for ours (``jobcrawl-v1``), whose levels the schema's
-rule gives; ``postings.score_by`` as a code (1 ours, 2 the source's)."""
+rule gives; ``postings.score_by`` and ``evaluations.scorer`` as a code (:func:`scorer_stored`)."""
 _HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 _UTC_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00")
 
@@ -58,6 +58,21 @@ def hash_bytes(text: str | None) -> bytes | str | None:
     """A SHA-256 in lowercase hex as its 32 bytes (what ``content_hash`` reads back as the same text); any other
     value as it is."""
     return bytes.fromhex(text) if isinstance(text, str) and _HEX_SHA256.fullmatch(text) else text
+
+
+SCORER_CODES = {SCORER: 1, "source": 2}
+"""The scorers stored as a code (``evaluations.scorer_stored``, ``postings.score_by_stored``); schema.sql reads each
+code back as its name."""
+_SQLITE_NUMBER = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t\n\v\f\r]*")
+"""A text SQLite stores as a number in a column of integer affinity."""
+
+
+def scorer_stored(scorer: str | None) -> int | str | bytes | None:
+    """A scorer as stored: 1 for ours (``jobcrawl-v1``), 2 for the app's own (``source``), any other as written; a
+    text the column's integer affinity would make a number (``'1'``, ``' 2.0'``) as the blob of its UTF-8 bytes, so
+    that it is never a code and reads back as the same text."""
+    code = SCORER_CODES.get(scorer, scorer)
+    return code.encode() if isinstance(code, str) and _SQLITE_NUMBER.fullmatch(code) else code
 
 
 @lru_cache(maxsize=4096)  # an input's postings share their as_of, a scoring pass its computed_at
@@ -133,12 +148,12 @@ def row_values(row: PostingRow) -> dict[str, Any]:
 def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
     """An evaluation as its ``evaluations`` columns of :data:`EVAL_COLS` after ``posting_id``: evidence and signals
     compact (normalize/evaluation.py), the evidence as packed entries the writer stores once each
-    (crawler/store/evidence.py: ``intern_rows``), ``computed_at`` as :func:`time_stored` makes it; ours
-    (``jobcrawl-v1``) without levels (generated from its numbers)."""
+    (crawler/store/evidence.py: ``intern_rows``), the scorer as :func:`scorer_stored` and ``computed_at`` as
+    :func:`time_stored` make them; ours (``jobcrawl-v1``) without levels (generated from its numbers)."""
     levels = ((None,) * len(LEVEL_COLS) if ev.scorer == SCORER
               else (overall_level, *(ev.levels.get(d) for d in DIMENSIONS)))
     return (
-        ev.scorer, ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, *levels,
+        scorer_stored(ev.scorer), ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, *levels,
         ev.summary, dumps(ev.notes), dumps(ev.explanations), pack_evidence(ev.evidence), dumps(ev.problems),
         time_stored(computed_at), dumps(pack_signals(ev.signals)),
     )

@@ -310,12 +310,19 @@ CREATE TABLE meta (
 
 -- ---------------------------------------------------------------------------------------------- scores
 
--- The five levels are generated: ours (jobcrawl-v1) by the rule of normalize/posting.py level_for from the number
--- (信息不足 where it is NULL), every other scorer's as stored in its *_level_given column (NULL for ours).
--- computed_at is read from computed_at_stored as postings.as_of is from as_of_stored.
+-- The scorer is stored as a code (scorer_stored: 1 ours, jobcrawl-v1; 2 the app's own, source; any other scorer, e.g.
+-- fit:<profile>, as its text, or as the blob of its bytes where the column's integer affinity would read the text as
+-- a number: crawler/store/rows.py scorer_stored) and read as its text (scorer). The affinity lets Datasette, which
+-- passes key values as text, find a row by its key. A rowid table: the app's own evaluation is ~2 KB, more than an
+-- index b-tree (WITHOUT ROWID) keeps in a 4 KB page; it would spill to overflow pages. The five levels are
+-- generated: ours by the rule of normalize/posting.py level_for from the number (信息不足 where it is NULL), every
+-- other scorer's as stored in its *_level_given column (NULL for ours). computed_at is read from computed_at_stored
+-- as postings.as_of is from as_of_stored.
 CREATE TABLE evaluations (
     posting_id INTEGER REFERENCES postings (id),
-    scorer TEXT,
+    scorer_stored INTEGER,
+    scorer TEXT GENERATED ALWAYS AS (CASE scorer_stored WHEN 1 THEN 'jobcrawl-v1' WHEN 2 THEN 'source'
+        ELSE CAST(scorer_stored AS TEXT) END) VIRTUAL,
     overall INTEGER,
     pay INTEGER,
     growth INTEGER,
@@ -334,22 +341,22 @@ CREATE TABLE evaluations (
     completeness REAL,
     signals TEXT,
     inputs_digest INTEGER,
-    overall_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN overall_level_given
+    overall_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer_stored != 1 THEN overall_level_given
         WHEN overall IS NULL THEN '信息不足' WHEN overall < 60 THEN '较低' WHEN overall < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
-    pay_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN pay_level_given
+    pay_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer_stored != 1 THEN pay_level_given
         WHEN pay IS NULL THEN '信息不足' WHEN pay < 60 THEN '较低' WHEN pay < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
-    growth_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN growth_level_given
+    growth_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer_stored != 1 THEN growth_level_given
         WHEN growth IS NULL THEN '信息不足' WHEN growth < 60 THEN '较低' WHEN growth < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
-    worklife_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN worklife_level_given
+    worklife_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer_stored != 1 THEN worklife_level_given
         WHEN worklife IS NULL THEN '信息不足' WHEN worklife < 60 THEN '较低' WHEN worklife < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
-    mission_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer != 'jobcrawl-v1' THEN mission_level_given
+    mission_level TEXT GENERATED ALWAYS AS (CASE WHEN scorer_stored != 1 THEN mission_level_given
         WHEN mission IS NULL THEN '信息不足' WHEN mission < 60 THEN '较低' WHEN mission < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
     computed_at_stored,
     computed_at TEXT GENERATED ALWAYS AS (CASE WHEN typeof(computed_at_stored) = 'integer'
         THEN strftime('%Y-%m-%dT%H:%M:%S+00:00', computed_at_stored, 'unixepoch') ELSE computed_at_stored END) VIRTUAL,
-    PRIMARY KEY (posting_id, scorer)
+    PRIMARY KEY (posting_id, scorer_stored)
 );
-CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer, overall);
+CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer_stored, overall);
 
 -- Each distinct evidence entry once (crawler/store/evidence.py): an evaluation's evidence refers to them by id.
 CREATE TABLE evidence_entries (
@@ -371,33 +378,34 @@ CREATE INDEX idx_extra_entries_hash ON extra_entries (hash);
 -- postings.score, score_level and score_by: the listing's score, kept by these triggers. Ours (jobcrawl-v1) when
 -- it has an overall, else the app's own (source), else our level alone (信息不足). Like an evaluation's, the level
 -- is generated from the score for ours, stored (score_level_given) for the source's; the scorer is stored as a
--- code (score_by_stored: 1 ours, 2 the source's), so that scoring a posting hardly grows its row.
-CREATE TRIGGER evaluations_score_insert AFTER INSERT ON evaluations WHEN NEW.scorer IN ('jobcrawl-v1', 'source')
+-- code (score_by_stored: 1 ours, 2 the source's, as evaluations.scorer_stored), so that scoring a posting hardly
+-- grows its row.
+CREATE TRIGGER evaluations_score_insert AFTER INSERT ON evaluations WHEN NEW.scorer_stored IN (1, 2)
 BEGIN
     UPDATE postings SET (score, score_level_given, score_by_stored) = (
-        SELECT overall, overall_level_given, CASE scorer WHEN 'jobcrawl-v1' THEN 1 ELSE 2 END FROM evaluations
-        WHERE posting_id = NEW.posting_id AND scorer IN ('jobcrawl-v1', 'source')
+        SELECT overall, overall_level_given, scorer_stored FROM evaluations
+        WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
-        ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
+        ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1)
     WHERE id = NEW.posting_id;
 END;
 CREATE TRIGGER evaluations_score_update AFTER UPDATE ON evaluations
-    WHEN NEW.scorer IN ('jobcrawl-v1', 'source') OR OLD.scorer IN ('jobcrawl-v1', 'source')
+    WHEN NEW.scorer_stored IN (1, 2) OR OLD.scorer_stored IN (1, 2)
 BEGIN
     UPDATE postings SET (score, score_level_given, score_by_stored) = (
-        SELECT overall, overall_level_given, CASE scorer WHEN 'jobcrawl-v1' THEN 1 ELSE 2 END FROM evaluations
-        WHERE posting_id = NEW.posting_id AND scorer IN ('jobcrawl-v1', 'source')
+        SELECT overall, overall_level_given, scorer_stored FROM evaluations
+        WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
-        ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
+        ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1)
     WHERE id = NEW.posting_id;
 END;
-CREATE TRIGGER evaluations_score_delete AFTER DELETE ON evaluations WHEN OLD.scorer IN ('jobcrawl-v1', 'source')
+CREATE TRIGGER evaluations_score_delete AFTER DELETE ON evaluations WHEN OLD.scorer_stored IN (1, 2)
 BEGIN
     UPDATE postings SET (score, score_level_given, score_by_stored) = (
-        SELECT overall, overall_level_given, CASE scorer WHEN 'jobcrawl-v1' THEN 1 ELSE 2 END FROM evaluations
-        WHERE posting_id = OLD.posting_id AND scorer IN ('jobcrawl-v1', 'source')
+        SELECT overall, overall_level_given, scorer_stored FROM evaluations
+        WHERE posting_id = OLD.posting_id AND scorer_stored IN (1, 2)
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
-        ORDER BY overall IS NOT NULL DESC, scorer = 'jobcrawl-v1' DESC LIMIT 1)
+        ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1)
     WHERE id = OLD.posting_id;
 END;
 

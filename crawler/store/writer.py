@@ -37,7 +37,7 @@ from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
                                 Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text, row_values,
-                                stored_columns, time_stored)
+                                scorer_stored, stored_columns, time_stored)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
@@ -320,7 +320,8 @@ class Writer:
             c.executemany("DELETE FROM app_market WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM sections WHERE posting_id = ?", updated_ids)
             c.executemany("DELETE FROM posting_skills WHERE posting_id = ?", updated_ids)
-            c.executemany("DELETE FROM evaluations WHERE posting_id = ? AND scorer = 'source'", updated_ids)
+            c.executemany(f"DELETE FROM evaluations WHERE posting_id = ? AND scorer_stored = {scorer_stored('source')}",
+                          updated_ids)
             extra.prune(c, set(replaced).difference(*map(extra.ids_in, stored_extra.values())))
         self._write_children(children)
         fts.insert_prepared(c, search)
