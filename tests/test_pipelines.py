@@ -13,7 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from conftest import AS_OF, SEEDS
 from crawler.store import fts
-from crawler.store.rows import POSTING_COLS, Batch, posting_row
+from crawler.store.rows import POSTING_COLS, Batch, posting_row, scorer_stored
 from crawler.files import ConfigFileError
 from crawler.ingest.appdump import parse_dump
 from crawler.pipelines import MAX_POSTING_CHARS, NormalizePipeline, SkillsPipeline, StorePipeline, ValidatePipeline, _chars
@@ -298,7 +298,7 @@ def test_posting_rows_are_plain_values():
     assert [s[:3] for s in row.sections] == [(0, "about", "关于这个职位"), (1, "requirements", "最低要求"),
                                           (2, "responsibilities", "工作职责"), (3, "preferred", "优先资格")]
     assert row.sections[0][3].split("\n") == posting.sections["about"]
-    assert row.evaluation[:3] == ("source", 72, 70)
+    assert row.evaluation[:3] == (scorer_stored("source"), 72, 70)  # the scorer as stored: its code
     body = fts.body_text(posting.tags, "\n".join("\n".join(b) for b in posting.sections.values()), None)
     assert row.search == fts.index_values("AI算子开发工程师", "吉利汽车", "杭州", posting.skills, body)
 
