@@ -8,8 +8,8 @@ snippet, offset, length, points]`` (the matched span in the snippet). Any other 
 or a dict whose only key is ``""``, is wrapped as ``{"": entry}``). Signals ``{dimension: [{key, value}, …]}`` are
 stored as ``{dimension: [[key, value], …]}``.
 
-An entry whose first value is exactly its posting's field (:data:`FROM_POSTING`: ``company_open``'s company) is
-stored without it, under the rule name that says so (``["company_open/company",2,1,null]``), and gets it back
+An entry whose first value is exactly its posting's field (:data:`FROM_POSTING`: ``company_open``'s company, the
+salary as written of ``salary_percentile`` and ``no_comparison``) is stored without it, under the rule name that says so (``["company_open/company",2,1,null]``), and gets it back
 from the posting when read (:func:`from_posting`); where the value differs it stays, as before.
 
 The tables are part of the stored format: a shape is never changed or removed (a new one gets a new rule name),
@@ -54,6 +54,8 @@ SHAPES: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
 FROM_POSTING: dict[str, tuple[str, str]] = {
     # rule as stored without its first value: (the rule as written, the postings column that value equals)
     "company_open/company": ("company_open", "company"),
+    "no_comparison/salary_raw": ("no_comparison", "salary_raw"),
+    "salary_percentile/salary_raw": ("salary_percentile", "salary_raw"),
 }
 POSTING_FIELDS = tuple(dict.fromkeys(field for _, field in FROM_POSTING.values()))
 """The postings columns :func:`pack_evidence` and :func:`from_posting` read (the view ``evaluation_evidence`` in

@@ -64,8 +64,38 @@ def test_an_entry_not_of_the_shape_or_without_a_posting_stays(entry, stored):
 def test_every_rule_read_from_the_posting_is_new_and_stands_for_a_shape_whose_first_value_it_leaves_out():
     from normalize.evaluation import SHAPES
 
-    assert FROM_POSTING == {"company_open/company": ("company_open", "company")}
-    assert [(stored in SHAPES, SHAPES[rule][0][0]) for stored, (rule, _) in FROM_POSTING.items()] == [(False, "company")]
+    assert FROM_POSTING == {"company_open/company": ("company_open", "company"),
+                            "no_comparison/salary_raw": ("no_comparison", "salary_raw"),
+                            "salary_percentile/salary_raw": ("salary_percentile", "salary_raw")}
+    assert [(stored in SHAPES, SHAPES[rule][0][0]) for stored, (rule, _) in FROM_POSTING.items()] == [
+        (False, "company"), (False, "text"), (False, "text")]
+
+
+PERCENTILE = {"rule": "salary_percentile", "text": "8k-10k", "monthly": 9000.0, "scope": "city+category",
+              "key": "深圳 · 数据分析", "currency": "CNY", "n": 122, "p25": 12500.0, "median": 17500.0, "p75": 22500.0,
+              "percentile": 8.196721, "points": 2.87}
+
+
+# an entry, the posting's fields, the entry as stored
+SALARY = [
+    pytest.param(PERCENTILE, {"salary_raw": "8k-10k"}, ["salary_percentile/salary_raw", 9000.0, "city+category",
+                 "深圳 · 数据分析", "CNY", 122, 12500.0, 17500.0, 22500.0, 8.196721, 2.87], id="percentile-left-out"),
+    pytest.param(PERCENTILE, {"salary_raw": "8-10K"}, ["salary_percentile", "8k-10k", 9000.0, "city+category",
+                 "深圳 · 数据分析", "CNY", 122, 12500.0, 17500.0, 22500.0, 8.196721, 2.87], id="percentile-kept"),
+    pytest.param({"rule": "no_comparison", "text": "面议", "points": 0}, {"salary_raw": "面议"},
+                 ["no_comparison/salary_raw"], id="no-comparison-left-out"),
+    pytest.param({"rule": "no_comparison", "text": "面议", "points": 1}, {"salary_raw": "面议"},
+                 ["no_comparison/salary_raw", 1], id="no-comparison-points-kept"),
+    pytest.param({"rule": "no_comparison", "text": "未明确", "points": 0}, {"salary_raw": None},
+                 ["no_comparison", "未明确"], id="no-comparison-kept"),
+]
+
+
+@pytest.mark.parametrize("entry, posting, stored", SALARY)
+def test_the_salary_as_written_is_read_from_the_posting(entry, posting, stored):
+    assert pack_evidence({"pay": [entry]}, posting) == {"pay": [stored]}
+    back = unpack_evidence({"pay": [from_posting(stored, posting)]})
+    assert json.dumps(back, ensure_ascii=False) == json.dumps({"pay": [entry]}, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------- stored
@@ -110,6 +140,17 @@ def test_postings_with_equal_counts_share_one_entry_and_the_view_lists_theirs(co
     assert read == [pack_evidence(evaluations[pid]) for pid in sorted(ODD)]
 
 
+@pytest.mark.parametrize("text", ['a "quoted" \\ name', "🍜 面馆\u2028\t\n\x01", "", None])
+def test_the_view_reads_every_rules_value_from_the_posting(conn, text):
+    entries = [company_open(text), dict(PERCENTILE, text=text), {"rule": "no_comparison", "text": text, "points": 0}]
+    conn.execute("INSERT INTO postings (id, key, company, salary_raw) VALUES (1, 'k', ?, ?)", (text, text))
+    rows = [(1, "jobcrawl-v1", pack_evidence({"pay": entries}, {"company": text, "salary_raw": text}))]
+    assert sorted(e[0] for e in rows[0][2]["pay"]) == sorted(FROM_POSTING)
+    conn.executemany("INSERT INTO evaluations (posting_id, scorer, evidence) VALUES (?, ?, ?)",
+                     evidence.intern_rows(conn, rows, 2))
+    assert view(conn) == [(1, "pay", i, dumps(e)) for i, e in enumerate(pack_evidence({"pay": entries})["pay"])]
+
+
 def test_a_shared_entry_is_pruned_only_when_no_evaluation_names_it(conn):
     store(conn, {1: "甲", 2: "乙"}, {1: {"market": [company_open("甲")]}, 2: {"market": [company_open("乙")]}})
     assert conn.execute("SELECT count(*) FROM evidence_entries").fetchone() == (1,)
@@ -123,21 +164,23 @@ def test_a_shared_entry_is_pruned_only_when_no_evaluation_names_it(conn):
 
 
 def test_the_migration_merges_the_entries_that_become_equal(tmp_path):
-    """A database as 0055 left it (entries with the company written out), migrated: one entry for the counts every
-    company shares, the entry of a company other than its posting's kept, the view reading what it read."""
+    """A database as 0055 left it (entries with the company and the salary written out), migrated: one entry for
+    the counts every company shares and one for the salaries without peers, the entry of a company other than its
+    posting's kept, the view reading what it read."""
     path = tmp_path / "jobs.db"
     open_db(path).close()
-    companies = {1: "甲", 2: "甲", 3: "乙", 4: "丙"}
+    postings = {1: ("甲", "8k-10k"), 2: ("甲", "8k-10k"), 3: ("乙", "9k"), 4: ("丙", None)}
     old = {1: ["company_open", "甲", 2, 1, None], 2: ["company_open", "乙", 2, 1, None],
-           3: ["company_open", "丙", 5, None, 4], 4: ["company_open", "别家", 2, 1, None], 5: "base"}
-    named = {1: "[[5],null,null,null,null,[1]]", 2: "[[5],null,null,null,null,[1]]", 3: "[[5],null,null,null,null,[2]]",
-             4: "[[5],null,null,null,null,[4,3]]"}
+           3: ["company_open", "丙", 5, None, 4], 4: ["company_open", "别家", 2, 1, None], 5: "base",
+           6: ["no_comparison", "8k-10k"], 7: ["no_comparison", "9k"], 8: ["no_comparison", "未明确"]}
+    named = {1: "[[5,6],null,null,null,null,[1]]", 2: "[[5,6],null,null,null,null,[1]]",
+             3: "[[5,7],null,null,null,null,[2]]", 4: "[[5,8],null,null,null,null,[4,3]]"}
     with sqlite3.connect(path) as conn:
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = ?", (MIGRATION,))
         conn.executemany("INSERT INTO evidence_entries (id, hash, entry) VALUES (?, 0, ?)",
                          [(i, dumps(e)) for i, e in old.items()])
-        conn.executemany("INSERT INTO postings (id, key, company) VALUES (?, ?, ?)",
-                         [(pid, f"k{pid}", c) for pid, c in companies.items()])
+        conn.executemany("INSERT INTO postings (id, key, company, salary_raw) VALUES (?, ?, ?, ?)",
+                         [(pid, f"k{pid}", *values) for pid, values in postings.items()])
         conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall, evidence) VALUES (?, 'jobcrawl-v1', 70, ?)",
                          list(named.items()))
         conn.execute("INSERT INTO evaluations (posting_id, scorer, evidence) VALUES (1, 'source', '{\"market\":[1]}')")
@@ -145,25 +188,25 @@ def test_the_migration_merges_the_entries_that_become_equal(tmp_path):
     open_db(path).close()
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT id, entry FROM evidence_entries ORDER BY id").fetchall() == [
-            (4, '["company_open","别家",2,1,null]'), (5, '"base"'),
-            (6, '["company_open/company",2,1,null]'), (7, '["company_open/company",5,null,4]')]
+            (4, '["company_open","别家",2,1,null]'), (5, '"base"'), (8, '["no_comparison","未明确"]'),
+            (9, '["company_open/company",2,1,null]'), (10, '["company_open/company",5,null,4]'),
+            (11, '["no_comparison/salary_raw"]')]
         assert conn.execute("SELECT posting_id, scorer, evidence FROM evaluations ORDER BY 1, 2").fetchall() == [
-            (1, "jobcrawl-v1", "[[5],null,null,null,null,[6]]"), (1, "source", '{"market":[6]}'),
-            (2, "jobcrawl-v1", "[[5],null,null,null,null,[6]]"), (3, "jobcrawl-v1", "[[5],null,null,null,null,[6]]"),
-            (4, "jobcrawl-v1", "[[5],null,null,null,null,[4,7]]")]
+            (1, "jobcrawl-v1", "[[5,11],null,null,null,null,[9]]"), (1, "source", '{"market":[9]}'),
+            (2, "jobcrawl-v1", "[[5,11],null,null,null,null,[9]]"), (3, "jobcrawl-v1", "[[5,11],null,null,null,null,[9]]"),
+            (4, "jobcrawl-v1", "[[5,8],null,null,null,null,[4,10]]")]
         assert view(conn) == before
-    open_db(path).close()  # once only
 
 
 def rewound(path) -> None:
     """The database as 0055 left it: every entry with its posting's values written out, migration 0057 to come."""
     db = sqlite_utils.Database(path)
     conn = db.conn
-    rows = conn.execute("SELECT e.posting_id, e.scorer, e.evidence, p.company FROM evaluations e"
+    rows = conn.execute("SELECT e.posting_id, e.scorer, e.evidence, p.company, p.salary_raw FROM evaluations e"
                         " JOIN postings p ON p.id = e.posting_id").fetchall()
-    packed = evidence.expand(conn, [s for _, _, s, _ in rows], [{"company": c} for *_, c in rows])
+    packed = evidence.expand(conn, [r[2] for r in rows], [{"company": r[3], "salary_raw": r[4]} for r in rows])
     written = evidence.intern_rows(conn, [(pid, scorer, ev if s else None)
-                                          for (pid, scorer, s, _), ev in zip(rows, packed)], 2)
+                                          for (pid, scorer, s, *_), ev in zip(rows, packed)], 2)
     conn.executemany("UPDATE evaluations SET evidence = ? WHERE posting_id = ? AND scorer = ?",
                      [(s, pid, scorer) for pid, scorer, s in written])
     evidence.prune(conn)

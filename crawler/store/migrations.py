@@ -1090,7 +1090,7 @@ def m0055(db: sqlite_utils.Database) -> None:
 @migration("0057_evidence_reads_the_posting")
 def m0057(db: sqlite_utils.Database) -> None:
     """Evidence entries without the values their posting holds (normalize/evaluation.py ``FROM_POSTING``: the
-    company of ``company_open``): every evaluation naming an entry of such a rule whose value equals its posting's
+    company of ``company_open``, the salary as written of ``salary_percentile`` and ``no_comparison``): every evaluation naming an entry of such a rule whose value equals its posting's
     field names the entry without it instead (entries that become equal are one: ``company_open``'s counts are
     shared by every company with the same); the entries no evaluation names any more are deleted."""
     from normalize.evaluation import FROM_POSTING, POSTING_FIELDS, dumps, without_posting
