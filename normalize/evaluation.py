@@ -8,6 +8,10 @@ snippet, offset, length, points]`` (the matched span in the snippet). Any other 
 or a dict whose only key is ``""``, is wrapped as ``{"": entry}``). Signals ``{dimension: [{key, value}, …]}`` are
 stored as ``{dimension: [[key, value], …]}``.
 
+An entry whose first value is exactly its posting's field (:data:`FROM_POSTING`: ``company_open``'s company, the
+salary as written of ``salary_percentile`` and ``no_comparison``) is stored without it, under the rule name that says so (``["company_open/company",2,1,null]``), and gets it back
+from the posting when read (:func:`from_posting`); where the value differs it stays, as before.
+
 The tables are part of the stored format: a shape is never changed or removed (a new one gets a new rule name),
 so every stored evaluation reads back as it was written.
 """
@@ -47,6 +51,16 @@ SHAPES: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "scope_clauses": (("clauses", "points"), {"points": 0}),
     "business": (("kinds", "points"), {"points": 0}),
 }
+FROM_POSTING: dict[str, tuple[str, str]] = {
+    # rule as stored without its first value: (the rule as written, the postings column that value equals)
+    "company_open/company": ("company_open", "company"),
+    "no_comparison/salary_raw": ("no_comparison", "salary_raw"),
+    "salary_percentile/salary_raw": ("salary_percentile", "salary_raw"),
+}
+POSTING_FIELDS = tuple(dict.fromkeys(field for _, field in FROM_POSTING.values()))
+"""The postings columns :func:`pack_evidence` and :func:`from_posting` read (the view ``evaluation_evidence`` in
+schema.sql reads them back the same way)."""
+_LEAVE_OUT = {rule: (stored, field) for stored, (rule, field) in FROM_POSTING.items()}
 WORD_KEYS = ("rule", "matched", "section", "snippet", "points")
 _ENTRY_KEYS = {rule: ("rule", *keys) for rule, (keys, _) in SHAPES.items()}  # an entry of the shape, key by key
 
@@ -102,8 +116,30 @@ def _unpack_entry(item: Any) -> Any:
     return {"rule": rule, "matched": matched, "section": section, "snippet": snippet, "points": points}
 
 
-def pack_evidence(evidence: Mapping[str, Any]) -> dict[str, Any]:
-    """Evidence as stored (see the module docstring)."""
+def without_posting(item: Any, posting: Mapping[str, Any]) -> Any:
+    """A packed entry without its first value where that is exactly the posting's field (:data:`FROM_POSTING`)."""
+    if type(item) is list and len(item) > 1 and item[0] in _LEAVE_OUT:
+        stored, field = _LEAVE_OUT[item[0]]
+        if field in posting and _same(item[1], posting[field]):
+            return [stored, *item[2:]]
+    return item
+
+
+def from_posting(item: Any, posting: Mapping[str, Any]) -> Any:
+    """A stored entry as packed before its posting's value was left out (the inverse of :func:`pack_evidence`'s
+    ``posting``): ``posting`` holds the postings columns of :data:`POSTING_FIELDS`."""
+    if type(item) is list and item and item[0] in FROM_POSTING:
+        rule, field = FROM_POSTING[item[0]]
+        return [rule, posting[field], *item[1:]]
+    return item
+
+
+def pack_evidence(evidence: Mapping[str, Any], posting: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Evidence as stored (see the module docstring); ``posting``: the postings columns of :data:`POSTING_FIELDS`
+    of the evaluation's posting, whose values its entries leave out (none left out without it)."""
+    if posting:
+        return {dim: [without_posting(_pack_entry(e), posting) for e in items] if isinstance(items, list) else items
+                for dim, items in evidence.items()}
     return {dim: [_pack_entry(e) for e in items] if isinstance(items, list) else items
             for dim, items in evidence.items()}
 

@@ -41,7 +41,7 @@ def test_an_entry_named_by_many_evaluations_is_stored_once(conn):
         (1, [[id_of["bonus"], id_of["insufficient"]], None, [id_of["leave"]], None, [id_of["mean"]], None]),
         (2, [[id_of["bonus"]], None, [id_of["base"], id_of["leave"]], None, [id_of["mean"]], None]),
         (3, None)]
-    assert evidence.expand(conn, [s for _, s in stored]) == [rows[0][1], rows[1][1], {}]
+    assert evidence.expand(conn, [s for _, s in stored], [{}] * 3) == [rows[0][1], rows[1][1], {}]
 
 
 def test_entries_stored_before_are_found_again_and_json_text_is_taken_too(conn):
@@ -49,14 +49,14 @@ def test_entries_stored_before_are_found_again_and_json_text_is_taken_too(conn):
     again = evidence.intern_rows(conn, [("b", json.dumps({"pay": [BONUS, LEAVE]}, ensure_ascii=False))], 1)
     assert conn.execute("SELECT count(*) FROM evidence_entries").fetchone() == (2,)
     assert json.loads(again[0][1])[0][0] == json.loads(first[0][1])[0][0]
-    assert evidence.expand(conn, [again[0][1]]) == [{"pay": [BONUS, LEAVE]}]
+    assert evidence.expand(conn, [again[0][1]], [{}]) == [{"pay": [BONUS, LEAVE]}]
 
 
 def test_entries_whose_hashes_collide_stay_apart(conn, monkeypatch):
     monkeypatch.setattr(entries, "entry_hash", lambda text: 7)
     stored = evidence.intern_rows(conn, [(1, {"pay": [BONUS, LEAVE]}), (2, {"pay": [LEAVE]})], 1)
     assert conn.execute("SELECT count(*), count(DISTINCT hash) FROM evidence_entries").fetchone() == (2, 1)
-    assert evidence.expand(conn, [s for _, s in stored]) == [{"pay": [BONUS, LEAVE]}, {"pay": [LEAVE]}]
+    assert evidence.expand(conn, [s for _, s in stored], [{}] * 2) == [{"pay": [BONUS, LEAVE]}, {"pay": [LEAVE]}]
 
 
 @pytest.mark.parametrize("stored, packed", [
@@ -65,7 +65,7 @@ def test_entries_whose_hashes_collide_stay_apart(conn, monkeypatch):
     pytest.param('{"pay":[],"note":"x"}', {"pay": [], "note": "x"}, id="not-a-list-kept"),
 ])
 def test_evidence_not_made_of_ids_reads_as_it_is(conn, stored, packed):
-    assert evidence.expand(conn, [stored]) == [packed]
+    assert evidence.expand(conn, [stored], [{}]) == [packed]
 
 
 def test_prune_deletes_only_the_entries_no_evaluation_names(conn):
@@ -84,7 +84,8 @@ def test_a_scored_database_lists_each_evaluations_evidence_in_order(seeded_db):
     """The view evaluation_evidence gives the entries of each evaluation, as the export reads them."""
     stored = sql(seeded_db, "SELECT posting_id, scorer, evidence FROM evaluations ORDER BY 1, 2")
     conn = sqlite3.connect(seeded_db)
-    expanded = evidence.expand(conn, [s for _, _, s in stored])
+    company = dict(sql(seeded_db, "SELECT id, company FROM postings"))
+    expanded = evidence.expand(conn, [s for _, _, s in stored], [{"company": company[pid]} for pid, *_ in stored])
     listed = {}
     for pid, scorer, dim, _, entry in sql(seeded_db, "SELECT * FROM evaluation_evidence ORDER BY 1, 2, 3, 4"):
         listed.setdefault((pid, scorer), {}).setdefault(dim, []).append(json.loads(entry))
@@ -102,7 +103,9 @@ def test_an_old_database_keeps_its_evidence_entry_for_entry(tmp_path):
     open_db(path).close()
     after = sql(path, "SELECT posting_id, scorer, evidence FROM evaluations ORDER BY 1, 2")
     assert [r[:2] for r in after] == [r[:2] for r in before] and len(before) == 4
-    assert evidence.expand(sqlite3.connect(path), [s for _, _, s in after]) == [
+    company = dict(sql(path, "SELECT id, company FROM postings"))
+    postings = [{"company": company[pid]} for pid, _, _ in after]
+    assert evidence.expand(sqlite3.connect(path), [s for _, _, s in after], postings) == [
         pack_evidence(json.loads(s)) for _, _, s in before]
     assert [json.loads(s) if scorer == "source" else len(json.loads(s)) for _, scorer, s in after] == [6, {}, 6, {}]
     assert all(type(i) is int for _, scorer, s in after if scorer != "source" for items in json.loads(s) for i in items)

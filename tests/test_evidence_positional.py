@@ -72,7 +72,7 @@ def lettered(conn, stored: str) -> str:
 def test_stored_so_and_read_back_exactly(conn, packed, stored):
     [(text,)] = evidence.intern_rows(conn, [(packed,)], 0)
     assert lettered(conn, text) == stored
-    [back] = evidence.expand(conn, [text])
+    [back] = evidence.expand(conn, [text], [{}])
     assert json.dumps(back) == json.dumps(packed)  # keys, their order and every value as written
 
 
@@ -125,7 +125,7 @@ def test_migration_0052_makes_stored_objects_positional_and_keeps_the_rest(tmp_p
         conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, overall, evidence) VALUES (?, ?, 70, ?)",
                          [(i, "fit:me" if i == 5 else 1, t) for i, t in texts.items()])  # 1: ours
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0052_evaluations_evidence_positional'")
-        before = evidence.expand(conn, [t for t in texts.values()])
+        before = evidence.expand(conn, [t for t in texts.values()], [{}] * len(texts))
         scores = conn.execute("SELECT id, score, score_level, score_by FROM postings ORDER BY id").fetchall()
     open_db(path).close()
     with sqlite3.connect(path) as conn:
@@ -133,7 +133,7 @@ def test_migration_0052_makes_stored_objects_positional_and_keeps_the_rest(tmp_p
         assert after == texts | {
             1: "[[1,2],[3],[1,4],[3],[5],[6,7]]", 2: "[[1],[],[],[],[5]]", 3: "[[1],[3],[4],[3],[5],null]",
             6: "[[1],[3],null,null,null,null]"}
-        assert evidence.expand(conn, list(after.values())) == before
+        assert evidence.expand(conn, list(after.values()), [{}] * len(after)) == before
         assert conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id DESC LIMIT 1").fetchone() == (
             "0052_evaluations_evidence_positional",)
         # the score trigger the migration dropped is made again; no score was touched
@@ -182,5 +182,5 @@ def test_a_scored_database_stores_ours_positionally_and_the_fit_view_reads_a_fit
         assert evidence.prune(conn) == 0
         conn.execute("DELETE FROM evaluations WHERE scorer != 'jobcrawl-v1'")
         assert evidence.prune(conn) > 0
-        assert {e for (e,) in conn.execute("SELECT entry FROM evidence_entries")} == {
-            e for (e,) in conn.execute("SELECT DISTINCT entry FROM evaluation_evidence")}
+        named = {i for (s,) in conn.execute("SELECT evidence FROM evaluations") for items in json.loads(s) for i in items}
+        assert {i for (i,) in conn.execute("SELECT id FROM evidence_entries")} == named

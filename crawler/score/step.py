@@ -87,7 +87,7 @@ def _score_batch(rules: Rules, raw: store.RawBatch, now: str, stored: dict[int, 
         if not force and stored.get(row[0]) == digest:
             unchanged += 1
             continue
-        evals.append(store.evaluation_row(row[0], rules.score(facts), now, digest))
+        evals.append(store.evaluation_row(row, rules.score(facts), now, digest))
     return Scored(evals, unchanged)
 
 

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from normalize.evaluation import POSTING_FIELDS
 from normalize.models import Evaluation
 from normalize.score import SCORER
 
@@ -41,6 +42,7 @@ _SELECT = (f"SELECT p.id, {', '.join(f'[{c}]' for c in FACT_COLUMNS.values())} F
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({stored_columns(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
 _EVIDENCE_AT = SCORE_COLS.index("evidence")
 _EXTRA_AT = 1 + list(FACT_COLUMNS).index("extra")
+_POSTING_AT = [(c, 1 + list(FACT_COLUMNS.values()).index(c)) for c in POSTING_FIELDS]
 
 RawBatch = tuple[list[tuple], dict[int, dict[str, list[str]]]]
 """Postings rows (id, then the FACT_COLUMNS, ``extra`` as its object) and their section bullets by posting and key."""
@@ -71,11 +73,18 @@ def digests(conn: sqlite3.Connection, scorer: str, first: int, last: int) -> dic
                              " AND posting_id BETWEEN ? AND ?", (scorer_stored(scorer), first, last)))
 
 
-def evaluation_row(posting_id: int, ev: Evaluation, computed_at: str, digest: int) -> list[Any]:
-    """Our evaluation as one ``evaluations`` row (:data:`SCORE_COLS`: evidence and signals compact, its completeness
-    and input digest); ``jobcrawl-v1``'s without the :data:`RENDERED` sentences and levels (generated from its
-    numbers), a fit's levels as it gives them (none)."""
-    row = [posting_id, *evaluation_values(ev, computed_at, ev.levels.get("overall")), ev.completeness, digest]
+def posting_fields(row: tuple) -> dict[str, Any]:
+    """The postings columns of ``POSTING_FIELDS`` (normalize/evaluation.py) of a row of :func:`read_range`."""
+    return {c: row[i] for c, i in _POSTING_AT}
+
+
+def evaluation_row(row: tuple, ev: Evaluation, computed_at: str, digest: int) -> list[Any]:
+    """Our evaluation of the posting ``row`` (of :func:`read_range`) as one ``evaluations`` row (:data:`SCORE_COLS`:
+    evidence and signals compact, the evidence without the values equal to the posting's, its completeness and
+    input digest); ``jobcrawl-v1``'s without the :data:`RENDERED` sentences and levels (generated from its numbers),
+    a fit's levels as it gives them (none)."""
+    row = [row[0], *evaluation_values(ev, computed_at, ev.levels.get("overall"), posting_fields(row)),
+           ev.completeness, digest]
     if ev.scorer == SCORER:
         for i in _RENDERED_AT:
             row[i] = None

@@ -3,8 +3,9 @@
 
 Scores repeat the same entries across postings (``["social_insurance","benefits","五险一金",1]``, the company's
 open jobs, ``"insufficient"``), so an entry is stored the first time it occurs and referred to by id after. Entries
-are the compact form of normalize/evaluation.py (``pack_evidence``); :func:`expand` gives that form back, exactly
-(the mechanism: crawler/store/entries.py).
+are the compact form of normalize/evaluation.py (``pack_evidence``), without the values that are exactly their
+posting's (``FROM_POSTING``: a company's open jobs are one entry for all its postings); :func:`expand` gives that
+form back, exactly, those values read from the posting (the mechanism: crawler/store/entries.py).
 
 The column is JSON in one of two forms (:func:`stored_form`). Evidence whose dimensions are some of :data:`ORDER`,
 in that order, each a list — our scorer's — is positional: ``[[3,17],[5],…]``, the lists in :data:`ORDER`'s
@@ -21,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from normalize.evaluation import dumps
+from normalize.evaluation import dumps, from_posting
 from normalize.models import DIMENSIONS
 
 from crawler.store import entries
@@ -65,18 +66,23 @@ def intern_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]], at: int
         *row[at + 1:]) for row, ev in zip(rows, texts)]
 
 
-def expand(conn: sqlite3.Connection, stored: Sequence[str | None]) -> list[dict[str, Any]]:
+def expand(conn: sqlite3.Connection, stored: Sequence[str | None],
+           postings: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each stored ``evidence`` value as packed evidence (``{}`` for none): entry ids read back from
-    ``evidence_entries``; an entry stored inline (a database not yet migrated) is kept as it is."""
+    ``evidence_entries``, the values an entry leaves out filled in from its posting (``postings``, one for each
+    value: mappings with the postings columns of ``POSTING_FIELDS``, normalize/evaluation.py); an entry stored
+    inline (a database not yet migrated) is kept as it is."""
     values = [object_form(json.loads(s)) if s else {} for s in stored]
     found = entries.entries_of(conn, TABLE, (e for ev in values for items in ev.values() if isinstance(items, list)
                                              for e in items if type(e) is int))
-    return [{dim: [found[e] if type(e) is int else e for e in items] if isinstance(items, list) else items
-             for dim, items in ev.items()} for ev in values]
+    return [{dim: [from_posting(found[e], posting) if type(e) is int else e for e in items]
+             if isinstance(items, list) else items for dim, items in ev.items()}
+            for ev, posting in zip(values, postings, strict=True)]
 
 
-def prune(conn: sqlite3.Connection) -> int:
-    """Delete the entries no evaluation refers to; returns how many (one scan of ``evaluations``: ``json_each``
-    lists the id lists of either stored form)."""
+def prune(conn: sqlite3.Connection, among: Iterable[int] | None = None) -> int:
+    """Delete the entries no evaluation refers to (only those of ``among`` when given); returns how many (one scan
+    of ``evaluations``: ``json_each`` lists the id lists of either stored form)."""
     return entries.prune(conn, TABLE, "SELECT item.value FROM evaluations e, json_each(e.evidence) dim,"
-                                      " json_each(dim.value) item WHERE dim.type = 'array' AND item.type = 'integer'")
+                                      " json_each(dim.value) item WHERE dim.type = 'array' AND item.type = 'integer'",
+                         among)

@@ -22,7 +22,7 @@ from functools import lru_cache
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
@@ -1126,3 +1126,50 @@ def m0056(db: sqlite_utils.Database) -> None:
     values = ", ".join("scorer_stored(scorer)" if c == "scorer" else c for c in stored)
     _rebuild(db, "evaluations", EVALUATIONS_0056, f"({into}) SELECT {values} FROM evaluations ORDER BY 1, 2",
              ("CREATE INDEX idx_evaluations_scorer_overall ON evaluations (scorer_stored, overall)",))
+
+
+@migration("0057_evidence_reads_the_posting")
+def m0057(db: sqlite_utils.Database) -> None:
+    """Evidence entries without the values their posting holds (normalize/evaluation.py ``FROM_POSTING``: the
+    company of ``company_open``, the salary as written of ``salary_percentile`` and ``no_comparison``): every
+    evaluation naming an entry of such a rule whose value equals its posting's field names the entry without it
+    instead (entries that become equal are one: ``company_open``'s counts are
+    shared by every company with the same); the entries no evaluation names any more are deleted."""
+    from normalize.evaluation import FROM_POSTING, POSTING_FIELDS, dumps, without_posting
+
+    from crawler.store import entries, evidence
+
+    conn = db.conn
+    rules = sorted({rule for rule, _ in FROM_POSTING.values()})
+    old = {id_: json.loads(text) for id_, text in conn.execute(
+        f"SELECT id, entry FROM evidence_entries WHERE json_type(entry) = 'array'"
+        f" AND json_extract(entry, '$[0]') IN ({','.join('?' * len(rules))})", rules)}
+    if not old:
+        return
+    ids = [pid for (pid,) in conn.execute("SELECT DISTINCT posting_id FROM evaluations ORDER BY posting_id")]
+    columns = ", ".join(f"p.[{c}]" for c in POSTING_FIELDS)
+    for i in range(0, len(ids), 1000):
+        rows = conn.execute(f"SELECT e.posting_id, e.evidence, {columns} FROM evaluations e"
+                            " JOIN postings p ON p.id = e.posting_id WHERE e.posting_id BETWEEN ? AND ?"
+                            " AND e.evidence IS NOT NULL", (ids[i], ids[min(i + 1000, len(ids)) - 1])).fetchall()
+        changed = []  # (posting id, stored evidence, its value, {old id: new entry text})
+        for pid, stored, *fields in rows:
+            posting = dict(zip(POSTING_FIELDS, fields))
+            value = json.loads(stored)
+            lists = value if isinstance(value, list) else [v for v in value.values() if isinstance(v, list)]
+            new = {e: dumps(item) for items in lists if items for e in items
+                   if type(e) is int and e in old and (item := without_posting(old[e], posting)) != old[e]}
+            if new:
+                changed.append((pid, stored, value, new))
+        found = entries.ids_of(conn, evidence.TABLE, {t for *_, new in changed for t in new.values()})
+        conn.executemany("UPDATE evaluations SET evidence = ? WHERE posting_id = ? AND evidence = ?", (
+            (dumps(_renamed(value, {e: found[t] for e, t in new.items()})), pid, stored)
+            for pid, stored, value, new in changed))
+    evidence.prune(conn, old)
+
+
+def _renamed(value: Any, ids: dict[int, int]) -> Any:
+    """A stored ``evidence`` value (positional or an object) with its entry ids of ``ids`` replaced."""
+    def lists(items: Any) -> Any:
+        return [ids.get(e, e) if type(e) is int else e for e in items] if isinstance(items, list) else items
+    return [lists(v) for v in value] if isinstance(value, list) else {k: lists(v) for k, v in value.items()}

@@ -85,7 +85,9 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
             grouped[child["posting_id"]].append(child)
         children[table] = grouped
     evals = [e for pid in ids for e in children["evaluations"][pid]]
-    for e, packed in zip(evals, expand(db.conn, [e["evidence"] for e in evals])):
+    posting = {r["id"]: r for r in rows}
+    for e, packed in zip(evals, expand(db.conn, [e["evidence"] for e in evals],
+                                       [posting[e["posting_id"]] for e in evals])):
         e["evidence"] = packed
 
     clusters = {r[0]: r[1:3] + (r[3:] if r[3] is not None else ALONE) for r in db.execute(

@@ -22,7 +22,7 @@ try:
 except ImportError:
     from backports import zstd
 
-from normalize.evaluation import dumps, pack_evidence, pack_signals
+from normalize.evaluation import POSTING_FIELDS, dumps, pack_evidence, pack_signals
 from normalize.models import DIMENSIONS, Evaluation, Posting, Quarantined, RawInput, SeenPostings
 from normalize.posting import level_for
 from normalize.score import SCORER
@@ -145,16 +145,18 @@ def row_values(row: PostingRow) -> dict[str, Any]:
     return {c: values[c] for c in _MODEL_ORDER}
 
 
-def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None) -> tuple:
+def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | None,
+                      posting: Mapping[str, Any] | None = None) -> tuple:
     """An evaluation as its ``evaluations`` columns of :data:`EVAL_COLS` after ``posting_id``: evidence and signals
     compact (normalize/evaluation.py), the evidence as packed entries the writer stores once each
-    (crawler/store/evidence.py: ``intern_rows``), the scorer as :func:`scorer_stored` and ``computed_at`` as
-    :func:`time_stored` make them; ours (``jobcrawl-v1``) without levels (generated from its numbers)."""
+    (crawler/store/evidence.py: ``intern_rows``) without the values equal to ``posting``'s (its columns of
+    ``POSTING_FIELDS``), the scorer as :func:`scorer_stored` and ``computed_at`` as :func:`time_stored` make them;
+    ours (``jobcrawl-v1``) without levels (generated from its numbers)."""
     levels = ((None,) * len(LEVEL_COLS) if ev.scorer == SCORER
               else (overall_level, *(ev.levels.get(d) for d in DIMENSIONS)))
     return (
         scorer_stored(ev.scorer), ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, *levels,
-        ev.summary, dumps(ev.notes), dumps(ev.explanations), pack_evidence(ev.evidence), dumps(ev.problems),
+        ev.summary, dumps(ev.notes), dumps(ev.explanations), pack_evidence(ev.evidence, posting), dumps(ev.problems),
         time_stored(computed_at), dumps(pack_signals(ev.signals)),
     )
 
@@ -173,7 +175,8 @@ def posting_row(p: Posting, dedupe: tuple | None = None) -> PostingRow:
                 for seq, (key, bullets) in enumerate(filled)]
     skills = skill_values(p.skill_evidence)
     ev = p.source_evaluation
-    evaluation = evaluation_values(ev, p.as_of, level_for(ev.overall)) if ev else None
+    evaluation = (evaluation_values(ev, p.as_of, level_for(ev.overall), {c: flat[c] for c in POSTING_FIELDS})
+                  if ev else None)
     values = [flat[c] for c in POSTING_COLS]
     if values[_SOURCE_ID] == values[_URL]:  # stored once (crawler.store.schema.source_id_of reads it back)
         values[_SOURCE_ID] = None

@@ -653,15 +653,23 @@ CREATE VIEW market_stats AS SELECT
     key, currency, n, p25, median, p75, (SELECT value FROM meta WHERE key = 'market_computed_at') AS computed_at
 FROM market_figures;
 
--- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first). The
--- dimension of a positional evidence (an array: crawler/store/evidence.py) is named by its place, in the order of
--- evidence.ORDER; a missing trailing dimension has no entries, so no row.
+-- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first), with
+-- the value an entry leaves out read back from its posting (normalize/evaluation.py FROM_POSTING, one WHEN a rule:
+-- a stored ["company_open/company",2,1,null] reads ["company_open","<the posting's company>",2,1,null]). The dimension of a
+-- positional evidence (an array: crawler/store/evidence.py) is named by its place, in the order of evidence.ORDER;
+-- a missing trailing dimension has no entries, so no row.
 CREATE VIEW evaluation_evidence AS SELECT
     e.posting_id, e.scorer,
     CASE WHEN typeof(d.key) = 'integer' THEN json_extract('["pay","growth","worklife","mission","overall","market"]',
         d.fullkey) ELSE d.key END AS dimension,
-    i.key AS position, x.entry
-FROM evaluations e, json_each(e.evidence) d, json_each(d.value) i JOIN evidence_entries x ON x.id = i.value
+    i.key AS position,
+    CASE json_extract(x.entry, '$[0]')
+        WHEN 'company_open/company' THEN '["company_open",' || json_quote(p.company) || substr(x.entry, 24)
+        WHEN 'no_comparison/salary_raw' THEN '["no_comparison",' || json_quote(p.salary_raw) || substr(x.entry, 28)
+        WHEN 'salary_percentile/salary_raw' THEN '["salary_percentile",' || json_quote(p.salary_raw) || substr(x.entry, 32)
+        ELSE x.entry END AS entry
+FROM evaluations e JOIN postings p ON p.id = e.posting_id, json_each(e.evidence) d, json_each(d.value) i
+    JOIN evidence_entries x ON x.id = i.value
 WHERE d.type = 'array';
 
 -- Per-source health of crawls (crawler/store/health.py). A run succeeded when it ended ok, or partial with postings
