@@ -110,7 +110,9 @@ def test_writing_an_evaluation_again_replaces_it(db, scorer):
     """The writers' INSERT OR REPLACE on the key (posting_id, scorer_stored): one row, the new values."""
     with sqlite3.connect(db) as conn:
         for overall in (40, 90):
-            score.write_evaluations(conn, [score.evaluation_row(1, Evaluation(scorer=scorer, overall=overall, pay=overall),
+            row = conn.execute(f"{score._SELECT} WHERE id = 1").fetchone()  # the posting as scoring reads it
+            score.write_evaluations(conn, [score.evaluation_row(row, Evaluation(scorer=scorer, overall=overall,
+                                                                                pay=overall),
                                                                 "2026-12-07T03:39:44+00:00", overall)])
         got = conn.execute("SELECT scorer, overall, pay, inputs_digest, computed_at FROM evaluations"
                            " WHERE posting_id = 1 AND scorer = ?", (scorer,)).fetchall()

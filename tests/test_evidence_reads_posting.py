@@ -112,8 +112,8 @@ def store(conn: sqlite3.Connection, companies: dict[int, object], evaluations: d
     """Postings of ``companies`` and our evaluations of them, packed against their posting as the scorer's are."""
     conn.executemany("INSERT INTO postings (id, key, company) VALUES (?, ?, ?)",
                      [(pid, f"k{pid}", c) for pid, c in companies.items()])
-    rows = [(pid, "jobcrawl-v1", pack_evidence(ev, {"company": companies[pid]})) for pid, ev in evaluations.items()]
-    conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall, evidence) VALUES (?, ?, 70, ?)",
+    rows = [(pid, 1, pack_evidence(ev, {"company": companies[pid]})) for pid, ev in evaluations.items()]
+    conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, overall, evidence) VALUES (?, ?, 70, ?)",
                      evidence.intern_rows(conn, rows, 2))
 
 
@@ -144,9 +144,9 @@ def test_postings_with_equal_counts_share_one_entry_and_the_view_lists_theirs(co
 def test_the_view_reads_every_rules_value_from_the_posting(conn, text):
     entries = [company_open(text), dict(PERCENTILE, text=text), {"rule": "no_comparison", "text": text, "points": 0}]
     conn.execute("INSERT INTO postings (id, key, company, salary_raw) VALUES (1, 'k', ?, ?)", (text, text))
-    rows = [(1, "jobcrawl-v1", pack_evidence({"pay": entries}, {"company": text, "salary_raw": text}))]
+    rows = [(1, 1, pack_evidence({"pay": entries}, {"company": text, "salary_raw": text}))]
     assert sorted(e[0] for e in rows[0][2]["pay"]) == sorted(FROM_POSTING)
-    conn.executemany("INSERT INTO evaluations (posting_id, scorer, evidence) VALUES (?, ?, ?)",
+    conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, evidence) VALUES (?, ?, ?)",
                      evidence.intern_rows(conn, rows, 2))
     assert view(conn) == [(1, "pay", i, dumps(e)) for i, e in enumerate(pack_evidence({"pay": entries})["pay"])]
 
@@ -181,9 +181,9 @@ def test_the_migration_merges_the_entries_that_become_equal(tmp_path):
                          [(i, dumps(e)) for i, e in old.items()])
         conn.executemany("INSERT INTO postings (id, key, company, salary_raw) VALUES (?, ?, ?, ?)",
                          [(pid, f"k{pid}", *values) for pid, values in postings.items()])
-        conn.executemany("INSERT INTO evaluations (posting_id, scorer, overall, evidence) VALUES (?, 'jobcrawl-v1', 70, ?)",
+        conn.executemany("INSERT INTO evaluations (posting_id, scorer_stored, overall, evidence) VALUES (?, 1, 70, ?)",
                          list(named.items()))
-        conn.execute("INSERT INTO evaluations (posting_id, scorer, evidence) VALUES (1, 'source', '{\"market\":[1]}')")
+        conn.execute("INSERT INTO evaluations (posting_id, scorer_stored, evidence) VALUES (1, 2, '{\"market\":[1]}')")
         before = view(conn)
     open_db(path).close()
     with sqlite3.connect(path) as conn:
