@@ -92,6 +92,10 @@ def baseline() -> tuple[tuple[str, str, str], ...]:
 # --------------------------------------------------------------------------- applying
 
 
+REINDEX_AFTER = {"0056_fts_without_sizes"}
+"""Migrations that leave the full-text index empty: it is filled again once the views it reads are made again."""
+
+
 def upgrade(db: sqlite_utils.Database) -> None:
     """Bring ``db`` to the schema of ``schema.sql``: a database without any migration recorded is created
     from it; an older one gets its pending migrations; views and triggers that differ from ``schema.sql``
@@ -104,9 +108,16 @@ def upgrade(db: sqlite_utils.Database) -> None:
     if renamed:
         with db.atomic():
             _record(db, renamed)
-    if migrations.pending(db):
+    pending = {m.name for m in migrations.pending(db)}
+    if pending:
         migrations.apply(db)
     derive_views_and_triggers(db)
+    if pending & REINDEX_AFTER:
+        from crawler.store import fts
+
+        fts.register(db.conn)
+        with db.atomic():
+            fts.rebuild(db.conn)
 
 
 def create(db: sqlite_utils.Database) -> None:
@@ -1085,3 +1096,14 @@ def m0055(db: sqlite_utils.Database) -> None:
                  " THEN score_level_given WHEN score_by IS NULL THEN NULL WHEN score IS NULL THEN '信息不足'"
                  " WHEN score < 60 THEN '较低' WHEN score < 80 THEN '中等' ELSE '较高' END) VIRTUAL")
     conn.execute("CREATE INDEX idx_postings_score_level ON postings (score_level)")
+
+
+@migration("0056_fts_without_sizes")
+def m0056(db: sqlite_utils.Database) -> None:
+    """``postings_fts`` keeps no table of each posting's column sizes (``columnsize=0``: no ``postings_fts_docsize``,
+    a row a posting). Nothing ranks by ``bm25``; FTS5 counts a size from the text when asked. Made again, empty:
+    :func:`upgrade` fills it once the view it reads is made again (:data:`REINDEX_AFTER`)."""
+    db.execute("DROP TABLE postings_fts")
+    db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, "
+               "content='postings_fts_source', content_rowid='id', columnsize=0, "
+               "tokenize=\"unicode61 tokenchars '+#'\")")
