@@ -154,6 +154,20 @@ def test_the_index_stops_keeping_column_sizes_and_finds_the_same(tmp_path, versi
     db.close()
 
 
+def test_an_index_left_empty_by_a_migration_is_filled_at_the_next_open(seeded_db, tmp_path):
+    """A run killed between migration 0056 and the rebuild leaves the empty index and the note: the next open fills it."""
+    db = tmp_path / "jobs.db"
+    shutil.copy(seeded_db, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"INSERT INTO {fts.TABLE} ({fts.TABLE}) VALUES ('delete-all')")  # as a new index: empty
+        assert fts.search_ids(conn, "算子") == []
+        conn.execute("INSERT INTO meta (key, value) VALUES ('fts_rebuild_pending', '1')")
+    conn = open_db(db).conn
+    assert (fts.search_ids(conn, "算子"), indexed_postings(conn)) == ([1, 2], 2)
+    assert conn.execute("SELECT count(*) FROM meta WHERE key = 'fts_rebuild_pending'").fetchone() == (0,)
+    conn.execute(INTEGRITY)
+
+
 @pytest.mark.parametrize(("stored", "indexed"), [
     pytest.param('["CUDA", "TensorRT"]', "CUDA; TensorRT", id="names"),
     pytest.param(None, "", id="null"),

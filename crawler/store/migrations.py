@@ -92,8 +92,9 @@ def baseline() -> tuple[tuple[str, str, str], ...]:
 # --------------------------------------------------------------------------- applying
 
 
-REINDEX_AFTER = {"0056_fts_without_sizes"}
-"""Migrations that leave the full-text index empty: it is filled again once the views it reads are made again."""
+REINDEX = "fts_rebuild_pending"
+"""The ``meta`` key a migration that makes the full-text index again, empty, sets: :func:`upgrade` fills the index
+once the views it reads are made again, and deletes the key in the same transaction."""
 
 
 def upgrade(db: sqlite_utils.Database) -> None:
@@ -108,16 +109,16 @@ def upgrade(db: sqlite_utils.Database) -> None:
     if renamed:
         with db.atomic():
             _record(db, renamed)
-    pending = {m.name for m in migrations.pending(db)}
-    if pending:
+    if migrations.pending(db):
         migrations.apply(db)
     derive_views_and_triggers(db)
-    if pending & REINDEX_AFTER:
+    if db.execute("SELECT 1 FROM meta WHERE key = ?", [REINDEX]).fetchone():
         from crawler.store import fts
 
         fts.register(db.conn)
         with db.atomic():
             fts.rebuild(db.conn)
+            db.execute("DELETE FROM meta WHERE key = ?", [REINDEX])
 
 
 def create(db: sqlite_utils.Database) -> None:
@@ -1102,8 +1103,9 @@ def m0055(db: sqlite_utils.Database) -> None:
 def m0056(db: sqlite_utils.Database) -> None:
     """``postings_fts`` keeps no table of each posting's column sizes (``columnsize=0``: no ``postings_fts_docsize``,
     a row a posting). Nothing ranks by ``bm25``; FTS5 counts a size from the text when asked. Made again, empty:
-    :func:`upgrade` fills it once the view it reads is made again (:data:`REINDEX_AFTER`)."""
+    :func:`upgrade` fills it once the view it reads is made again (:data:`REINDEX`)."""
     db.execute("DROP TABLE postings_fts")
     db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, "
                "content='postings_fts_source', content_rowid='id', columnsize=0, "
                "tokenize=\"unicode61 tokenchars '+#'\")")
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", [REINDEX])
