@@ -246,6 +246,12 @@ def export_records(db: Path) -> list[dict]:
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
+def indexed_postings(conn: sqlite3.Connection) -> int:
+    """How many postings the full-text index ``postings_fts`` holds (their ids, read from the index alone)."""
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instances USING fts5vocab(main, postings_fts, instance)")
+    return conn.execute("SELECT count(DISTINCT doc) FROM temp.fts_instances").fetchone()[0]
+
+
 def signal_ids_as_keys(records: list[dict]) -> list[dict]:
     """The records with the posting ids their ghost signals' sentences and likely employer's evidence name replaced
     by those postings' keys (a sentence's list of them sorted): ids follow the order in which postings were stored,

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from bench.gen import write_dumps
-from conftest import AS_OF, ROOT, export_records, run_cli, signal_ids_as_keys
+from conftest import AS_OF, ROOT, export_records, indexed_postings, run_cli, signal_ids_as_keys
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ def test_sigkill_mid_ingest_then_rerun_completes(tmp_path):
     assert 300 <= committed < N, "the kill must land in the middle of the ingest"
     assert committed % 50 == 0, "only whole batches are committed"
     # Whatever was committed is whole: every posting has its sections, FTS row, evaluation and raw input.
-    assert conn.execute("SELECT count(*) FROM postings_fts_docsize").fetchone()[0] == committed  # a row an indexed posting
+    assert indexed_postings(conn) == committed
     assert conn.execute("SELECT count(*) FROM postings WHERE id NOT IN (SELECT posting_id FROM sections)").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM postings WHERE id NOT IN (SELECT posting_id FROM evaluations)").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM postings WHERE raw_input_id NOT IN (SELECT id FROM raw_inputs)").fetchone()[0] == 0

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from conftest import AS_OF, SEEDS, run_cli
+from conftest import AS_OF, SEEDS, indexed_postings, run_cli
 from crawler.store import connect_readonly, fts
 from crawler.store.rows import Batch, posting_row
 from crawler.store.schema import open_db
@@ -55,8 +55,7 @@ def test_the_view_reads_what_the_writer_indexed(tmp_path, fields):
 def test_the_index_stores_no_copy_of_the_text(seeded_db):
     conn = sqlite3.connect(seeded_db)
     names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'postings_fts%'")}
-    assert names == {"postings_fts", "postings_fts_data", "postings_fts_idx", "postings_fts_docsize",
-                     "postings_fts_config", "postings_fts_source"}
+    assert names == {"postings_fts", "postings_fts_data", "postings_fts_idx", "postings_fts_config", "postings_fts_source"}
 
 
 def test_a_connection_without_the_functions_finds_ids_but_reads_no_text(seeded_db):
@@ -136,6 +135,37 @@ def test_the_migration_makes_the_index_read_the_stored_text(tmp_path, version):
     conn.execute(INTEGRITY)
     assert (fts.search_ids(conn, "算子"), fts.search_ids(conn, "Attention")) == ([1, 2], [1])
     db.close()
+
+
+@pytest.mark.parametrize("version", ["bd6b0cc", "60ec602", "6e4c4bc"])
+def test_the_index_stops_keeping_column_sizes_and_finds_the_same(tmp_path, version):
+    found = {"算子": [1, 2], "Attention": [1], "CUDA": [1, 2], "苏州": [2], "工程师": [1, 2], "nothing-matches": []}
+    path = made_by(version, tmp_path)
+    if version == "6e4c4bc":  # its index is already this one, with the sizes
+        with sqlite3.connect(path) as conn:
+            assert {q: fts.search_ids(conn, q) for q in found} == found
+    db = open_db(path)
+    conn = db.conn
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'postings_fts_%' ORDER BY name").fetchall() == [
+        ("postings_fts_config",), ("postings_fts_data",), ("postings_fts_idx",), ("postings_fts_source",)]
+    conn.execute(INTEGRITY)
+    assert {q: fts.search_ids(conn, q) for q in found} == found
+    assert indexed_postings(conn) == 2
+    db.close()
+
+
+def test_an_index_left_empty_by_a_migration_is_filled_at_the_next_open(seeded_db, tmp_path):
+    """A run killed between migration 0058 and the rebuild leaves the empty index and the note: the next open fills it."""
+    db = tmp_path / "jobs.db"
+    shutil.copy(seeded_db, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"INSERT INTO {fts.TABLE} ({fts.TABLE}) VALUES ('delete-all')")  # as a new index: empty
+        assert fts.search_ids(conn, "算子") == []
+        conn.execute("INSERT INTO meta (key, value) VALUES ('fts_rebuild_pending', '1')")
+    conn = open_db(db).conn
+    assert (fts.search_ids(conn, "算子"), indexed_postings(conn)) == ([1, 2], 2)
+    assert conn.execute("SELECT count(*) FROM meta WHERE key = 'fts_rebuild_pending'").fetchone() == (0,)
+    conn.execute(INTEGRITY)
 
 
 @pytest.mark.parametrize(("stored", "indexed"), [

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from conftest import AS_OF, FIXTURES, SEEDS, export_records, run_cli
+from conftest import AS_OF, FIXTURES, SEEDS, export_records, indexed_postings, run_cli
 from crawler.store import fts
 from crawler.store.rows import raw_text
 
@@ -144,7 +144,7 @@ def test_changed_posting_updates_row_and_keeps_old_version(tmp_path, db_path):
     assert (old["salary"]["raw"], old["salary"]["min"], len(old["sections"]["requirements"])) == ("43K", 43000, 8)
     assert conn.execute("SELECT count(*) FROM raw_inputs").fetchone()[0] == 2  # both versions of the file kept
     assert conn.execute("SELECT count(*) FROM sections").fetchone()[0] == 4  # children replaced, not duplicated (a row a section)
-    assert conn.execute("SELECT count(*) FROM postings_fts_docsize").fetchone()[0] == 1  # a row an indexed posting
+    assert indexed_postings(conn) == 1  # indexed once, not twice
 
 
 def test_usage_errors_exit_2(tmp_path, db_path):

@@ -396,7 +396,7 @@ def test_a_busy_port_is_one_clear_error(browse_db):
 
 
 def test_hosts_that_only_this_machine_reaches():
-    from crawler.serve.app import is_local
+    from browse.access import is_local
 
     assert [is_local(h) for h in ("127.0.0.1", "localhost", "::1", "[::1]", "127.0.1.1", "0.0.0.0", "::", "192.168.1.5",
                                   "example.org")] == [True, True, True, True, True, False, False, False, False]

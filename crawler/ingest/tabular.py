@@ -32,7 +32,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-import scrapy
 from pydantic import Field, field_validator
 
 from crawler.files import InputFile

@@ -35,7 +35,7 @@ from typing import Any
 from datasette.app import Datasette
 from datasette.database import Database, QueryInterrupted, Results
 
-from browse.access import Access, is_local  # noqa: F401 (is_local: jobcrawl serve's)
+from browse.access import Access
 from browse.facets import FacetIndex
 from browse.lru import Lru
 from browse.metadata import DATABASE, STATIC_MOUNT, build_metadata

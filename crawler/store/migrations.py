@@ -92,6 +92,11 @@ def baseline() -> tuple[tuple[str, str, str], ...]:
 # --------------------------------------------------------------------------- applying
 
 
+REINDEX = "fts_rebuild_pending"
+"""The ``meta`` key a migration that makes the full-text index again, empty, sets: :func:`upgrade` fills the index
+once the views it reads are made again, and deletes the key in the same transaction."""
+
+
 def upgrade(db: sqlite_utils.Database) -> None:
     """Bring ``db`` to the schema of ``schema.sql``: a database without any migration recorded is created
     from it; an older one gets its pending migrations; views and triggers that differ from ``schema.sql``
@@ -107,6 +112,13 @@ def upgrade(db: sqlite_utils.Database) -> None:
     if migrations.pending(db):
         migrations.apply(db)
     derive_views_and_triggers(db)
+    if db.execute("SELECT 1 FROM meta WHERE key = ?", [REINDEX]).fetchone():
+        from crawler.store import fts
+
+        fts.register(db.conn)
+        with db.atomic():
+            fts.rebuild(db.conn)
+            db.execute("DELETE FROM meta WHERE key = ?", [REINDEX])
 
 
 def create(db: sqlite_utils.Database) -> None:
@@ -1173,3 +1185,15 @@ def _renamed(value: Any, ids: dict[int, int]) -> Any:
     def lists(items: Any) -> Any:
         return [ids.get(e, e) if type(e) is int else e for e in items] if isinstance(items, list) else items
     return [lists(v) for v in value] if isinstance(value, list) else {k: lists(v) for k, v in value.items()}
+
+
+@migration("0058_fts_without_sizes")
+def m0058(db: sqlite_utils.Database) -> None:
+    """``postings_fts`` keeps no table of each posting's column sizes (``columnsize=0``: no ``postings_fts_docsize``,
+    a row a posting). Nothing ranks by ``bm25``; FTS5 counts a size from the text when asked. Made again, empty:
+    :func:`upgrade` fills it once the view it reads is made again (:data:`REINDEX`)."""
+    db.execute("DROP TABLE postings_fts")
+    db.execute("CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, "
+               "content='postings_fts_source', content_rowid='id', columnsize=0, "
+               "tokenize=\"unicode61 tokenchars '+#'\")")
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", [REINDEX])

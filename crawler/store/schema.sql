@@ -275,8 +275,9 @@ CREATE TABLE listing_postings (
 CREATE INDEX idx_listing_postings_key ON listing_postings (key);
 
 -- One full-text index (crawler/store/fts.py): rowid = postings.id, filled by the writer. It keeps no copy of the
--- text: it reads it from the view postings_fts_source (below) when it needs it.
-CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, content='postings_fts_source', content_rowid='id', tokenize="unicode61 tokenchars '+#'");
+-- text: it reads it from the view postings_fts_source (below) when it needs it; nor each posting's column sizes
+-- (columnsize=0): nothing ranks by bm25, and FTS5 counts them from the text when asked.
+CREATE VIRTUAL TABLE postings_fts USING fts5(title, company, city, skills, body, parts, content='postings_fts_source', content_rowid='id', columnsize=0, tokenize="unicode61 tokenchars '+#'");
 
 -- ---------------------------------------------------------------------------------------------- skills
 
