@@ -15,7 +15,7 @@ import pytest
 from conftest import AS_OF, export_records, run_cli
 from crawler.store import fts
 from crawler.store.read import export_filter, iter_export
-from crawler.store.rows import scorer_stored
+from crawler.store.rows import TZ_CODES, coded, scorer_stored
 from crawler.store.schema import open_db
 from crawler.export import FLAT_COLUMNS, ExportError, as_cell, choose_format, flat_row, write_file, write_records
 
@@ -321,8 +321,9 @@ MEMBERS = [  # posting_id, cluster_id, reason, similarity, matched_posting_id, c
 @pytest.fixture(scope="module")
 def evidence_db(tmp_path_factory) -> Path:
     def fill(conn):
-        conn.executemany("INSERT INTO postings (id, key, source, title, company, city, tz, first_seen_stored, last_seen_stored,"
-                         " closed_at) VALUES (?, ?, 'tabular', ?, ?, ?, ?, ?, ?, ?)", EVIDENCE_POSTINGS)
+        conn.executemany("INSERT INTO postings (id, key, source, title, company, city, tz_stored, first_seen_stored,"
+                         " last_seen_stored, closed_at) VALUES (?, ?, 'tabular', ?, ?, ?, ?, ?, ?, ?)",
+                         [(*p[:5], coded(p[5], TZ_CODES), *p[6:]) for p in EVIDENCE_POSTINGS])
         conn.executemany(
             "INSERT INTO evaluations (posting_id, scorer_stored, overall, overall_level_given, completeness, pay, pay_level_given,"
             " growth, growth_level_given, worklife, worklife_level_given, mission, mission_level_given) VALUES (?, ?, ?, ?,"

@@ -1197,3 +1197,20 @@ def m0058(db: sqlite_utils.Database) -> None:
                "content='postings_fts_source', content_rowid='id', columnsize=0, "
                "tokenize=\"unicode61 tokenchars '+#'\")")
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", [REINDEX])
+
+
+@migration("0059_postings_tz_code")
+def m0059(db: sqlite_utils.Database) -> None:
+    """``postings.tz`` becomes generated from ``tz_stored``: 1 for Asia/Shanghai, 2 for UTC, any other zone as
+    written (crawler/store/rows.py: coded). The views and triggers that name ``postings`` are dropped first (dropping
+    a column checks them; :func:`upgrade` makes them again)."""
+    from crawler.store.rows import TZ_CODES, coded
+
+    conn = db.conn
+    conn.create_function("tz_stored", 1, lambda tz: coded(tz, TZ_CODES), deterministic=True)
+    _drop_views_and_triggers(conn, "postings")
+    conn.execute("ALTER TABLE postings ADD COLUMN tz_stored")
+    conn.execute("UPDATE postings SET tz_stored = tz_stored(tz) WHERE tz IS NOT NULL")
+    conn.execute("ALTER TABLE postings DROP COLUMN tz")
+    conn.execute("ALTER TABLE postings ADD COLUMN tz TEXT GENERATED ALWAYS AS (CASE tz_stored WHEN 1 THEN"
+                 " 'Asia/Shanghai' WHEN 2 THEN 'UTC' ELSE CAST(tz_stored AS TEXT) END) VIRTUAL")

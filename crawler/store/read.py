@@ -79,7 +79,7 @@ def _records(db: sqlite_utils.Database, rows: list[dict[str, Any]]) -> list[dict
     ids = [r["id"] for r in rows]
     q = ",".join("?" * len(ids))
     children: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    for table, order in (("section_texts", "seq"), ("posting_skills", "seq"), ("evaluations", "scorer_stored")):
+    for table, order in (("section_texts", "seq"), ("posting_skills", "seq"), ("evaluations", "scorer")):
         grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for child in db.query(f"SELECT * FROM {table} WHERE posting_id IN ({q}) ORDER BY posting_id, {order}", ids):
             grouped[child["posting_id"]].append(child)

@@ -37,13 +37,14 @@ POSTING_COLS = tuple(c for c, *_ in POSTING_COLUMNS if c != "id")
 LEVEL_COLS = tuple(f"{d}_level" for d in ("overall", *DIMENSIONS))
 STORED_AS = ({"first_seen": "first_seen_stored", "last_seen": "last_seen_stored", "content_hash": "content_hash_stored",
               "as_of": "as_of_stored", "computed_at": "computed_at_stored", "score_level": "score_level_given",
-              "score_by": "score_by_stored", "scorer": "scorer_stored"}
+              "score_by": "score_by_stored", "scorer": "scorer_stored", "tz": "tz_stored"}
              | {c: f"{c}_given" for c in LEVEL_COLS})
 """Generated columns (schema.sql) → the column their value is written to: ``postings.first_seen`` and ``last_seen``
 NULL where the time is ``as_of``, its ``content_hash`` as bytes (:func:`hash_bytes`), its ``as_of`` and
 ``evaluations.computed_at`` as unix seconds (:func:`time_stored`); the ``evaluations`` levels and
 ``postings.score_level`` (written by the score triggers) NULL for ours (``jobcrawl-v1``), whose levels the schema's
-rule gives; ``postings.score_by`` and ``evaluations.scorer`` as a code (:func:`scorer_stored`)."""
+rule gives; ``postings.score_by`` and ``evaluations.scorer`` as a code (:func:`scorer_stored`), ``postings.tz`` as
+one (:data:`TZ_CODES`, :func:`coded`)."""
 _HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
 _UTC_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00")
 
@@ -63,16 +64,23 @@ def hash_bytes(text: str | None) -> bytes | str | None:
 SCORER_CODES = {SCORER: 1, "source": 2}
 """The scorers stored as a code (``evaluations.scorer_stored``, ``postings.score_by_stored``); schema.sql reads each
 code back as its name."""
+TZ_CODES = {"Asia/Shanghai": 1, "UTC": 2}
+"""The zones stored as a code (``postings.tz_stored``): the two the normalizer gives unless ``--tz`` names another."""
 _SQLITE_NUMBER = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t\n\v\f\r]*")
 """A text SQLite stores as a number in a column of integer affinity."""
 
 
-def scorer_stored(scorer: str | None) -> int | str | bytes | None:
-    """A scorer as stored: 1 for ours (``jobcrawl-v1``), 2 for the app's own (``source``), any other as written; a
-    text the column's integer affinity would make a number (``'1'``, ``' 2.0'``) as the blob of its UTF-8 bytes, so
-    that it is never a code and reads back as the same text."""
-    code = SCORER_CODES.get(scorer, scorer)
+def coded(value: str | None, codes: dict[str, int]) -> int | str | bytes | None:
+    """A text as a coded column stores it: its code in ``codes``, any other as written; a text an integer affinity
+    would make a number (``'1'``, ``' 2.0'``) as the blob of its UTF-8 bytes, so that it is never a code and reads
+    back (``CAST(… AS TEXT)`` in schema.sql) as the same text."""
+    code = codes.get(value, value)
     return code.encode() if isinstance(code, str) and _SQLITE_NUMBER.fullmatch(code) else code
+
+
+def scorer_stored(scorer: str | None) -> int | str | bytes | None:
+    """A scorer as stored: 1 for ours (``jobcrawl-v1``), 2 for the app's own (``source``), any other as written."""
+    return coded(scorer, SCORER_CODES)
 
 
 @lru_cache(maxsize=4096)  # an input's postings share their as_of, a scoring pass its computed_at

@@ -95,6 +95,7 @@ CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id);
 -- crawler/store/rows.py: time_stored), or a text written in any other form, kept as written. The column has no
 -- declared type, so that neither is converted to the other (TEXT would store the number as text, INTEGER a numeric text
 -- as a number).
+-- tz is the text of tz_stored: 1 Asia/Shanghai, 2 UTC, any other zone as written (crawler/store/rows.py: coded).
 CREATE TABLE postings (
     id INTEGER PRIMARY KEY,
     key TEXT,
@@ -162,7 +163,6 @@ CREATE TABLE postings (
     score_level_given TEXT,
     salary_source TEXT,
     posted_source TEXT,
-    tz TEXT,
     posted_local TEXT,
     first_run_id INTEGER,
     raw_hash TEXT,
@@ -178,7 +178,10 @@ CREATE TABLE postings (
         ELSE score_by_stored END) VIRTUAL,
     score_level TEXT GENERATED ALWAYS AS (CASE WHEN score_by != 'jobcrawl-v1' THEN score_level_given
         WHEN score_by IS NULL THEN NULL WHEN score IS NULL THEN '信息不足' WHEN score < 60 THEN '较低'
-        WHEN score < 80 THEN '中等' ELSE '较高' END) VIRTUAL
+        WHEN score < 80 THEN '中等' ELSE '较高' END) VIRTUAL,
+    tz_stored,
+    tz TEXT GENERATED ALWAYS AS (CASE tz_stored WHEN 1 THEN 'Asia/Shanghai' WHEN 2 THEN 'UTC'
+        ELSE CAST(tz_stored AS TEXT) END) VIRTUAL
 );
 CREATE UNIQUE INDEX idx_postings_key ON postings (key);
 CREATE INDEX idx_postings_company ON postings (company);

@@ -36,8 +36,8 @@ from normalize.clock import now_iso
 from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
-                                Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text, row_values,
-                                scorer_stored, stored_columns, time_stored)
+                                TZ_CODES, Batch, PostingRow, coded, copies_input, hash_bytes, kept_whole, raw_text,
+                                row_values, scorer_stored, stored_columns, time_stored)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
@@ -50,6 +50,7 @@ _LAST_SEEN = POSTING_COLS.index("last_seen")
 _FIRST_SEEN = POSTING_COLS.index("first_seen")
 _POSTING_AS_OF = POSTING_COLS.index("as_of")
 _CONTENT_HASH = POSTING_COLS.index("content_hash")
+_TZ = POSTING_COLS.index("tz")
 _CLOSED_AT = POSTING_COLS.index("closed_at")
 _INPUT_SHA = POSTING_COLS.index("input_sha256")
 _EXTRA = POSTING_COLS.index("extra")
@@ -288,6 +289,7 @@ class Writer:
             as_of = values[_POSTING_AS_OF]
             values[_CONTENT_HASH] = hash_bytes(p.content_hash)
             values[_POSTING_AS_OF] = time_stored(as_of)
+            values[_TZ] = coded(values[_TZ], TZ_CODES)
             if old is None:
                 pid = next_id
                 next_id += 1
