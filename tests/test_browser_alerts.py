@@ -8,7 +8,7 @@ import pytest
 
 from conftest import start_serve
 from test_browse_alerts import build_alerts_db
-from test_browser import _checked_page, _open, _wait_for, browser  # noqa: F401 (the browser fixture)
+from test_browser import _checked_page, _open, _open_until, _wait_for, browser  # noqa: F401 (the browser fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -31,8 +31,8 @@ def _rows(driver) -> list[str]:
 def test_fit_view_and_its_toggle(browser, server):
     from selenium.webdriver.common.by import By
 
-    _open(browser, server + "/jobs/fit")
-    assert sorted(_rows(browser), key=int) == ["1", "2", "5", "6", "7", "8"]
+    rows = _open_until(browser, server + "/jobs/fit", _rows)
+    assert sorted(rows, key=int) == ["1", "2", "5", "6", "7", "8"]
     note = browser.find_element(By.CSS_SELECTOR, "p.jobcrawl-hidden")
     assert note.text.startswith("Hidden: 1 posting closed or not seen since") and "1 blocked by your blocklist" in note.text
     header = browser.execute_script(

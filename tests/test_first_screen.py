@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from test_browser import _checked_page, _open, _serving, _wait_for, browser  # noqa: F401 (browser: a fixture)
+from test_browser import _checked_page, _open, _open_until, _serving, _wait_for, browser  # noqa: F401 (browser: a fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -60,8 +60,7 @@ def measure(driver) -> dict:
 
 @pytest.mark.parametrize("query", ["", f"?_search={SEARCH}"], ids=["listing", "search"])
 def test_ten_postings_on_the_first_screen(screen, server, query):
-    _open(screen, server + "/jobs/jobs" + query)
-    seen = measure(screen)
+    seen = _open_until(screen, server + "/jobs/jobs" + query, lambda d: (m := measure(d))["rows"] and m)
     assert seen["viewport"] == [WIDTH, HEIGHT]
     assert seen["rows"] == 50  # a full page: the page size of the listing
     _checked_page(screen, server, f"first-screen-{'search' if query else 'listing'}.png")
