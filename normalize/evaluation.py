@@ -9,8 +9,9 @@ or a dict whose only key is ``""``, is wrapped as ``{"": entry}``). Signals ``{d
 stored as ``{dimension: [[key, value], …]}``.
 
 An entry whose first value is exactly its posting's field (:data:`FROM_POSTING`: ``company_open``'s company, the
-salary as written of ``salary_percentile`` and ``no_comparison``) is stored without it, under the rule name that says so (``["company_open/company",2,1,null]``), and gets it back
-from the posting when read (:func:`from_posting`); where the value differs it stays, as before.
+salary as written of ``salary_percentile`` and ``no_comparison``) is stored without it, under the rule name that
+says so (``["company_open/company",2,1,null]``), and gets it back from the posting when read (:func:`from_posting`);
+where the value differs it stays, as before.
 
 The tables are part of the stored format: a shape is never changed or removed (a new one gets a new rule name),
 so every stored evaluation reads back as it was written.
@@ -137,10 +138,8 @@ def from_posting(item: Any, posting: Mapping[str, Any]) -> Any:
 def pack_evidence(evidence: Mapping[str, Any], posting: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Evidence as stored (see the module docstring); ``posting``: the postings columns of :data:`POSTING_FIELDS`
     of the evaluation's posting, whose values its entries leave out (none left out without it)."""
-    if posting:
-        return {dim: [without_posting(_pack_entry(e), posting) for e in items] if isinstance(items, list) else items
-                for dim, items in evidence.items()}
-    return {dim: [_pack_entry(e) for e in items] if isinstance(items, list) else items
+    posting = posting or {}
+    return {dim: [without_posting(_pack_entry(e), posting) for e in items] if isinstance(items, list) else items
             for dim, items in evidence.items()}
 
 
