@@ -182,10 +182,23 @@ ZYGOTE = Zygote()
 
 
 def pytest_configure(config):
-    """Fork the :class:`Zygote` in each process that runs tests (not in an xdist controller)."""
+    """Compile the project's modules once (the controller, or a run without xdist) and fork the :class:`Zygote` in
+    each process that runs tests (not in an xdist controller)."""
     controller = getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        compile_project()
     if not controller and not os.environ.get("JOBCRAWL_TEST_FRESH_PROCESSES"):
         ZYGOTE.start()
+
+
+def compile_project() -> None:
+    """Write the bytecode of crawler/, normalize/, browse/ and bench/ where it is missing or stale, also when
+    PYTHONDONTWRITEBYTECODE is set: the Python processes the tests start (crawls, servers, spawned workers) then
+    read it instead of compiling every module again (about 0.35 s a process)."""
+    import compileall
+
+    for folder in ("crawler", "normalize", "browse", "bench"):
+        compileall.compile_dir(ROOT / folder, quiet=2, workers=1)
 
 
 def pytest_unconfigure(config):
