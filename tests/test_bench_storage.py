@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 # Rows the ingest of seeds/*.txt (2 postings, 2 files, 1 run) writes, per posting, beyond the empty database.
 SEED_ROWS = {
-    "posting_skills": 52, "velocity_weekly": 30.5, "sections": 3.5, "market_figures": 5, "evaluations": 2, "meta": 2.5,
+    "posting_skills": 52, "velocity_weekly": 30.5, "sections": 3.5, "market_figures": 2, "evaluations": 2, "meta": 2.5,
     "raw_inputs": 1, "postings": 1, "app_market": 1, "dedupe_signatures": 1, "input_parses": 1,
     "postings_fts_data": 1, "postings_fts_idx": 1, "runs": 0.5, "evidence_entries": 21,
 }

@@ -1214,3 +1214,10 @@ def m0059(db: sqlite_utils.Database) -> None:
     conn.execute("ALTER TABLE postings DROP COLUMN tz")
     conn.execute("ALTER TABLE postings ADD COLUMN tz TEXT GENERATED ALWAYS AS (CASE tz_stored WHEN 1 THEN"
                  " 'Asia/Shanghai' WHEN 2 THEN 'UTC' ELSE CAST(tz_stored AS TEXT) END) VIRTUAL")
+
+
+@migration("0060_market_counts_when_read")
+def m0060(db: sqlite_utils.Database) -> None:
+    """``market_figures`` keeps the salary statistics only (scopes 0 and 1): the counts of open postings (scopes 2–4,
+    a row for each company) are counted by the view ``market_stats`` when read (:func:`upgrade` makes it again)."""
+    db.execute("DELETE FROM market_figures WHERE scope NOT IN (0, 1)")

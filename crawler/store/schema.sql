@@ -414,9 +414,9 @@ BEGIN
 END;
 
 
--- Market statistics of the corpus (crawler.score.market), replaced on every scoring run (its time once, in meta:
--- market_computed_at): one row per statistic, its scope as a code (crawler/store/stats.py: SCOPES; 0 category,
--- 1 city+category, 2 company_open, 3 company+category_open, 4 city+category_open). Read them in the view market_stats.
+-- The salary statistics of the corpus (crawler.score.market), replaced on every scoring run (its time once, in meta:
+-- market_computed_at): one row per peer group, its scope as a code (crawler/store/stats.py: SCOPES; 0 category,
+-- 1 city+category). Read them in the view market_stats, beside the counts of open postings.
 CREATE TABLE market_figures (
     scope INTEGER,
     key TEXT,
@@ -649,13 +649,28 @@ LEFT JOIN evidence_entries x ON x.id = json_extract(e.evidence, '$.overall[0]')
 LEFT JOIN posting_blocks b ON b.posting_id = e.posting_id AND b.profile = substr(e.scorer, 5)
 WHERE e.scorer LIKE 'fit:%';
 
--- The market statistics the scoring step compares postings with (crawler.score.market): market_figures with the
--- name of each row's scope and the time they were computed.
-CREATE VIEW market_stats AS SELECT
-    CASE scope WHEN 0 THEN 'category' WHEN 1 THEN 'city+category' WHEN 2 THEN 'company_open'
-        WHEN 3 THEN 'company+category_open' WHEN 4 THEN 'city+category_open' END AS scope,
-    key, currency, n, p25, median, p75, (SELECT value FROM meta WHERE key = 'market_computed_at') AS computed_at
-FROM market_figures;
+-- The market statistics the scoring step compares postings with (crawler.score.market), in the order it computes
+-- them: the salary groups of market_figures with their scope's name, then the open postings per company, company +
+-- category and city + category, counted when read as the step counts them (crawler/store/stats.py: OPENINGS, one
+-- pass over the postings); computed_at is the time of the last scoring run (no row before the first).
+CREATE VIEW market_stats AS
+WITH computed (at) AS (SELECT value FROM meta WHERE key = 'market_computed_at'),
+openings (company, city, category, n) AS MATERIALIZED (
+    SELECT company, city, category, count(*) FROM postings WHERE closed_at IS NULL GROUP BY company, city, category)
+SELECT scope, key, currency, n, p25, median, p75, (SELECT at FROM computed) AS computed_at
+FROM (
+    SELECT 0 AS part, rowid AS o1, NULL AS o2, CASE scope WHEN 0 THEN 'category' WHEN 1 THEN 'city+category' END AS scope,
+        key, currency, n, p25, median, p75
+    FROM market_figures
+    UNION ALL SELECT 1, company, NULL, 'company_open', company, NULL, sum(n), NULL, NULL, NULL
+    FROM openings WHERE company != '' GROUP BY company
+    UNION ALL SELECT 2, company, category, 'company+category_open', company || ' · ' || category, NULL, sum(n), NULL,
+        NULL, NULL
+    FROM openings WHERE company != '' AND category != '' GROUP BY company, category
+    UNION ALL SELECT 3, city, category, 'city+category_open', city || ' · ' || category, NULL, sum(n), NULL, NULL, NULL
+    FROM openings WHERE city != '' AND category != '' GROUP BY city, category)
+WHERE EXISTS (SELECT 1 FROM computed)
+ORDER BY part, o1, o2;
 
 -- Every evaluation's evidence one entry a row, in order, as normalize/evaluation.py packs it (the rule first), with
 -- the value an entry leaves out read back from its posting (normalize/evaluation.py FROM_POSTING, one WHEN a rule:

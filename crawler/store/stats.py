@@ -1,5 +1,6 @@
-"""SQL of the market statistics: the active postings' salaries and open postings read, ``market_figures`` and the
-time it was computed replaced (the view ``market_stats`` reads them)."""
+"""SQL of the market statistics: the active postings' salaries and open postings read, the salary figures of
+``market_figures`` and the time they were computed replaced (the view ``market_stats`` reads them and counts the open
+postings as :data:`OPENINGS` does)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SCOPES = ("category", "city+category", "company_open", "company+category_open", "city+category_open")
-"""The scopes by their code in ``market_figures`` (the view ``market_stats`` names them the same way)."""
+SCOPES = ("category", "city+category")
+"""The salary scopes by their code in ``market_figures`` (the view ``market_stats`` names them the same way)."""
 FIGURE_COLS = ("scope", "key", "currency", "n", "p25", "median", "p75")
 COMPUTED_AT = "market_computed_at"
 
@@ -36,12 +37,14 @@ def openings(conn: sqlite3.Connection) -> sqlite3.Cursor:
 
 def replace_market_stats(conn: sqlite3.Connection, rows: Iterable[Mapping[str, Any]], *, computed_at: str) -> int:
     """Replace the statistics with ``rows`` (scope, key, currency, n, p25, median, p75), in their order, and the time
-    they were computed, in one transaction; returns the row count."""
+    they were computed, in one transaction: the rows of a salary scope are stored, the counts of open postings are
+    not (``market_stats`` counts them when read). Returns the row count, counts included."""
+    rows = list(rows)
     code = {scope: i for i, scope in enumerate(SCOPES)}
-    values = [(code[r["scope"]], *(r[c] for c in FIGURE_COLS[1:])) for r in rows]
+    values = [(code[r["scope"]], *(r[c] for c in FIGURE_COLS[1:])) for r in rows if r["scope"] in code]
     with conn:
         conn.execute("DELETE FROM market_figures")
         conn.executemany(f"INSERT INTO market_figures ({', '.join(FIGURE_COLS)})"
                          f" VALUES ({', '.join('?' * len(FIGURE_COLS))})", values)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (COMPUTED_AT, computed_at))
-    return len(values)
+    return len(rows)
