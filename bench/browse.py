@@ -66,10 +66,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crawler.store import fts  # noqa: E402
+from crawler.store.codes import HEADING_CODES, SECTION_CODES, coded  # noqa: E402
 from crawler.store.rows import LEVEL_COLS, STORED_AS, scorer_stored  # noqa: E402
 from crawler.store.schema import open_db  # noqa: E402
 from crawler.store.sections import section_bullets, section_text  # noqa: E402
-from crawler.store.skills import sync_taxonomy  # noqa: E402
+from crawler.store.skills import insert_skill_rows, sync_taxonomy  # noqa: E402
 from normalize.posting import level_for  # noqa: E402
 from normalize.skills import load_taxonomy  # noqa: E402
 
@@ -215,7 +216,8 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
                 row["title"] = base["title"]
             keep.setdefault("responsibilities", ("工作职责", []))[1].append(
                 f"参与第{pid}号项目的研发与交付，编号{pid * 7919 % 100000}")
-            own = [(pid, seq, key, heading, section_text(key, items)) for seq, (key, (heading, items)) in enumerate(keep.items())]
+            own = [(pid, seq, coded(key, SECTION_CODES), coded(heading, HEADING_CODES), section_text(key, items))
+                   for seq, (key, (heading, items)) in enumerate(keep.items())]
             sections.extend(own)
 
             ev = dict(t["evaluation"], posting_id=pid, overall=source, overall_level_given=level_for(source))
@@ -229,9 +231,9 @@ def generate(path: Path, n: int, *, seed: int = 7, batch: int = 5000) -> None:
             conn.executemany(insert_posting, postings)
             if apps:
                 conn.executemany(f"INSERT INTO app_market VALUES ({', '.join('?' * len(apps[0]))})", apps)
-            conn.executemany("INSERT INTO sections (posting_id, seq, key, heading, text) VALUES (?,?,?,?,?)", sections)
-            conn.executemany("INSERT INTO posting_skills (posting_id, skill, section, seq, count, first_offset, length)"
-                             " VALUES (?,?,?,?,?,?,?)", skills)
+            conn.executemany("INSERT INTO sections (posting_id, seq, key_stored, heading_stored, text) VALUES (?,?,?,?,?)",
+                             sections)
+            insert_skill_rows(conn, skills)
         print(f"\r  generated {min(n, start + batch):,}/{n:,}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     with conn:

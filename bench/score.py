@@ -61,8 +61,8 @@ def build(n: int, workdir: Path) -> Path:
             conn.execute(f"INSERT INTO postings (id, key, {', '.join(f'[{c}]' for c in cols)}) "
                          f"SELECT id + :off, key || '-' || :k, {select} FROM postings WHERE id <= :limit",
                          {"off": off, "k": k, "limit": limit})
-            conn.execute("INSERT INTO sections (posting_id, seq, key, heading, text, spans) "
-                         "SELECT posting_id + :off, seq, key, heading, text, spans FROM sections "
+            conn.execute("INSERT INTO sections (posting_id, seq, key_stored, heading_stored, text, spans) "
+                         "SELECT posting_id + :off, seq, key_stored, heading_stored, text, spans FROM sections "
                          "WHERE posting_id <= :limit", {"off": off, "limit": limit})
     conn.close()
     return db

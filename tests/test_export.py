@@ -15,7 +15,8 @@ import pytest
 from conftest import AS_OF, export_records, run_cli
 from crawler.store import fts
 from crawler.store.read import export_filter, iter_export
-from crawler.store.rows import TZ_CODES, coded, scorer_stored
+from crawler.store.codes import TZ_CODES, coded
+from crawler.store.rows import scorer_stored
 from crawler.store.schema import open_db
 from crawler.export import FLAT_COLUMNS, ExportError, as_cell, choose_format, flat_row, write_file, write_records
 

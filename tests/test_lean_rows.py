@@ -54,8 +54,8 @@ def seeds_db(tmp_path_factory):
 
 def test_posting_skills_store_offsets_not_copies(seeds_db):
     conn = sqlite3.connect(seeds_db)
-    columns = [row[1] for row in conn.execute("PRAGMA table_info(posting_skills)")]
-    assert columns == ["posting_id", "skill", "section", "seq", "count", "first_offset", "length"]
+    columns = [row[1] for row in conn.execute("PRAGMA table_xinfo(posting_skills)")]
+    assert columns == ["posting_id", "skill", "section_stored", "seq", "count", "first_offset", "length", "section"]
     assert conn.execute("SELECT sql LIKE '%WITHOUT ROWID' FROM sqlite_master WHERE name = 'posting_skills'").fetchone() == (1,)
     # seed 003's 性能优化 in its responsibilities: the text as written at the offset
     row = conn.execute("SELECT s.first_offset, s.length, group_concat(t.text, char(10)) FROM posting_skills s"

@@ -54,7 +54,7 @@ def db(tmp_path_factory):
         description, bullets, _ = case.values
         db.execute("INSERT INTO postings (id, key, description) VALUES (?, ?, ?)", (pid, f"k{pid}", description))
         spans = stored_spans(description, bullets)
-        db.execute("INSERT INTO sections (posting_id, seq, key, heading, text, spans) VALUES (?, 0, 'about', '', ?, ?)",
+        db.execute("INSERT INTO sections (posting_id, seq, key_stored, heading_stored, text, spans) VALUES (?, 0, 1, 1, ?, ?)",
                    (pid, "\n".join(bullets) if spans is None else None, spans))
     db.conn.commit()
     yield db

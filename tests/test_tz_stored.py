@@ -9,7 +9,8 @@ import sqlite3
 import pytest
 
 from conftest import AS_OF
-from crawler.store.rows import TZ_CODES, Batch, coded, posting_row
+from crawler.store.codes import TZ_CODES, coded
+from crawler.store.rows import Batch, posting_row
 from crawler.store.schema import open_db
 from crawler.store.writer import Writer
 from normalize.models import Posting

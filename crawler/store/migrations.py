@@ -1204,7 +1204,7 @@ def m0059(db: sqlite_utils.Database) -> None:
     """``postings.tz`` becomes generated from ``tz_stored``: 1 for Asia/Shanghai, 2 for UTC, any other zone as
     written (crawler/store/rows.py: coded). The views and triggers that name ``postings`` are dropped first (dropping
     a column checks them; :func:`upgrade` makes them again)."""
-    from crawler.store.rows import TZ_CODES, coded
+    from crawler.store.codes import TZ_CODES, coded
 
     conn = db.conn
     conn.create_function("tz_stored", 1, lambda tz: coded(tz, TZ_CODES), deterministic=True)
@@ -1221,3 +1221,45 @@ def m0060(db: sqlite_utils.Database) -> None:
     """``market_figures`` keeps the salary statistics only (scopes 0 and 1): the counts of open postings (scopes 2–4,
     a row for each company) are counted by the view ``market_stats`` when read (:func:`upgrade` makes it again)."""
     db.execute("DELETE FROM market_figures WHERE scope NOT IN (0, 1)")
+
+
+@migration("0061_sections_codes")
+def m0061(db: sqlite_utils.Database) -> None:
+    """``sections.key`` and ``heading`` become generated from ``key_stored`` and ``heading_stored``: the canonical keys
+    and the most common headings as a code (crawler/store/codes.py: SECTION_CODES, HEADING_CODES, coded), any other
+    text as written. The views that name ``sections`` are dropped first (:func:`upgrade` makes them again)."""
+    from crawler.store.codes import HEADING_CODES, SECTION_CODES, case_sql, coded
+
+    conn = db.conn
+    conn.create_function("key_stored", 1, lambda key: coded(key, SECTION_CODES), deterministic=True)
+    conn.create_function("heading_stored", 1, lambda heading: coded(heading, HEADING_CODES), deterministic=True)
+    _drop_views_and_triggers(conn, "sections")
+    conn.execute("ALTER TABLE sections ADD COLUMN key_stored INTEGER")
+    conn.execute("ALTER TABLE sections ADD COLUMN heading_stored INTEGER")
+    conn.execute("UPDATE sections SET key_stored = key_stored(key), heading_stored = heading_stored(heading)")
+    conn.execute("ALTER TABLE sections DROP COLUMN key")
+    conn.execute("ALTER TABLE sections DROP COLUMN heading")
+    conn.execute(f"ALTER TABLE sections ADD COLUMN {case_sql('key', SECTION_CODES)}")
+    conn.execute(f"ALTER TABLE sections ADD COLUMN {case_sql('heading', HEADING_CODES)}")
+
+
+@migration("0062_posting_skills_section_code")
+def m0062(db: sqlite_utils.Database) -> None:
+    """``posting_skills.section`` becomes generated from ``section_stored`` (the canonical keys and ``tags`` as a code,
+    crawler/store/codes.py: SECTION_CODES, coded), which takes its place in the key: the table is made again. The views
+    and triggers that name it are dropped first (:func:`upgrade` makes them again)."""
+    from crawler.store.codes import SECTION_CODES, case_sql, coded
+
+    conn = db.conn
+    conn.create_function("section_stored", 1, lambda section: coded(section, SECTION_CODES), deterministic=True)
+    _drop_views_and_triggers(conn, "posting_skills")
+    conn.execute("DROP INDEX IF EXISTS idx_posting_skills_skill_posting_id")
+    conn.execute("ALTER TABLE posting_skills RENAME TO posting_skills_0062")
+    conn.execute("CREATE TABLE posting_skills (posting_id INTEGER REFERENCES postings (id), skill TEXT REFERENCES"
+                 " skills (name), section_stored INTEGER, seq INTEGER, count INTEGER, first_offset INTEGER, length INTEGER,"
+                 f" {case_sql('section', SECTION_CODES)}, PRIMARY KEY (posting_id, skill, section_stored)) WITHOUT ROWID")
+    conn.execute("INSERT INTO posting_skills (posting_id, skill, section_stored, seq, count, first_offset, length)"
+                 " SELECT posting_id, skill, section_stored(section), seq, count, first_offset, length"
+                 " FROM posting_skills_0062 ORDER BY posting_id, skill, section")
+    conn.execute("DROP TABLE posting_skills_0062")
+    conn.execute("CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id)")

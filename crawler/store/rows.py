@@ -28,6 +28,7 @@ from normalize.posting import level_for
 from normalize.score import SCORER
 
 from crawler.store import extra, fts
+from crawler.store.codes import SCORER_CODES, coded
 from crawler.store.schema import APP_COLUMNS, APP_EMPTY, MODEL_COLUMNS, POSTING_COLUMNS, flatten_posting, source_id_of
 from crawler.store.sections import section_text, section_values
 from crawler.store.skills import skill_values
@@ -59,23 +60,6 @@ def hash_bytes(text: str | None) -> bytes | str | None:
     """A SHA-256 in lowercase hex as its 32 bytes (what ``content_hash`` reads back as the same text); any other
     value as it is."""
     return bytes.fromhex(text) if isinstance(text, str) and _HEX_SHA256.fullmatch(text) else text
-
-
-SCORER_CODES = {SCORER: 1, "source": 2}
-"""The scorers stored as a code (``evaluations.scorer_stored``, ``postings.score_by_stored``); schema.sql reads each
-code back as its name."""
-TZ_CODES = {"Asia/Shanghai": 1, "UTC": 2}
-"""The zones stored as a code (``postings.tz_stored``): the two the normalizer gives unless ``--tz`` names another."""
-_SQLITE_NUMBER = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t\n\v\f\r]*")
-"""A text SQLite stores as a number in a column of integer affinity."""
-
-
-def coded(value: str | None, codes: dict[str, int]) -> int | str | bytes | None:
-    """A text as a coded column stores it: its code in ``codes``, any other as written; a text an integer affinity
-    would make a number (``'1'``, ``' 2.0'``) as the blob of its UTF-8 bytes, so that it is never a code and reads
-    back (``CAST(… AS TEXT)`` in schema.sql) as the same text."""
-    code = codes.get(value, value)
-    return code.encode() if isinstance(code, str) and _SQLITE_NUMBER.fullmatch(code) else code
 
 
 def scorer_stored(scorer: str | None) -> int | str | bytes | None:

@@ -228,13 +228,23 @@ CREATE TABLE app_market (
     market_open_in_category INTEGER
 );
 
+-- key and heading are the texts of key_stored and heading_stored: the canonical keys and the most common headings as
+-- a code (crawler/store/codes.py: SECTION_CODES, HEADING_CODES), any other text as written.
 CREATE TABLE sections (
     posting_id INTEGER REFERENCES postings (id),
     seq INTEGER,
-    key TEXT,
-    heading TEXT,
     text TEXT,
     spans TEXT,
+    key_stored INTEGER,
+    heading_stored INTEGER,
+    key TEXT GENERATED ALWAYS AS (CASE key_stored WHEN 1 THEN 'about' WHEN 2 THEN 'requirements'
+        WHEN 3 THEN 'responsibilities' WHEN 4 THEN 'preferred' WHEN 5 THEN 'compensation' WHEN 6 THEN 'benefits'
+        WHEN 7 THEN 'tags' ELSE CAST(key_stored AS TEXT) END) VIRTUAL,
+    heading TEXT GENERATED ALWAYS AS (CASE heading_stored WHEN 1 THEN '' WHEN 2 THEN '福利待遇' WHEN 3 THEN '关于这个职位'
+        WHEN 4 THEN '最低要求' WHEN 5 THEN '工作职责' WHEN 6 THEN '优先资格' WHEN 7 THEN '岗位职责：' WHEN 8 THEN '任职要求：'
+        WHEN 9 THEN '岗位要求：' WHEN 10 THEN '任职资格：' WHEN 11 THEN '职位要求：' WHEN 12 THEN '工作内容：' WHEN 13 THEN '岗位描述：'
+        WHEN 14 THEN '职位描述：' WHEN 15 THEN '工作职责：' WHEN 16 THEN '岗位职责' WHEN 17 THEN '任职要求' WHEN 18 THEN '加分项'
+        ELSE CAST(heading_stored AS TEXT) END) VIRTUAL,
     PRIMARY KEY (posting_id, seq)
 ) WITHOUT ROWID;
 
@@ -294,16 +304,21 @@ CREATE TABLE skills (
 );
 
 -- A skill's evidence in a section: its category, the text as written and the snippet are read from ``skills`` and
--- the section's text (crawler/store/skills.py: evidence_records, the export's ``skill_evidence``).
+-- the section's text (crawler/store/skills.py: evidence_records, the export's ``skill_evidence``). section is the text
+-- of section_stored: the canonical keys and tags as a code (crawler/store/codes.py: SECTION_CODES), any other as
+-- written.
 CREATE TABLE posting_skills (
     posting_id INTEGER REFERENCES postings (id),
     skill TEXT REFERENCES skills (name),
-    section TEXT,
+    section_stored INTEGER,
     seq INTEGER,
     count INTEGER,
     first_offset INTEGER,
     length INTEGER,
-    PRIMARY KEY (posting_id, skill, section)
+    section TEXT GENERATED ALWAYS AS (CASE section_stored WHEN 1 THEN 'about' WHEN 2 THEN 'requirements'
+        WHEN 3 THEN 'responsibilities' WHEN 4 THEN 'preferred' WHEN 5 THEN 'compensation' WHEN 6 THEN 'benefits'
+        WHEN 7 THEN 'tags' ELSE CAST(section_stored AS TEXT) END) VIRTUAL,
+    PRIMARY KEY (posting_id, skill, section_stored)
 ) WITHOUT ROWID;
 CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id);
 

@@ -12,6 +12,7 @@ from normalize.models import SkillEvidence
 from normalize.skills import TAGS_SECTION, Taxonomy, skills_in_order, snippet
 
 from crawler.store import fts
+from crawler.store.codes import SECTION_CODES, coded
 from crawler.store.sections import stored_bullets
 PS_COLS = ("posting_id", "skill", "section", "seq", "count", "first_offset", "length")
 EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
@@ -52,10 +53,16 @@ def categories(db: sqlite_utils.Database) -> dict[str, str]:
     return dict(db.execute("SELECT name, category FROM skills").fetchall())
 
 
+_INSERT_PS = (f"INSERT OR REPLACE INTO posting_skills ({', '.join(c + '_stored' if c == 'section' else c for c in PS_COLS)})"
+              f" VALUES ({', '.join('?' * len(PS_COLS))})")
+
+
 def insert_skill_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
-    """Store ``posting_skills`` rows (:data:`PS_COLS`), replacing a posting's row of the same skill."""
+    """Store ``posting_skills`` rows (:data:`PS_COLS`; the section as its code, crawler/store/codes.py), replacing a
+    posting's row of the same skill and section."""
     if rows:
-        conn.executemany(f"INSERT OR REPLACE INTO posting_skills ({', '.join(PS_COLS)}) VALUES ({', '.join('?' * len(PS_COLS))})", rows)
+        conn.executemany(_INSERT_PS, [(pid, skill, coded(section, SECTION_CODES), *rest)
+                                      for pid, skill, section, *rest in rows])
 
 
 def stored_version(db: sqlite_utils.Database) -> str | None:

@@ -35,9 +35,10 @@ from normalize.clock import now_iso
 
 from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
+from crawler.store.codes import HEADING_CODES, SECTION_CODES, TZ_CODES, coded
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
-                                TZ_CODES, Batch, PostingRow, coded, copies_input, hash_bytes, kept_whole, raw_text,
-                                row_values, scorer_stored, stored_columns, time_stored)
+                                Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text, row_values,
+                                scorer_stored, stored_columns, time_stored)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
@@ -69,7 +70,8 @@ _Q_TEXT = QUARANTINE_COLS.index("text")
 _INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({stored_columns(EVAL_COLS)}) VALUES ({', '.join('?' * len(EVAL_COLS))})"
 _EVIDENCE_AT = EVAL_COLS.index("evidence")
 _INSERT_APP = f"INSERT INTO app_market (posting_id, {', '.join(APP_COLS)}) VALUES (?{', ?' * len(APP_COLS)})"
-_INSERT_SECTION = "INSERT INTO sections (posting_id, seq, key, heading, text, spans) VALUES (?,?,?,?,?,?)"
+_INSERT_SECTION = ("INSERT INTO sections (posting_id, seq, key_stored, heading_stored, text, spans)"
+                   " VALUES (?,?,?,?,?,?)")
 _SRC, _LOC, _SHA, _STATUS, _POSTINGS, _AS_OF, _READER = (INPUT_COLS.index(c) for c in (
     "source", "locator", "sha256", "status", "postings", "as_of", "reader"))
 _SOURCE = POSTING_COLS.index("source")
@@ -357,7 +359,8 @@ class Writer:
                 apps.append((pid, *p.app))
             if p.dedupe is not None:
                 keys.append((pid, version, *p.dedupe))
-            sections.extend((pid, *s) for s in p.sections)
+            sections.extend((pid, seq, coded(key, SECTION_CODES), coded(heading, HEADING_CODES), text, spans)
+                            for seq, key, heading, text, spans in p.sections)
             skills.extend((pid, *s) for s in p.skills)
             if p.evaluation is not None:
                 evals.append((pid, *p.evaluation))
