@@ -1202,7 +1202,7 @@ def m0058(db: sqlite_utils.Database) -> None:
 @migration("0059_postings_tz_code")
 def m0059(db: sqlite_utils.Database) -> None:
     """``postings.tz`` becomes generated from ``tz_stored``: 1 for Asia/Shanghai, 2 for UTC, any other zone as
-    written (crawler/store/rows.py: coded). The views and triggers that name ``postings`` are dropped first (dropping
+    written (crawler/store/codes.py: coded). The views and triggers that name ``postings`` are dropped first (dropping
     a column checks them; :func:`upgrade` makes them again)."""
     from crawler.store.codes import TZ_CODES, coded
 

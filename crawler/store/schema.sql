@@ -95,7 +95,7 @@ CREATE INDEX idx_spool_batches_run_id ON spool_batches (run_id);
 -- crawler/store/rows.py: time_stored), or a text written in any other form, kept as written. The column has no
 -- declared type, so that neither is converted to the other (TEXT would store the number as text, INTEGER a numeric text
 -- as a number).
--- tz is the text of tz_stored: 1 Asia/Shanghai, 2 UTC, any other zone as written (crawler/store/rows.py: coded).
+-- tz is the text of tz_stored: 1 Asia/Shanghai, 2 UTC, any other zone as written (crawler/store/codes.py: coded).
 CREATE TABLE postings (
     id INTEGER PRIMARY KEY,
     key TEXT,
