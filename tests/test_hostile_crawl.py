@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, run_cli
 from crawler.report import summary_note
 from crawler.web.safety import Origin, address_problem
 from hostile_server import HostileServer
@@ -223,12 +223,13 @@ def crawl(tmp: Path, sources: str, *args: str, rss: bool = False, timeout: float
     path, db = tmp / "sources.toml", tmp / "jobs.db"
     path.write_text(f'contact = "{CONTACT}"\n\n{sources}', encoding="utf-8")
     # -v: a line per failed request (what these tests look at); the log itself only at ERROR level.
-    command = [sys.executable, "-m", "crawler.cli", "crawl", "--all", "--sources", str(path), "--db", str(db), "-v",
-               "-s", "LOG_LEVEL=ERROR", *QUICK_THROTTLE, *args]
-    if rss:
-        command = [sys.executable, "-c", PEAK_RSS, *command]
-    proc = subprocess.run(command, cwd=ROOT, env=dict(os.environ, PYTHONUTF8="1"), capture_output=True, text=True,
-                          timeout=timeout)
+    args = ("crawl", "--all", "--sources", str(path), "--db", str(db), "-v", "-s", "LOG_LEVEL=ERROR", *QUICK_THROTTLE,
+            *args)
+    if rss:  # a fresh interpreter, whose peak RSS is the crawl's alone
+        proc = subprocess.run([sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "crawler.cli", *args], cwd=ROOT,
+                              env=dict(os.environ, PYTHONUTF8="1"), capture_output=True, text=True, timeout=timeout)
+    else:
+        proc = run_cli(*args, timeout=timeout)
     peak = None
     if rss:
         stderr, _, last = proc.stderr.rstrip("\n").rpartition("\n")
