@@ -181,9 +181,24 @@ def _child_main(args: list[str], cwd: str, env: dict[str, str], out: str, err: s
 ZYGOTE = Zygote()
 
 
+FUZZ_SCALE = float(os.environ.get("FUZZ_SCALE", "1"))
+
+
+def examples(n: int) -> int:
+    """A hypothesis test's example budget: ``n`` in the whole suite, a quarter of it in the fast subset
+    (``-m "not slow"``, the edit loop), times ``FUZZ_SCALE`` (e.g. 10 for a longer local hunt)."""
+    return max(1, int(n * FUZZ_SCALE))
+
+
 def pytest_configure(config):
     """Compile the project's modules once (the controller, or a run without xdist) and fork the :class:`Zygote` in
-    each process that runs tests (not in an xdist controller)."""
+    each process that runs tests (not in an xdist controller). Pytest keeps the test modules' rewritten bytecode even
+    under PYTHONDONTWRITEBYTECODE: rewriting every module's asserts takes about 7 s a process. The fast subset takes a
+    quarter of each hypothesis budget."""
+    global FUZZ_SCALE
+    sys.dont_write_bytecode = False
+    if config.getoption("markexpr", "") == "not slow":
+        FUZZ_SCALE /= 4
     controller = getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER")
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         compile_project()

@@ -15,7 +15,10 @@ def imported_names(package: str) -> set[str]:
     names = set()
     for top in ("crawler", "browse", "bench", "normalize", "tests"):
         for path in (ROOT / top).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            text = path.read_text(encoding="utf-8")
+            if package not in text and f"from .{folder.name} import" not in text:
+                continue  # cannot import from it: not worth parsing
+            for node in ast.walk(ast.parse(text)):
                 if isinstance(node, ast.ImportFrom) and (
                         node.module == package or node.level == 1 and node.module == folder.name
                         and path.parent == folder.parent):

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from crawler.web.pages.base import PageError
 from crawler.web.pages.parts import describe_parts, pay_line, pay_object, pay_period
 from crawler.web.pages.recruitee import RecruiteePage
@@ -453,7 +454,7 @@ ENTRY_KEYS = {
 
 
 @pytest.mark.parametrize("cls", list(ENTRY_KEYS), ids=lambda cls: cls.source)
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(data=st.data())
 def test_any_field_shape_gives_a_posting_or_a_problem(cls, data):
     listing, id_key, keys = ENTRY_KEYS[cls]

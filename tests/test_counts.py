@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from normalize.counts import parse_company_activity, parse_count, parse_market
 from normalize.models import Activity
 
@@ -93,7 +94,7 @@ def test_parse_market(lines, expected):
     assert parse_market(lines) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=4))
 def test_blocks_never_raise(lines):
     for parse in (parse_company_activity, parse_market):

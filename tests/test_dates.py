@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from normalize.dates import PostedTime, parse_as_of, parse_posted, parse_published
 
 AS_OF = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)  # 16:00 in Shanghai
@@ -101,7 +102,7 @@ def test_naive_anchor_is_refused():
         parse_posted("刚刚", datetime(2026, 11, 29, 8, 0))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(st.text(max_size=60), st.integers()))
 def test_never_raises(text):
     posted = parse_posted(text, AS_OF)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
+from conftest import FIXTURES, examples
 from crawler.store import fts
 from normalize.text import drop_format
 
@@ -146,7 +146,7 @@ TEXT = st.lists(st.one_of(CJK, st.sampled_from(list("ab ,。/、")), st.sampled_
                 max_size=40).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(texts=st.lists(TEXT, min_size=1, max_size=5), data=st.data())
 def test_cjk_substring_of_any_length_is_found_exactly(texts, data):
     """A CJK substring of a document finds exactly the documents that contain it."""
@@ -159,7 +159,7 @@ def test_cjk_substring_of_any_length_is_found_exactly(texts, data):
     assert fts.search_ids(_index(texts), term) == [i for i, t in enumerate(texts, 1) if term in t]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",),
                                            exclude_characters=f"{SEP}{BREAK}\ue001\ue002"), max_size=200))
 def test_stored_text_reads_as_written(text):

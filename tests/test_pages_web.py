@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy.http import HtmlResponse, TextResponse
 
+from conftest import examples
 from crawler.web.pages.ashby import AshbyPage, ashby_interval
 from crawler.web.pages.base import PageError, number_text, salary_text
 from crawler.web.pages.html import Block, blocks_text, describe, html_blocks
@@ -740,7 +741,7 @@ def _response(cls, job: dict) -> str:
 
 
 @pytest.mark.parametrize("cls", list(JOB_KEYS), ids=lambda cls: cls.source)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data())
 def test_any_field_shape_gives_a_posting_or_a_problem(cls, data):
     job = data.draw(st.fixed_dictionaries({}, optional={key: JSON_VALUES for key in JOB_KEYS[cls]}))
@@ -755,14 +756,14 @@ MARKUP = st.lists(st.sampled_from(["<p>", "</p>", "<li>", "<ul>", "</ul>", "<b>"
                   | st.text(max_size=8), max_size=30).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(markup=MARKUP)
 def test_html_blocks_reads_any_markup(markup):
     blocks = html_blocks(markup)
     assert all(b.text and b.text == b.text.strip() and b.kind in (HEAD, ITEM, TEXT) for b in blocks)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(raw=MARKUP | st.text(alphabet='{}[]",:/*\n tru0-9&;quot', max_size=40))
 def test_loads_lenient_fails_only_with_a_json_error(raw):
     try:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from normalize.salary import parse_salary, parse_salary_compare, parse_salary_estimate
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -152,7 +153,7 @@ def test_default_currency_applies_without_symbol_or_chinese_words():
 SALARYISH = st.text(alphabet="0123456789.,'-~ kKmMwW万千百元薪·/月年天时周$€£¥USDRMB", max_size=60)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.one_of(st.text(max_size=80), SALARYISH))
 def test_never_raises_and_parsed_results_are_complete(text):
     salary = parse_salary(text)

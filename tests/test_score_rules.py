@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, examples
 from normalize.fit import ProfileError, load_profile, score_fit
 from normalize.models import DIMENSIONS
 from normalize.score import (
@@ -343,7 +343,7 @@ def _scores(ev) -> list[int]:
     return [ev.overall, *(getattr(ev, d) for d in DIMENSIONS)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(facts=FACTS, market=SALARY_MARKETS)
 def test_every_score_stays_in_0_100_or_is_insufficient(facts, market):
     ev = score_posting(facts, market, INFO)
@@ -355,7 +355,7 @@ def test_every_score_stays_in_0_100_or_is_insufficient(facts, market):
     assert ev.completeness == round(sum(WEIGHTS[d] for d in known), 2)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(facts=FACTS, market=SALARY_MARKETS, low=st.floats(1000, 200000), rise=st.floats(0, 100000))
 def test_a_higher_salary_never_lowers_pay(facts, market, low, rise):
     def pay(value: float) -> int:
@@ -368,7 +368,7 @@ def test_a_higher_salary_never_lowers_pay(facts, market, low, rise):
     assert lower is None or lower <= higher
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(facts=FACTS)
 def test_adding_996_never_raises_worklife(facts):
     sections = {k: list(v) for k, v in facts.sections.items()}
@@ -378,7 +378,7 @@ def test_adding_996_never_raises_worklife(facts):
     assert after is not None and (before is None or after <= before)  # 996 is evidence, and never good
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(facts=FACTS, skill=st.sampled_from(FRONTIER))
 def test_adding_a_frontier_skill_never_lowers_growth(facts, skill):
     assume(skill not in facts.skills)

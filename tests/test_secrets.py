@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import AS_OF, SEEDS, free_port, run_cli, start_serve
+from conftest import AS_OF, SEEDS, examples, free_port, run_cli, start_serve
 from crawler.alerts.config import ConfigError, NtfyDest, WebhookDest, load_config
 from crawler.alerts.delivery import add_watch, deliver_new_matches
 from crawler.alerts.transports import Alert, send_alert
@@ -287,7 +287,7 @@ def delivered_case(seeded: Path, folder: Path, case: Case) -> tuple[str, bytes, 
     return deliver_once(db, config, case.env, ["team"])
 
 
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=examples(25), deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 

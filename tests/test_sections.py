@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, SHARED_DATA
+from conftest import FIXTURES, SHARED_DATA, examples
 from normalize import sections
 from normalize.sections import HEADINGS, clean_bullet, heading_text, section_key, sections_dict, split_bullets, split_sections
 
@@ -388,7 +388,7 @@ def test_marker_lookahead_hides_no_marker(text):
 
 
 @given(st.text(alphabet=st.sampled_from("①⑴⒈●•■-*·—–()（）1234567890.、一二三十 :;；中文abc\n"), max_size=60))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_marker_lookahead_hides_no_marker_in_any_text(text):
     assert _marker_spans(sections._MARK, text) == _marker_spans(_UNGUARDED_MARK, text)
 
@@ -415,7 +415,7 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.one_of(_PIECES, st.text(alphabet=string.ascii_letters + "中文字", max_size=4)), max_size=30))
 def test_property_no_letter_lost(pieces):
     assert lost_letters("".join(pieces)) == ""

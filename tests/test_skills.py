@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from normalize.skills import (
     _ASTRAL,
     _DIGITS,
@@ -850,7 +851,7 @@ def test_overlapping_aliases(text, expected):
     assert hits == _ref_tag(taxonomy, {"a": [text]})
 
 
-@settings(max_examples=600, deadline=None, derandomize=True)
+@settings(max_examples=examples(600), deadline=None, derandomize=True)
 @given(st.text(alphabet="abcdABCDx2 -/\n甲乙丙丁，", max_size=40))
 def test_same_hits_as_reference_with_overlapping_aliases(text):
     taxonomy = _overlapping_taxonomy()
