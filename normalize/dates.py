@@ -233,7 +233,10 @@ def source_zone(tz: str | None, *texts: str | None) -> str:
 
 
 def local_time(at: str | None, tz: str) -> str | None:
-    """An ISO 8601 UTC time in zone ``tz`` (``2026-11-29T12:00:00+08:00``); None for None."""
-    if at is None:
+    """An ISO 8601 UTC time in zone ``tz`` (``2026-11-29T12:00:00+08:00``); None for None or a text that is no ISO
+    time (a stored value edited by hand: the record still shows it as stored)."""
+    try:
+        when = datetime.fromisoformat(at)
+    except (TypeError, ValueError):
         return None
-    return datetime.fromisoformat(at).astimezone(ZoneInfo(tz)).isoformat(timespec="seconds")
+    return when.astimezone(ZoneInfo(tz)).isoformat(timespec="seconds")

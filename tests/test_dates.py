@@ -210,6 +210,8 @@ def test_source_zone(tz, texts, expected):
     pytest.param("2026-07-01T04:00:00+00:00", "Europe/Berlin", "2026-07-01T06:00:00+02:00", id="berlin-summer"),
     pytest.param("2026-11-29T04:00:00+00:00", "UTC", "2026-11-29T04:00:00+00:00", id="utc"),
     pytest.param(None, "UTC", None, id="none"),
+    pytest.param("garbage", "UTC", None, id="no-iso-time"),
+    pytest.param(20261129, "UTC", None, id="a-number"),
 ])
 def test_local_time(at, tz, expected):
     assert local_time(at, tz) == expected

@@ -451,6 +451,20 @@ def test_export_usage_errors_exit_2(seeded_db, tmp_path, args, out, message):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_seen_time_edited_by_hand_is_exported_as_stored(seeded_db, tmp_path):
+    """A stored time that is no ISO time (written by hand into the database) is exported as it is, with no local
+    time, instead of ending the export with a traceback."""
+    db = tmp_path / "edited.db"
+    with sqlite3.connect(seeded_db) as source, sqlite3.connect(db) as copy:
+        source.backup(copy)
+        copy.execute("UPDATE postings SET last_seen_stored = 'yesterday' WHERE id = 1")
+    proc = run_cli("export", "--db", str(db), "--out", "-", "--format", "jsonl")
+    assert proc.returncode == 0, proc.stderr
+    first = json.loads(proc.stdout.splitlines()[0])
+    assert (first["id"], first["last_seen"], first["last_seen_local"]) == (1, "yesterday", None)
+    assert first["first_seen_local"] == "2026-11-29T12:00:00+08:00"
+
+
 @pytest.mark.slow
 def test_export_filters_and_columns_through_the_cli(seeded_db, tmp_path):
     out = tmp_path / "best.tsv"
