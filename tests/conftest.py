@@ -182,12 +182,13 @@ ZYGOTE = Zygote()
 
 
 FUZZ_SCALE = float(os.environ.get("FUZZ_SCALE", "1"))
+FAST_SUBSET = False  # set by pytest_configure: this run is `-m "not slow"`
 
 
 def examples(n: int) -> int:
     """A hypothesis test's example budget: ``n`` in the whole suite, a quarter of it in the fast subset
     (``-m "not slow"``, the edit loop), times ``FUZZ_SCALE`` (e.g. 10 for a longer local hunt)."""
-    return max(1, int(n * FUZZ_SCALE))
+    return max(1, int(n * FUZZ_SCALE * (0.25 if FAST_SUBSET else 1)))
 
 
 def pytest_configure(config):
@@ -195,10 +196,9 @@ def pytest_configure(config):
     each process that runs tests (not in an xdist controller). Pytest keeps the test modules' rewritten bytecode even
     under PYTHONDONTWRITEBYTECODE: rewriting every module's asserts takes about 7 s a process. The fast subset takes a
     quarter of each hypothesis budget."""
-    global FUZZ_SCALE
+    global FAST_SUBSET
     sys.dont_write_bytecode = False
-    if config.getoption("markexpr", "") == "not slow":
-        FUZZ_SCALE /= 4
+    FAST_SUBSET = config.getoption("markexpr", "") == "not slow"
     controller = getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER")
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         compile_project()
