@@ -186,8 +186,8 @@ FAST_SUBSET = False  # set by pytest_configure: this run is `-m "not slow"`
 
 
 def examples(n: int) -> int:
-    """A hypothesis test's example budget: ``n`` in the whole suite, a quarter of it in the fast subset
-    (``-m "not slow"``, the edit loop), times ``FUZZ_SCALE`` (e.g. 10 for a longer local hunt)."""
+    """A randomized test's example budget (hypothesis, or seeded random inputs): ``n`` in the whole suite, a quarter
+    of it in the fast subset (``-m "not slow"``, the edit loop), times ``FUZZ_SCALE`` (e.g. 10 for a longer hunt)."""
     return max(1, int(n * FUZZ_SCALE * (0.25 if FAST_SUBSET else 1)))
 
 

@@ -790,7 +790,7 @@ def test_same_hits_as_reference_on_the_reference_rows_and_bench_postings():
 
 @pytest.mark.parametrize("seed", [pytest.param(seed, id=f"seed-{seed}") for seed in range(4)])
 def test_same_hits_as_reference_on_random_text_from_fixtures(seed):
-    texts = _random_texts(400, seed)
+    texts = _random_texts(examples(400), seed)
     _assert_same_as_reference(load_taxonomy(), [({"about": text.split("\n")}, ()) for text in texts])
     _assert_same_as_reference(load_taxonomy(), [({"about": texts[i:i + 5]}, texts[i + 5].split("\n"))
                                                 for i in range(0, len(texts) - 6, 6)])
