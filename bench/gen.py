@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_FILES = sorted((ROOT / "seeds").glob("*.txt"))
+FOOTER = "Watch Jobs"  # the line after every page of the app's export (crawler/ingest/appdump.py)
 
 COMPANIES = ["吉利汽车", "初速度", "地平线", "小鹏汽车", "理想汽车", "蔚来", "百度", "阿里云", "腾讯", "字节跳动",
              "商汤科技", "旷视科技", "华为", "寒武纪", "摩尔线程", "壁仞科技", "燧原科技", "智谱", "月之暗面", "MiniMax"]
@@ -36,7 +37,7 @@ def _block(lines: list[str], start: str, ends: tuple[str, ...]) -> tuple[int, in
 def variant(text: str, rng: random.Random, serial: int) -> str:
     """One posting derived from a seed page (without its footer line)."""
     lines = text.strip().split("\n")
-    if lines[-1] == "Watch Jobs":
+    if lines[-1] == FOOTER:
         lines = lines[:-1]
     company = f"{rng.choice(COMPANIES)}{serial % 97}"
     title = rng.choice(TITLES)
@@ -72,7 +73,7 @@ def _write(folder: Path, pages: list[str], per_file: int) -> list[Path]:
     files = []
     for f in range(0, len(pages), per_file):
         path = folder / f"dump_{f // per_file:05d}.txt"
-        path.write_text("\nWatch Jobs\n".join(pages[f : f + per_file]) + "\nWatch Jobs\n", encoding="utf-8")
+        path.write_text("".join(f"{page}\n{FOOTER}\n" for page in pages[f : f + per_file]), encoding="utf-8")
         files.append(path)
     return files
 

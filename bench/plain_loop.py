@@ -14,7 +14,11 @@ import sqlite3
 import sys
 from pathlib import Path
 
-SEPARATOR = "\nWatch Jobs\n"  # the footer line after every page of the app's export (crawler/ingest/appdump.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.gen import FOOTER  # noqa: E402
+
+SEPARATOR = f"\n{FOOTER}\n"
 
 
 def pages_of(text: str) -> list[tuple[str, str, str]]:
