@@ -119,6 +119,7 @@ class CpuMeter:
 
     def closed(self, spider, reason):
         self.stats.set_value("bench/cpu_s", cpu_seconds() - self.start)
+        self.stats.set_value("bench/peak_rss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 SETTINGS = {
@@ -157,8 +158,9 @@ def crawl(mode: str, base: str, db: Path) -> dict:
             "cpu_s": round(stats["bench/cpu_s"], 2), "pages_per_cpu_s": round(pages / stats["bench/cpu_s"], 1),
             # A full crawl runs in a worker process (a child): this process is the run's, with the writer.
             "run_cpu_s": round(cpu_seconds() - own_before, 2) if mode == "full" else None,
-            "peak_rss_mb": round(max(resource.getrusage(who).ru_maxrss
-                                     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024),
+            # The worker of a full crawl is forked from the run's fork server, not a child: it measures itself.
+            "peak_rss_mb": round(max(stats["bench/peak_rss_kb"], *(resource.getrusage(who).ru_maxrss
+                                     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))) / 1024),
             "new": counts.get("new"), "finish_reason": stats.get("finish_reason")}
 
 

@@ -71,8 +71,12 @@ def run_measured(command: list[str], cwd: Path) -> dict:
 
     Call it from a small process: on Linux a child's ru_maxrss starts from its parent's RSS when it is
     spawned (the address space it execs from), so a benchmark that built its input in memory would
-    charge that to the command. Returns also ``returncode``, ``stdout``, ``stderr``, ``seconds``.
+    charge that to the command. Returns also ``returncode``, ``stdout``, ``stderr``, ``seconds`` and
+    ``cpu_seconds``: of all its processes. This process becomes their subreaper, so a descendant that outlives its
+    parent (the fork server of the run's processes, which reaped them) is waited for and counted here too; no
+    other child of this process may be running meanwhile.
     """
+    _become_subreaper()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True)
@@ -84,8 +88,22 @@ def run_measured(command: list[str], cwd: Path) -> dict:
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - start
+        cpu, peak = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+        while True:  # the orphaned descendants, as they end
+            try:
+                _, _, orphan = os.wait4(-1, 0)
+            except ChildProcessError:
+                break
+            cpu, peak = cpu + orphan.ru_utime + orphan.ru_stime, max(peak, orphan.ru_maxrss)
         out.seek(0)
         err.seek(0)
         return {"returncode": proc.returncode, "stdout": out.read(), "stderr": err.read(), "seconds": seconds,
-                "peak_rss_mb": round(usage.ru_maxrss / 1024), "peak_total_mb": round(total / 1024),
-                "cpu_seconds": usage.ru_utime + usage.ru_stime}
+                "peak_rss_mb": round(peak / 1024), "peak_total_mb": round(total / 1024), "cpu_seconds": cpu}
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants of this process are reparented to it (Linux ``PR_SET_CHILD_SUBREAPER``)."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")

@@ -1,4 +1,5 @@
-"""call_in_fresh_process: the result of a function run in a spawned process, or its failure; settle_gc."""
+"""call_in_fresh_process: the result of a function run in a process of its own (forked from the run path's server),
+or its failure; settle_gc."""
 
 from __future__ import annotations
 
@@ -16,6 +17,24 @@ from crawler.procs import ChildFailed, call_in_fresh_process
 def test_returns_the_result_computed_in_another_process():
     assert call_in_fresh_process(divmod, 17, 5) == (3, 2)
     assert call_in_fresh_process(os.getpid) != os.getpid()
+
+
+def test_a_child_is_forked_with_the_run_path_imported_and_the_taxonomy_built():
+    assert call_in_fresh_process(eval, "sorted({'crawler.pipelines', 'crawler.ingest.textdump', 'crawler.score.step',"
+                                       " 'crawler.dedupe.step'} & set(__import__('sys').modules))") == [
+        "crawler.dedupe.step", "crawler.ingest.textdump", "crawler.pipelines", "crawler.score.step"]
+    assert call_in_fresh_process(eval, "__import__('normalize.skills').skills._load.cache_info().currsize") == 1
+
+
+def test_a_child_has_the_environment_and_folder_of_now(monkeypatch, tmp_path):
+    monkeypatch.setenv("JOBCRAWL_PROBE", "first")
+    assert call_in_fresh_process(os.getenv, "JOBCRAWL_PROBE") == "first"  # the server runs by now
+    monkeypatch.setenv("JOBCRAWL_PROBE", "second")
+    monkeypatch.chdir(tmp_path)
+    assert call_in_fresh_process(os.getenv, "JOBCRAWL_PROBE") == "second"
+    assert call_in_fresh_process(os.getcwd) == str(tmp_path)
+    monkeypatch.delenv("JOBCRAWL_PROBE")
+    assert call_in_fresh_process(os.getenv, "JOBCRAWL_PROBE") is None
 
 
 def test_an_exception_in_the_child_is_raised_with_its_traceback():

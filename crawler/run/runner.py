@@ -21,7 +21,6 @@ they send; on the second it kills them. A worker whose parent is gone stops (its
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import signal
@@ -303,13 +302,13 @@ def _run_workers(jobs: list[Job], shards: list[list[tuple[int, Job]]], run_ids: 
     """Each shard in a worker process; their rows are written here, by the one writer."""
     from crawler.store.writer import BackgroundWriter
 
-    context = multiprocessing.get_context("spawn")  # no fork: this process may hold threads
+    context = rule.context()
     writer = BackgroundWriter(db, depth=2)
     workers = {}
     for n, entries in enumerate(shards):
         parent, child = context.Pipe()
-        process = context.Process(target=_worker, args=(child, entries, run_ids, overrides),
-                                  name=f"jobcrawl-worker-{n + 1}", daemon=False)
+        target, args = rule.with_environment(_worker, child, entries, run_ids, overrides)
+        process = context.Process(target=target, args=args, name=f"jobcrawl-worker-{n + 1}", daemon=False)
         process.start()
         child.close()
         workers[parent] = (process, entries)

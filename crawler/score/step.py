@@ -15,7 +15,6 @@ keeps the evaluation it had while it was active. Deterministic: ``now`` is only 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sqlite3
 from collections import deque
@@ -126,9 +125,9 @@ def _scored_batches(db: sqlite_utils.Database, rules: Rules, now: str, workers: 
         for first, last in store.id_ranges(db.conn):
             yield _batch(db.conn, rules, first, last, now, force)
         return
-    context = multiprocessing.get_context("spawn")  # no fork: callers may hold threads (Scrapy, the writer)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
-                             initargs=(rules, path, niceness)) as pool:
+    context = procs.context()
+    initializer, initargs = procs.with_environment(_worker_init, rules, path, niceness)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs) as pool:
         pending: deque = deque()
         for first, last in store.id_ranges(db.conn):
             pending.append(pool.submit(_worker_batch, first, last, now, force))
