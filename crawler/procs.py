@@ -1,5 +1,6 @@
-"""Processes: when a run starts them besides its own (the one rule, below) and how (forked from one server that has
-imported the run path, :func:`context`; a function in a process of its own: its result, or its failure).
+"""Processes: when a run starts them besides its own (the one rule, below) and how: its reading workers and scoring
+processes forked from one server that has imported the run path (:func:`context`); a helper function in a freshly
+spawned process of its own, its result or its failure (:func:`call_in_fresh_process`).
 
 ``workers`` is the one switch (``--workers N``, default: the number of cores); with 1, everything runs in this
 process. Above 1, a step starts processes only where they win back their start-up (the server's, about 2 s of
@@ -91,11 +92,11 @@ class Child:
 
 
 def context():
-    """The multiprocessing context every process of a run starts from: forked from one server that has imported the
-    run path and built the packaged skill taxonomy (crawler/run/preload.py), instead of a fresh interpreter that
-    imports and builds them again (about 2 s of CPU a process). The server starts with this process's first child
-    and ends with this process. A child gets this process's working folder and ``sys.path`` (multiprocessing sends
-    them); start it through :func:`with_environment` and it gets the environment too."""
+    """The multiprocessing context of a run's reading workers and scoring processes: forked from one server that has
+    imported the run path and built the packaged skill taxonomy (crawler/run/preload.py), instead of a fresh
+    interpreter that imports and builds them again (about 2 s of CPU a process). The server starts with this
+    process's first child and ends with this process. A child gets this process's working folder and ``sys.path``
+    (multiprocessing sends them); start it through :func:`with_environment` and it gets the environment too."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["crawler.run.preload"])
     return ctx
@@ -116,20 +117,20 @@ def _in_environment(environ: dict[str, str], target: Callable[..., Any], *args: 
 
 
 def start_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "jobcrawl-child") -> Child:
-    """Start ``func(*args)`` in a process of its own (:func:`context`); :meth:`Child.result` waits for its
-    (picklable) result. Its memory is returned to the system when it ends. It may start processes of its own (it
-    is not a daemon)."""
-    ctx = context()
+    """Start ``func(*args)`` in a newly spawned Python process; :meth:`Child.result` waits for its (picklable)
+    result. The child imports only what ``func``'s module needs (the dedupe planner, which holds a corpus's
+    signatures, is not forked from :func:`context`'s server with the whole run path in its memory), and its memory
+    is returned to the system when it ends. It may start processes of its own (it is not a daemon)."""
+    ctx = multiprocessing.get_context("spawn")  # no fork: the caller may hold threads (Scrapy, writers)
     receiver, sender = ctx.Pipe(duplex=False)
-    target, target_args = with_environment(run_reporting, sender, func, args)
-    process = ctx.Process(target=target, args=target_args, name=name)
+    process = ctx.Process(target=run_reporting, args=(sender, func, args), name=name)
     process.start()
     sender.close()
     return Child(process, receiver, name)
 
 
 def call_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "jobcrawl-child") -> Any:
-    """``func(*args)`` in a process of its own (:func:`start_in_fresh_process`); returns its result.
+    """``func(*args)`` in a newly spawned Python process (:func:`start_in_fresh_process`); returns its result.
     Raises :class:`ChildFailed` with the child's traceback, or its exit code if it died."""
     return start_in_fresh_process(func, *args, name=name).result()
 

@@ -1,5 +1,5 @@
-"""call_in_fresh_process: the result of a function run in a process of its own (forked from the run path's server),
-or its failure; settle_gc."""
+"""How processes start: a run's, forked from the server of the run path (context); a helper's, spawned
+(call_in_fresh_process: its result or its failure); settle_gc."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
 from conftest import ROOT
-from crawler.procs import ChildFailed, call_in_fresh_process
+from crawler.procs import ChildFailed, call_in_fresh_process, context, with_environment
 
 
 def test_returns_the_result_computed_in_another_process():
@@ -19,22 +20,33 @@ def test_returns_the_result_computed_in_another_process():
     assert call_in_fresh_process(os.getpid) != os.getpid()
 
 
-def test_a_child_is_forked_with_the_run_path_imported_and_the_taxonomy_built():
-    assert call_in_fresh_process(eval, "sorted({'crawler.pipelines', 'crawler.ingest.textdump', 'crawler.score.step',"
-                                       " 'crawler.dedupe.step'} & set(__import__('sys').modules))") == [
-        "crawler.dedupe.step", "crawler.ingest.textdump", "crawler.pipelines", "crawler.score.step"]
-    assert call_in_fresh_process(eval, "__import__('normalize.skills').skills._load.cache_info().currsize") == 1
+def _in_child(expression: str):
+    """``expression``'s value in a process of the run (crawler/procs.py ``context``)."""
+    func, args = with_environment(eval, expression)
+    with ProcessPoolExecutor(1, mp_context=context()) as pool:
+        return pool.submit(func, *args).result()
 
 
-def test_a_child_has_the_environment_and_folder_of_now(monkeypatch, tmp_path):
+def test_a_run_process_is_forked_with_the_run_path_imported_and_the_taxonomy_built():
+    assert _in_child("sorted({'crawler.pipelines', 'crawler.ingest.textdump', 'crawler.score.step'}"
+                     " & set(__import__('sys').modules))") == [
+        "crawler.ingest.textdump", "crawler.pipelines", "crawler.score.step"]
+    assert _in_child("__import__('normalize.skills').skills._load.cache_info().currsize") == 1
+
+
+def test_a_run_process_has_the_environment_and_folder_of_now(monkeypatch, tmp_path):
     monkeypatch.setenv("JOBCRAWL_PROBE", "first")
-    assert call_in_fresh_process(os.getenv, "JOBCRAWL_PROBE") == "first"  # the server runs by now
+    assert _in_child("__import__('os').getenv('JOBCRAWL_PROBE')") == "first"  # the server runs by now
     monkeypatch.setenv("JOBCRAWL_PROBE", "second")
     monkeypatch.chdir(tmp_path)
-    assert call_in_fresh_process(os.getenv, "JOBCRAWL_PROBE") == "second"
-    assert call_in_fresh_process(os.getcwd) == str(tmp_path)
+    assert _in_child("__import__('os').getenv('JOBCRAWL_PROBE')") == "second"
+    assert _in_child("__import__('os').getcwd()") == str(tmp_path)
     monkeypatch.delenv("JOBCRAWL_PROBE")
-    assert call_in_fresh_process(os.getenv, "JOBCRAWL_PROBE") is None
+    assert _in_child("__import__('os').getenv('JOBCRAWL_PROBE')") is None
+
+
+def test_a_helper_process_is_spawned_with_only_what_it_needs():
+    assert call_in_fresh_process(eval, "'crawler.pipelines' in __import__('sys').modules") is False
 
 
 def test_an_exception_in_the_child_is_raised_with_its_traceback():
