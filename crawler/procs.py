@@ -3,8 +3,8 @@ processes forked from one server that has imported the run path (:func:`context`
 spawned process of its own, its result or its failure (:func:`call_in_fresh_process`).
 
 ``workers`` is the one switch (``--workers N``, default: the number of cores); with 1, everything runs in this
-process. Above 1, a step starts processes only where they win back their start-up (the server's, about 2 s of
-CPU once a run, and its imports on the way of the first child):
+process. Above 1, a step starts processes only where they win back their start-up (a run's first process waits
+for the fork server's imports and taxonomy, about 2 s of CPU once a run; a spawned helper imports its own):
 
 - **reading** (Scrapy engines with the whole pipeline chain): one process per shard, up to ``workers``, for a
   crawl or for an ingest of more than :data:`READ_APART_MIN_BYTES` of files; the one writer stays here;
