@@ -137,7 +137,7 @@ def call_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "job
 
 # --------------------------------------------------------------------------- when processes start
 
-READ_APART_MIN_BYTES = 2 * 2**20
+READ_APART_MIN_BYTES = 8 * 2**20
 DEDUPE_APART_MIN = 5_000
 SCORE_POOL_MIN = 5_000
 SCORE_POOL_BESIDE_MIN = 20_000

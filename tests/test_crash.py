@@ -17,7 +17,8 @@ from conftest import AS_OF, ROOT, export_records, indexed_postings, run_cli, sig
 
 pytestmark = pytest.mark.slow
 
-N = 1000  # 7 MB of dumps: over the size from which worker processes read (crawler/procs.py)
+N = 2000  # 14 MB of dumps: what the re-run reads is still over the size from which worker processes read
+# (crawler/procs.py)
 
 
 def _count(db) -> int:

@@ -76,8 +76,8 @@ MB = 2**20
 
 @pytest.mark.parametrize("workers, input_bytes, shards, expected", [
     pytest.param(1, 50 * MB, 1, 0, id="one-worker-reads-here"),
-    pytest.param(2, 2 * MB, 2, 0, id="small-ingest-reads-here"),
-    pytest.param(2, 2 * MB + 1, 2, 2, id="larger-ingest-in-two-workers"),
+    pytest.param(2, 8 * MB, 2, 0, id="small-ingest-reads-here"),
+    pytest.param(2, 8 * MB + 1, 2, 2, id="larger-ingest-in-two-workers"),
     pytest.param(4, 9 * MB, 1, 1, id="one-large-file-in-one-worker"),
     pytest.param(2, None, 1, 1, id="a-crawl-of-one-source-in-a-worker"),
     pytest.param(8, None, 3, 3, id="a-crawl-in-a-worker-per-shard"),

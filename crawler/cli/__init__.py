@@ -87,7 +87,7 @@ WORKERS_OPTION = click.option(
     "--workers", type=click.IntRange(1, 64), metavar="N",
     help="The one switch for parallelism: at most N processes besides this one, which writes the database (1: "
          "everything in this process). Reading (Scrapy engines and the whole pipeline over shares of the inputs) "
-         "starts them for a crawl or more than 2 MB of files; dedupe from 5,000 postings; scoring from 5,000 "
+         "starts them for a crawl or more than 8 MB of files; dedupe from 5,000 postings; scoring from 5,000 "
          "active postings. The phase lines name them. Default: the number of cores.")
 
 
