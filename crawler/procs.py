@@ -4,7 +4,7 @@ spawned process of its own, its result or its failure (:func:`call_in_fresh_proc
 
 ``workers`` is the one switch (``--workers N``, default: the number of cores); with 1, everything runs in this
 process. Above 1, a step starts processes only where they win back their start-up (a run's first process waits
-for the fork server's imports and taxonomy, about 2 s of CPU once a run; a spawned helper imports its own):
+for the fork server's imports and taxonomy; a spawned helper imports its own; figures in bench/README.md):
 
 - **reading** (Scrapy engines with the whole pipeline chain): one process per shard, up to ``workers``, for a
   crawl or for an ingest of more than :data:`READ_APART_MIN_BYTES` of files; the one writer stays here;
@@ -94,9 +94,9 @@ class Child:
 def context():
     """The multiprocessing context of a run's reading workers and scoring processes: forked from one server that has
     imported the run path and built the packaged skill taxonomy (crawler/run/preload.py), instead of a fresh
-    interpreter that imports and builds them again (about 2 s of CPU a process). The server starts with this
-    process's first child and ends with this process. A child gets this process's working folder and ``sys.path``
-    (multiprocessing sends them); start it through :func:`with_environment` and it gets the environment too."""
+    interpreter that imports and builds them again. The server starts with this process's first child and ends with
+    this process. A child gets this process's working folder and ``sys.path`` (multiprocessing sends them); start it
+    through :func:`with_environment` and it gets the environment too."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["crawler.run.preload"])
     return ctx
