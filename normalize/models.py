@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from .skills import SkillHit
+from .skills import SkillHit, evidence
 
 SECTION_KEYS = ("about", "requirements", "responsibilities", "preferred", "compensation", "benefits")
 """Canonical section keys, in display order. Unknown headings are kept under their own text."""
@@ -238,7 +238,7 @@ class CompanyInfo(_Model):
 
 
 # Skill evidence is the tagger's own record (a named tuple, cheap to build for the ~50 hits of a
-# posting): skill, category, section, count, first_offset, matched (text as written), snippet.
+# posting): skill, category, section, count, first_offset, matched (text as written); its snippet rendered when read.
 SkillEvidence = SkillHit
 
 
@@ -329,4 +329,4 @@ class Posting(_Model):
 
     @field_serializer("skill_evidence")
     def _evidence_as_records(self, value: list[SkillEvidence]) -> list[dict]:
-        return [hit._asdict() for hit in value]
+        return evidence(((*hit[:5], len(hit.matched)) for hit in value), self.sections, self.tags)

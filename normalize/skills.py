@@ -84,15 +84,15 @@ class Skill:
 
 
 class SkillHit(NamedTuple):
-    """One skill found in one section, with the evidence of its first occurrence."""
+    """One skill found in one section, with the evidence of its first occurrence (its snippet is rendered when
+    read: :func:`evidence`)."""
 
     skill: str
     category: str
     section: str
     count: int
-    first_offset: int  # in the section text: its lines joined with "\n"
+    first_offset: int  # in the section text: its lines joined with "\n" (:func:`section_text`)
     matched: str  # the text as written
-    snippet: str  # ~40 characters around the first hit, on one line
 
 
 _new_tuple = tuple.__new__  # SkillHit._make without its Python frame
@@ -743,7 +743,7 @@ class Taxonomy:
             low = high
             for skill, (_, start, end) in first.items():  # by first offset: dicts keep insertion order
                 hits.append(_new_tuple(SkillHit, (names[skill], categories[skill], section, counts.get(skill, 1),
-                                                  start - base, whole[start:end], snippet(whole, start, end))))
+                                                  start - base, whole[start:end])))
         return hits
 
 
@@ -775,6 +775,34 @@ def snippet(text: str, start: int, end: int) -> str:
         around = (text[max(0, start - SNIPPET_RADIUS):start].rpartition("\n")[2] + text[start:end]
                   + text[end:end + SNIPPET_RADIUS].partition("\n")[0])
     return around.strip()
+
+
+def section_text(section: str, sections: Mapping[str, Sequence[str]], tags: Sequence[str]) -> str:
+    """The text a hit's ``first_offset`` counts in: the lines of its section (section ``tags``: the tags) joined by
+    line breaks."""
+    lines = tags if section == TAGS_SECTION else sections.get(section, ())
+    return lines if isinstance(lines, str) else "\n".join(lines)
+
+
+EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
+"""A skill evidence record as read (export, the posting page, a posting's JSON)."""
+
+
+def evidence(hits: Iterable[tuple[str, str | None, str, int, int, int]], sections: Mapping[str, Sequence[str]],
+             tags: Sequence[str]) -> list[dict]:
+    """Evidence records (:data:`EVIDENCE_KEYS`) of hits given as (skill, category, section, count, first_offset,
+    length): the text as written and its :func:`snippet` read from the section's text (:func:`section_text`; a
+    section named ``tags`` reads the tags)."""
+    texts: dict[str, str] = {}
+    out = []
+    for skill, category, section, found, start, length in hits:
+        text = texts.get(section)
+        if text is None:
+            text = texts[section] = section_text(section, sections, tags)
+        end = start + length
+        out.append({"skill": skill, "category": category, "section": section, "count": found, "first_offset": start,
+                    "matched": text[start:end], "snippet": snippet(text, start, end)})
+    return out
 
 
 def tag(sections: Mapping[str, Sequence[str]], tags: Sequence[str] = (),

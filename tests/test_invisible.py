@@ -23,7 +23,7 @@ from normalize.fit import load_profile
 from normalize.dedupe import normalize_company, posting_signature
 from normalize.salary import parse_salary
 from normalize.sections import section_key, split_sections
-from normalize.skills import SkillHit, load_taxonomy
+from normalize.skills import SkillHit, evidence, load_taxonomy
 from normalize.text import FORMAT_CHARS, MAYBE_FORMAT_CHARS, FormatMap, clean_line, drop_format, fold
 from test_fts import _index
 
@@ -73,9 +73,11 @@ def test_search_finds_through_a_format_character_both_ways(cf):
 @pytest.mark.parametrize("cf", EVERY_CF)
 def test_tagging_reads_through_a_format_character_and_reports_the_span_as_written(cf):
     line = f"熟悉CU{cf}DA，会用G{cf}it"
-    assert TAXONOMY.tag({"requirements": [line]}) == [
-        SkillHit("CUDA", "gpu", "requirements", 1, 2, f"CU{cf}DA", line),
-        SkillHit("Git", "tool", "requirements", 1, 10, f"G{cf}it", line)]
+    hits = TAXONOMY.tag({"requirements": [line]})
+    assert hits == [SkillHit("CUDA", "gpu", "requirements", 1, 2, f"CU{cf}DA"),
+                    SkillHit("Git", "tool", "requirements", 1, 10, f"G{cf}it")]
+    assert [e["snippet"] for e in evidence(((*h[:5], len(h.matched)) for h in hits), {"requirements": [line]}, ())] \
+        == [line, line]
 
 
 @pytest.mark.parametrize("cf", EVERY_CF)

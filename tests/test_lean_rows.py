@@ -10,21 +10,39 @@ import pytest
 from conftest import AS_OF, SEEDS, run_cli
 from crawler.store.rows import raw_text
 from crawler.store.skills import PS_COLS, evidence_records, skill_rows
-from normalize.skills import load_taxonomy
+from normalize.skills import load_taxonomy, snippet
 from test_skills import SHARED, _load_eval, _random_texts
 
 TAXONOMY = load_taxonomy()
 CATEGORIES = {row["name"]: row["category"] for row in TAXONOMY.rows()}
 
 
+def tagged_evidence(sections, tags) -> list[dict]:
+    """The tagger's hits with the snippet of each first hit cut from the whole text the tagger scans (its blocks:
+    the tags, then the sections, joined by line breaks)."""
+    blocks = [("tags", tags)] if tags else []
+    blocks += list(sections.items())
+    whole, base = "\n".join("\n".join(lines) for _, lines in blocks), {}
+    at = 0
+    for key, lines in blocks:
+        base.setdefault(key, at)
+        at += len("\n".join(lines)) + 1
+    return [{**hit._asdict(), "snippet": snippet(whole, base[hit.section] + hit.first_offset,
+                                                 base[hit.section] + hit.first_offset + len(hit.matched))}
+            for hit in TAXONOMY.tag(sections, tags)]
+
+
 def assert_evidence_read_back(cases) -> int:
-    """Each case's evidence, stored as ``posting_skills`` rows and read back, is the tagger's, field for field."""
+    """Each case's evidence, stored as ``posting_skills`` rows and read back, is the tagger's, field for field, its
+    snippet as cut from the whole text the tagger scanned."""
     hits_seen = 0
     for sections, tags in cases:
         sections = {key: [lines] if isinstance(lines, str) else list(lines) for key, lines in sections.items()}
+        if tags and "tags" in sections:
+            continue  # a section named like the tags block: the store reads it as the tags
         hits = TAXONOMY.tag(sections, tags)
         rows = [dict(zip(PS_COLS, row)) for row in skill_rows(1, hits)]
-        assert evidence_records(rows, sections, list(tags), CATEGORIES) == [hit._asdict() for hit in hits]
+        assert evidence_records(rows, sections, list(tags), CATEGORIES) == tagged_evidence(sections, tags)
         hits_seen += len(hits)
     return hits_seen
 

@@ -36,6 +36,7 @@ from normalize.skills import (
     _match_text,
     _titled_match_text,
     _width_variants,
+    evidence,
     load_taxonomy,
     skills_in_order,
     tag,
@@ -259,7 +260,7 @@ def test_seed_000_evidence_of_first_hits():
     hits = {(h.section, h.skill): h for h in tag(SEED_000_SECTIONS, SEED_000_TAGS)}
     gperf = hits[("requirements", "gperftools")]
     assert (gperf.matched, gperf.count, gperf.category) == ("gperf", 1, "tool")
-    assert gperf.snippet == "ht Systems、perf、火焰图、gperf、VTune等CPU/GPU性能排查工具"
+    assert _snippets([gperf], SEED_000_SECTIONS, SEED_000_TAGS) == ["ht Systems、perf、火焰图、gperf、VTune等CPU/GPU性能排查工具"]
     text = "\n".join(SEED_000_SECTIONS["requirements"])
     assert text[gperf.first_offset:gperf.first_offset + 5] == "gperf"
     fusion = hits[("requirements", "operator fusion")]
@@ -416,9 +417,20 @@ def test_hit_evidence_offsets_count_and_snippet():
     sections = {"requirements": ["熟悉Linux", "精通CUDA，了解CUDA Graph与cuda kernel"]}  # cuda kernel: an alias
     hits = tag(sections)
     assert hits == [
-        SkillHit("Linux", "infra", "requirements", 1, 2, "Linux", "熟悉Linux"),
-        SkillHit("CUDA", "gpu", "requirements", 3, 10, "CUDA", "精通CUDA，了解CUDA Graph与cuda k"),
+        SkillHit("Linux", "infra", "requirements", 1, 2, "Linux"),
+        SkillHit("CUDA", "gpu", "requirements", 3, 10, "CUDA"),
     ]
+    assert evidence(((*h[:5], len(h.matched)) for h in hits), sections, ()) == [
+        {"skill": "Linux", "category": "infra", "section": "requirements", "count": 1, "first_offset": 2,
+         "matched": "Linux", "snippet": "熟悉Linux"},
+        {"skill": "CUDA", "category": "gpu", "section": "requirements", "count": 3, "first_offset": 10,
+         "matched": "CUDA", "snippet": "精通CUDA，了解CUDA Graph与cuda k"},
+    ]
+
+
+def _snippets(hits, sections, tags):
+    """The snippets of ``hits`` as read (normalize.skills.evidence)."""
+    return [e["snippet"] for e in evidence(((*h[:5], len(h.matched)) for h in hits), sections, tags)]
 
 
 def test_offsets_survive_characters_that_fold_longer():
@@ -689,6 +701,11 @@ def _ref_scan(taxonomy, text):
 
 
 def _ref_tag(taxonomy, sections, tags=()):
+    return [hit for hit, _ in _ref_evidence(taxonomy, sections, tags)]
+
+
+def _ref_evidence(taxonomy, sections, tags=()):
+    """(hit, its snippet) of each hit, found by the plain reference scan."""
     blocks = [(TAGS_SECTION, tags)] if tags else []
     blocks += [(key, [lines] if isinstance(lines, str) else lines) for key, lines in sections.items()]
     texts = ["\n".join(lines) for _, lines in blocks]
@@ -714,8 +731,8 @@ def _ref_tag(taxonomy, sections, tags=()):
             before = whole[max(base, start - SNIPPET_RADIUS):start].rpartition("\n")[2]
             after = whole[end:end + SNIPPET_RADIUS].partition("\n")[0]
             s = taxonomy.skills[skill]
-            hits.append(SkillHit(s.name, s.category, section, count, start - base, whole[start:end],
-                                 (before + whole[start:end] + after).strip()))
+            hits.append((SkillHit(s.name, s.category, section, count, start - base, whole[start:end]),
+                         (before + whole[start:end] + after).strip()))
     return hits
 
 
@@ -723,7 +740,11 @@ def _assert_same_as_reference(taxonomy, postings):
     """tag() and scan() of every posting (sections, tags) equal the reference's, and the scanner finds the same
     hits reading each text title-cased or not (the default picks one by the text's share of spaces)."""
     for sections, tags in postings:
-        assert taxonomy.tag(sections, tags) == _ref_tag(taxonomy, sections, tags), (sections, tags)
+        ref = _ref_evidence(taxonomy, sections, tags)
+        hits = taxonomy.tag(sections, tags)
+        assert hits == [hit for hit, _ in ref], (sections, tags)
+        if not (tags and TAGS_SECTION in sections):  # evidence reads section "tags" as the tags (as the store does)
+            assert _snippets(hits, sections, tags) == [snippet for _, snippet in ref], (sections, tags)
         texts = [lines if isinstance(lines, str) else "\n".join(lines) for lines in sections.values()]
         for text in texts:
             assert taxonomy.scan(text) == _ref_scan(taxonomy, text), text

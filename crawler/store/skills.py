@@ -9,19 +9,17 @@ from typing import Iterable, Mapping, Sequence
 import sqlite_utils
 
 from normalize.models import SkillEvidence
-from normalize.skills import TAGS_SECTION, Taxonomy, skills_in_order, snippet
+from normalize.skills import Taxonomy, evidence, skills_in_order
 
 from crawler.store import fts
 from crawler.store.codes import SECTION_CODES, coded
 from crawler.store.sections import stored_bullets
 PS_COLS = ("posting_id", "skill", "section", "seq", "count", "first_offset", "length")
-EVIDENCE_KEYS = ("skill", "category", "section", "count", "first_offset", "matched", "snippet")
-"""A skill evidence record as read (export, the posting page): the tagger's :class:`SkillEvidence` fields."""
 
 
 def skill_values(items: Iterable[SkillEvidence]) -> list[tuple]:
-    """Evidence as its ``posting_skills`` columns after ``posting_id``: the category, the text as written and the
-    snippet are not stored (:func:`evidence_records` reads them back)."""
+    """Evidence as its ``posting_skills`` columns after ``posting_id``: the category and the text as written are
+    not stored (:func:`evidence_records` reads them back)."""
     return [(e.skill, e.section, seq, e.count, e.first_offset, len(e.matched)) for seq, e in enumerate(items)]
 
 
@@ -31,21 +29,10 @@ def skill_rows(posting_id: int, items: Iterable[SkillEvidence]) -> list[tuple]:
 
 def evidence_records(rows: Iterable[Mapping], sections: Mapping[str, Sequence[str]], tags: Sequence[str],
                      categories: Mapping[str, str]) -> list[dict]:
-    """A posting's ``posting_skills`` rows as the evidence the tagger made (:data:`EVIDENCE_KEYS`): the text as
-    written and the snippet from the section's text (its lines joined by line breaks; section ``tags``: the
-    posting's tags), the category from ``skills``."""
-    texts: dict[str, str] = {}
-    out = []
-    for r in rows:
-        section, start = r["section"], r["first_offset"]
-        text = texts.get(section)
-        if text is None:
-            text = texts[section] = "\n".join(tags if section == TAGS_SECTION else sections.get(section, ()))
-        end = start + r["length"]
-        out.append({"skill": r["skill"], "category": categories.get(r["skill"]), "section": section,
-                    "count": r["count"], "first_offset": start, "matched": text[start:end],
-                    "snippet": snippet(text, start, end)})
-    return out
+    """A posting's ``posting_skills`` rows as the evidence the tagger made (normalize.skills.evidence), the
+    category from ``skills``."""
+    return evidence(((r["skill"], categories.get(r["skill"]), r["section"], r["count"], r["first_offset"], r["length"])
+                     for r in rows), sections, tags)
 
 
 def categories(db: sqlite_utils.Database) -> dict[str, str]:
