@@ -7,6 +7,7 @@ raw twin. Re-runnable over stored raw items when the parsers improve.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -80,6 +81,12 @@ def raw_item_hash(raw: RawPosting, parser: str) -> str:
     read. Two items with one hash normalize to postings with one :func:`content_hash`, so a posting stored
     with this hash need not be parsed again to be seen again."""
     return sha256_hex(parser + "\x1f" + raw.model_dump_json(exclude=_NOT_CONTENT))[:16]
+
+
+def raw_text_hash(text: str, parser: str) -> str:
+    """:func:`raw_item_hash` of an item that ``parser`` reads from ``text`` alone (a dump's page): the text says
+    all the item says, and is hashed for less work than the item's fields (a lone surrogate as is)."""
+    return hashlib.sha256(f"{parser}\x1f{text}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _joined(items) -> str:

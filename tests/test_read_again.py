@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from conftest import run_cli, sql, write_jsonl
 from normalize.models import RawPosting, RawSection
-from normalize.posting import raw_item_hash
+from normalize.posting import raw_item_hash, raw_text_hash
 
 T1, T2, T3 = "2026-03-02T00:00:00+00:00", "2026-03-03T00:00:00+00:00", "2026-03-04T00:00:00+00:00"
 A = {"id": "a", "title": "CUDA Engineer", "company": "Acme", "location": "上海", "description": "写 CUDA 算子。"}
@@ -45,6 +46,16 @@ def test_the_raw_hash_is_what_the_item_says_not_where_or_when_it_was_read(change
 def test_the_raw_hash_changes_with_the_parser():
     assert raw_item_hash(RAW, "p1") != raw_item_hash(RAW, "p2")
     assert len(raw_item_hash(RAW, "p1")) == 16
+
+
+@pytest.mark.parametrize(("text", "parser", "expected"), [
+    pytest.param("公司\n职位", "p1", hashlib.sha256("p1\x1f公司\n职位".encode()).hexdigest()[:16], id="page"),
+    pytest.param("公司\n职位 ", "p1", hashlib.sha256("p1\x1f公司\n职位 ".encode()).hexdigest()[:16], id="a-space-more"),
+    pytest.param("公司\n职位", "p2", hashlib.sha256("p2\x1f公司\n职位".encode()).hexdigest()[:16], id="another-parser"),
+    pytest.param("a\udc80", "p1", hashlib.sha256(b"p1\x1fa\xed\xb2\x80").hexdigest()[:16], id="lone-surrogate"),
+])
+def test_a_dump_pages_raw_hash_is_its_text_under_the_parser(text, parser, expected):
+    assert raw_text_hash(text, parser) == expected
 
 
 def _run_stats(db: Path) -> list[tuple]:

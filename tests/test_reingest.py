@@ -13,8 +13,10 @@ import pytest
 
 from bench.gen import write_dumps
 from conftest import AS_OF, export_records, problem_lines, run_cli
+from crawler.ingest.appdump import iter_pages
 from crawler.ingest.ledger import options_digest, parser_version
 from crawler.ingest.table import BLOCK_ROWS
+from normalize.posting import raw_text_hash
 
 SKIPPED_ALL = " · 3 files unchanged since their last parse, not stored again"
 
@@ -69,6 +71,12 @@ def test_an_edited_file_is_parsed_and_restoring_it_parses_it_again(dumps):
         "files read 3 · postings found 12 · new 0 · updated 1 · unchanged 11 · quarantined 0"
         " · 2 files unchanged since their last parse, not stored again")
     assert export_records(db)[4]["title"] == title + "（急招）"
+    # the edited file's other pages: their text hashed as stored, seen again without being parsed
+    (stats,), = _sql(db, "SELECT stats FROM runs WHERE id = 2")
+    assert json.loads(stats)["jobcrawl/postings_seen_unparsed"] == 3
+    pages = [chunk.text for chunk in iter_pages(files[1].read_text(encoding="utf-8"))]
+    assert _sql(db, "SELECT raw_hash FROM postings WHERE locator = ? ORDER BY id", files[1].name) == [
+        (raw_text_hash(text, parser_version(200)),) for text in pages]
 
     # The old bytes again: their first parse no longer vouches for the postings, which the edit changed.
     files[1].write_text(original, encoding="utf-8")

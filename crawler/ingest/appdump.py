@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from normalize.models import RawPosting
+from normalize.posting import raw_text_hash
 from normalize.sections import section_key
 from normalize.text import clean_lines
 
@@ -132,6 +133,7 @@ class AppExportPage:
     as_of: str
     input_sha256: str | None = None
     source: str = "textdump"
+    parser: str | None = None  # the reader's parser version: the item's raw_hash is then its page's text under it
     _blocks: dict[str, list[str]] = field(default_factory=dict, init=False)
     _header: list[str] = field(default_factory=list, init=False)
 
@@ -321,13 +323,16 @@ class AppExportPage:
             sections=self.details(),
             insights=self.insights(),
             evaluation=self.evaluation(),
+            raw_hash=None if self.parser is None else raw_text_hash(self.chunk.text, self.parser),
         )
 
 
-def parse_dump(body: bytes, *, locator: str, fetched_at: str, as_of: str, source: str = "textdump"):
+def parse_dump(body: bytes, *, locator: str, fetched_at: str, as_of: str, source: str = "textdump",
+               parser: str | None = None):
     """One dump file → its :class:`RawInput` first, then a :class:`RawPosting` or a
     :class:`Quarantined` per page. Never raises: every problem becomes a quarantine record
-    naming the file (and page) and the problem.
+    naming the file (and page) and the problem. With ``parser`` (the reader's parser version) each posting's
+    ``raw_hash`` is its page's :func:`~normalize.posting.raw_text_hash`.
     """
     from normalize.models import Quarantined, RawInput
     from normalize.text import DecodeError, decode_bytes, sha256_hex
@@ -347,7 +352,7 @@ def parse_dump(body: bytes, *, locator: str, fetched_at: str, as_of: str, source
     # is split again in pass 2 instead of keeping all its pages in memory.
     def build(chunks):
         for chunk in chunks:
-            yield AppExportPage(chunk, f"{locator}#{chunk.index}", locator, fetched_at, as_of, sha, source)
+            yield AppExportPage(chunk, f"{locator}#{chunk.index}", locator, fetched_at, as_of, sha, source, parser)
 
     kept = list(build(iter_pages(text))) if len(text) < STREAM_ABOVE_CHARS else None
 

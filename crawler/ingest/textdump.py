@@ -251,7 +251,8 @@ class TextdumpSpider(scrapy.Spider):
         if parser is None:
             return False
         try:
-            item.raw_hash = raw_item_hash(item, parser)
+            if item.raw_hash is None:  # a dump page's is made by its parser (normalize.posting.raw_text_hash)
+                item.raw_hash = raw_item_hash(item, parser)
         except ValueError:  # a lone UTF-16 surrogate, which the validate stage repairs: no hash, parsed every time
             return False
         known = self.known.get(item.source)
@@ -272,8 +273,9 @@ class TextdumpSpider(scrapy.Spider):
     def parse_input(self, inp: InputFile, data, as_of: str):
         """The items of one file read: its bytes (or, for a file :meth:`streamed`, its open binary file)."""
         found = 0
-        for item in parse_dump(data, locator=inp.locator, fetched_at=now_iso(), as_of=as_of,
-                               source=self.source_of("textdump")):
+        source = self.source_of("textdump")
+        for item in parse_dump(data, locator=inp.locator, fetched_at=now_iso(), as_of=as_of, source=source,
+                               parser=self.parsers.get(source)):
             if isinstance(item, RawInput) and self.source:
                 item.reader = {"format": "text"}  # reparse tells a dump of a named source by it
             if not isinstance(item, RawInput) and not (isinstance(item, Quarantined) and item.position is None):
