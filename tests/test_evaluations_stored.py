@@ -169,7 +169,7 @@ def test_the_score_triggers_and_the_writer_find_a_row_by_its_key(db):
                  " scorer_stored = 1 DESC LIMIT 1")
         plans = [" | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {q}")) for q in (
             inner, f"DELETE FROM evaluations WHERE posting_id = 1 AND scorer_stored = {scorer_stored('source')}")]
-    assert triggers.count("WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)") == 2
+    assert triggers.count("WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)") == 3  # insert: 2
     assert plans == ["SEARCH evaluations USING INDEX sqlite_autoindex_evaluations_1 (posting_id=? AND scorer_stored=?)"
                      " | USE TEMP B-TREE FOR ORDER BY",
                      "SEARCH evaluations USING INDEX sqlite_autoindex_evaluations_1 (posting_id=? AND scorer_stored=?)"]

@@ -153,6 +153,22 @@ def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | Non
     )
 
 
+_EV_SCORER, _EV_OVERALL, _EV_LEVEL = (EVAL_COLS.index(c) - 1 for c in ("scorer", "overall", "overall_level"))
+NO_SCORE = (None, None, None)
+
+
+def listing_score(evaluation: tuple | None) -> tuple:
+    """``(score, score_level_given, score_by_stored)`` of a posting whose only evaluation is ``evaluation`` (of
+    :func:`evaluation_values`), as the score triggers (schema.sql) would set them: its overall, level as given and
+    scorer code when it is ours (code 1, whose level is never NULL) or the source's (code 2) with an overall or a
+    level; :data:`NO_SCORE` otherwise."""
+    if evaluation is None:
+        return NO_SCORE
+    scorer, overall, level = evaluation[_EV_SCORER], evaluation[_EV_OVERALL], evaluation[_EV_LEVEL]
+    if scorer == 1 or scorer == 2 and (overall is not None or level is not None):
+        return overall, level, scorer
+    return NO_SCORE
+
 SQLITE_INT_MIN, SQLITE_INT_MAX = -2**63, 2**63 - 1
 
 

@@ -398,15 +398,29 @@ CREATE INDEX idx_extra_entries_hash ON extra_entries (hash);
 -- it has an overall, else the app's own (source), else our level alone (信息不足). Like an evaluation's, the level
 -- is generated from the score for ours, stored (score_level_given) for the source's; the scorer is stored as a
 -- code (score_by_stored: 1 ours, 2 the source's, as evaluations.scorer_stored), so that scoring a posting hardly
--- grows its row.
-CREATE TRIGGER evaluations_score_insert AFTER INSERT ON evaluations WHEN NEW.scorer_stored IN (1, 2)
+-- grows its row. A posting row is rewritten only when its listing's score changes: ours with an overall always
+-- wins, so its insert sets it directly; every other change picks the winner again and compares. The writer stores
+-- a new posting with its source evaluation's score set already (crawler/store/rows.py: listing_score).
+CREATE TRIGGER evaluations_score_insert_ours AFTER INSERT ON evaluations
+    WHEN NEW.scorer_stored = 1 AND NEW.overall IS NOT NULL
+BEGIN
+    UPDATE postings SET (score, score_level_given, score_by_stored) = (NEW.overall, NEW.overall_level_given, 1)
+    WHERE id = NEW.posting_id
+        AND (score, score_level_given, score_by_stored) IS NOT (NEW.overall, NEW.overall_level_given, 1);
+END;
+CREATE TRIGGER evaluations_score_insert AFTER INSERT ON evaluations
+    WHEN NEW.scorer_stored = 2 OR NEW.scorer_stored = 1 AND NEW.overall IS NULL
 BEGIN
     UPDATE postings SET (score, score_level_given, score_by_stored) = (
         SELECT overall, overall_level_given, scorer_stored FROM evaluations
         WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
         ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1)
-    WHERE id = NEW.posting_id;
+    WHERE id = NEW.posting_id AND (score, score_level_given, score_by_stored) IS NOT (
+        SELECT overall, overall_level_given, scorer_stored FROM evaluations
+        WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)
+            AND (overall IS NOT NULL OR overall_level IS NOT NULL)
+        ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1);
 END;
 CREATE TRIGGER evaluations_score_update AFTER UPDATE ON evaluations
     WHEN NEW.scorer_stored IN (1, 2) OR OLD.scorer_stored IN (1, 2)

@@ -37,13 +37,16 @@ from crawler.store import batches as spool
 from crawler.store import dedupe, evidence, extra, fts
 from crawler.store.codes import HEADING_CODES, SECTION_CODES, TZ_CODES, coded
 from crawler.store.rows import (APP_COLS, EVAL_COLS, INPUT_COLS, NOTHING_READ, POSTING_COLS, QUARANTINE_COLS, SEEN_COLS,
-                                Batch, PostingRow, copies_input, hash_bytes, kept_whole, raw_text, row_values,
-                                scorer_stored, stored_columns, time_stored)
+                                Batch, PostingRow, copies_input, hash_bytes, kept_whole, listing_score, raw_text,
+                                row_values, scorer_stored, stored_columns, time_stored)
 from crawler.store.skills import insert_skill_rows
 
 _ALL_COLS = POSTING_COLS + ("raw_input_id", "version", "raw_hash")
-_INSERT_POSTING = "INSERT INTO postings (id, {cols}, first_run_id) VALUES (?, {qs}, ?)".format(
-    cols=stored_columns(_ALL_COLS), qs=", ".join("?" for _ in _ALL_COLS))
+_INSERT_COLS = _ALL_COLS + ("first_run_id", "score", "score_level", "score_by")
+_INSERT_POSTING = "INSERT INTO postings (id, {cols}) VALUES (?, {qs})".format(
+    cols=stored_columns(_INSERT_COLS), qs=", ".join("?" for _ in _INSERT_COLS))
+"""A new posting, with the listing's score of its source evaluation (:func:`listing_score`): the score trigger on
+that evaluation's insert finds it set and leaves the row as it is."""
 _UPDATE_COLS = tuple(c for c in _ALL_COLS if c != "first_seen")
 _UPDATE_POSTING = ("UPDATE postings SET {sets}, first_seen_stored = nullif(min(first_seen, ?), ?) WHERE id = ?"
                    .format(sets=stored_columns(_UPDATE_COLS, "[{}] = ?")))
@@ -296,7 +299,7 @@ class Writer:
                 pid = next_id
                 next_id += 1
                 values[_FIRST_SEEN], values[_LAST_SEEN] = _seen(p.first_seen, as_of), _seen(p.last_seen, as_of)
-                inserts.append((pid, *values, raw_input_id, 1, p.raw_hash, batch_run_id))
+                inserts.append((pid, *values, raw_input_id, 1, p.raw_hash, batch_run_id, *listing_score(p.evaluation)))
                 counts["new"] += 1
             else:
                 pid, _, last_seen, version, closed_at, old_extra = old
