@@ -18,7 +18,7 @@ from crawler.alerts import store as alerts
 from crawler.fit import store as fit
 from crawler.score import store as score
 from crawler.store.migrations import migrations
-from crawler.store.rows import scorer_stored
+from crawler.store.rows import scorer_stored, stored_columns
 from crawler.store.schema import open_db
 from normalize.models import Evaluation
 
@@ -107,7 +107,7 @@ def test_the_triggers_keep_the_listing_score(db, steps):
 
 @pytest.mark.parametrize("scorer", ["jobcrawl-v1", "source", "fit:me", "1"])
 def test_writing_an_evaluation_again_replaces_it(db, scorer):
-    """The writers' INSERT OR REPLACE on the key (posting_id, scorer_stored): one row, the new values."""
+    """The scoring step's write on the key (posting_id, scorer_stored): one row, the new values."""
     with sqlite3.connect(db) as conn:
         for overall in (40, 90):
             row = conn.execute(f"{score._SELECT} WHERE id = 1").fetchone()  # the posting as scoring reads it
@@ -118,6 +118,13 @@ def test_writing_an_evaluation_again_replaces_it(db, scorer):
                            " WHERE posting_id = 1 AND scorer = ?", (scorer,)).fetchall()
         conn.rollback()
     assert got == [(scorer, 90, 90, 90, "2026-12-07T03:39:44+00:00")]
+
+
+def test_scoring_writes_every_stored_column_of_an_evaluation(db):
+    """Written again, an evaluation is updated in place: every value it stores is one the scoring step writes."""
+    with sqlite3.connect(db) as conn:
+        stored = [name for _, name, *_, hidden in conn.execute("PRAGMA table_xinfo(evaluations)") if hidden == 0]
+    assert sorted(stored) == sorted(stored_columns(score.SCORE_COLS, "{}").split(", "))
 
 
 def _statements(conn: sqlite3.Connection, call) -> list[str]:
@@ -169,7 +176,7 @@ def test_the_score_triggers_and_the_writer_find_a_row_by_its_key(db):
                  " scorer_stored = 1 DESC LIMIT 1")
         plans = [" | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {q}")) for q in (
             inner, f"DELETE FROM evaluations WHERE posting_id = 1 AND scorer_stored = {scorer_stored('source')}")]
-    assert triggers.count("WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)") == 3  # insert: 2
+    assert triggers.count("WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)") == 4  # 2 in insert and update
     assert plans == ["SEARCH evaluations USING INDEX sqlite_autoindex_evaluations_1 (posting_id=? AND scorer_stored=?)"
                      " | USE TEMP B-TREE FOR ORDER BY",
                      "SEARCH evaluations USING INDEX sqlite_autoindex_evaluations_1 (posting_id=? AND scorer_stored=?)"]

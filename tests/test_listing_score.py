@@ -115,30 +115,30 @@ def gone(scorer: str, db) -> None:
     pytest.param([
         (partial(new, evaluation(72, "中等")), (72, "中等", "source"), 0),  # set by the writer
         (partial(ours, 85), (85, "较高", OURS), 1),
-        (partial(ours, 85), (85, "较高", OURS), 2),  # scored again the same: deleted (the old row) and inserted
+        (partial(ours, 85), (85, "较高", OURS), 0),  # scored again the same
         (partial(ours, None), (72, "中等", "source"), 1),  # ours without an overall: the app's own
-        (partial(ours, 59), (59, "较低", OURS), 2),
+        (partial(ours, 59), (59, "较低", OURS), 1),
         (partial(gone, OURS), (72, "中等", "source"), 1),
         (partial(changed, 1, evaluation(64, "中等")), (64, "中等", "source"), 2),  # deleted, then inserted
     ], id="source-then-ours"),
     pytest.param([
         (partial(new, evaluation(None, "较高")), (None, "较高", "source"), 0),
         (partial(ours, None), (None, "信息不足", OURS), 1),  # our level alone outranks the source's
-        (partial(ours, 70), (70, "中等", OURS), 2),
-        (partial(changed, 1, evaluation(80, "较高")), (70, "中等", OURS), 1),  # ours stays
+        (partial(ours, 70), (70, "中等", OURS), 1),
+        (partial(changed, 1, evaluation(80, "较高")), (70, "中等", OURS), 0),  # ours stays
         (partial(gone, OURS), (80, "较高", "source"), 1),
     ], id="source-level-alone"),
     pytest.param([
         (partial(new, evaluation()), NONE, 0),
         (partial(ours, None), (None, "信息不足", OURS), 1),
         (partial(gone, OURS), NONE, 1),
-        (partial(changed, 1, evaluation(90)), (90, None, "source"), 2),
+        (partial(changed, 1, evaluation(90)), (90, None, "source"), 1),
     ], id="source-with-neither"),
     pytest.param([
         (partial(new, None), NONE, 0),
         (partial(ours, 90), (90, "较高", OURS), 1),
         (partial(changed, 1, evaluation(50, "较低")), (90, "较高", OURS), 0),
-        (partial(changed, 2, None), (90, "较高", OURS), 1),
+        (partial(changed, 2, None), (90, "较高", OURS), 0),
     ], id="no-source"),
 ])
 def test_the_listing_score_after_each_step(tmp_path, steps):

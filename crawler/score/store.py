@@ -39,7 +39,10 @@ RENDERED = ("summary", "notes", "explanations", "signals")
 its scores, evidence and posting (crawler/store/read.py)."""
 _RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
 _SELECT = (f"SELECT p.id, {', '.join(f'[{c}]' for c in FACT_COLUMNS.values())} FROM postings p {app_join()}")
-_INSERT_EVAL = f"INSERT OR REPLACE INTO evaluations ({stored_columns(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
+_KEY = ("posting_id", "scorer")
+_INSERT_EVAL = (f"INSERT INTO evaluations ({stored_columns(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
+                f" ON CONFLICT ({stored_columns(_KEY)}) DO UPDATE SET"
+                f" {stored_columns([c for c in SCORE_COLS if c not in _KEY], '[{0}] = excluded.[{0}]')}")
 _EVIDENCE_AT = SCORE_COLS.index("evidence")
 _EXTRA_AT = 1 + list(FACT_COLUMNS).index("extra")
 _POSTING_AT = [(c, 1 + list(FACT_COLUMNS.values()).index(c)) for c in POSTING_FIELDS]
@@ -92,9 +95,9 @@ def evaluation_row(row: tuple, ev: Evaluation, computed_at: str, digest: int) ->
 
 
 def write_evaluations(conn: sqlite3.Connection, evals: list[list]) -> None:
-    """Replace the evaluations of ``evals`` (rows of :func:`evaluation_row`).
-
-    INSERT OR REPLACE: the per-row triggers of the browse columns fire once, not for a DELETE and an INSERT."""
+    """Store the evaluations of ``evals`` (rows of :func:`evaluation_row`), each replacing the scorer's earlier one of
+    its posting in place: an update, which the score trigger compares, not a delete and an insert, which it would
+    follow twice (REPLACE fires the delete triggers where recursive triggers are on, as sqlite_utils sets them)."""
     conn.executemany(_INSERT_EVAL, evidence.intern_rows(conn, evals, _EVIDENCE_AT))
 
 

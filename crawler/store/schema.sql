@@ -430,7 +430,11 @@ BEGIN
         WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
         ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1)
-    WHERE id = NEW.posting_id;
+    WHERE id = NEW.posting_id AND (score, score_level_given, score_by_stored) IS NOT (
+        SELECT overall, overall_level_given, scorer_stored FROM evaluations
+        WHERE posting_id = NEW.posting_id AND scorer_stored IN (1, 2)
+            AND (overall IS NOT NULL OR overall_level IS NOT NULL)
+        ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1);
 END;
 CREATE TRIGGER evaluations_score_delete AFTER DELETE ON evaluations WHEN OLD.scorer_stored IN (1, 2)
 BEGIN
@@ -439,7 +443,11 @@ BEGIN
         WHERE posting_id = OLD.posting_id AND scorer_stored IN (1, 2)
             AND (overall IS NOT NULL OR overall_level IS NOT NULL)
         ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1)
-    WHERE id = OLD.posting_id;
+    WHERE id = OLD.posting_id AND (score, score_level_given, score_by_stored) IS NOT (
+        SELECT overall, overall_level_given, scorer_stored FROM evaluations
+        WHERE posting_id = OLD.posting_id AND scorer_stored IN (1, 2)
+            AND (overall IS NOT NULL OR overall_level IS NOT NULL)
+        ORDER BY overall IS NOT NULL DESC, scorer_stored = 1 DESC LIMIT 1);
 END;
 
 
