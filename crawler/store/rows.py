@@ -169,6 +169,7 @@ def listing_score(evaluation: tuple | None) -> tuple:
         return overall, level, scorer
     return NO_SCORE
 
+
 SQLITE_INT_MIN, SQLITE_INT_MAX = -2**63, 2**63 - 1
 
 
