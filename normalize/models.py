@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from .skills import SkillHit, evidence
+from .skills import SkillHit, hit_evidence
 
 SECTION_KEYS = ("about", "requirements", "responsibilities", "preferred", "compensation", "benefits")
 """Canonical section keys, in display order. Unknown headings are kept under their own text."""
@@ -329,4 +329,4 @@ class Posting(_Model):
 
     @field_serializer("skill_evidence")
     def _evidence_as_records(self, value: list[SkillEvidence]) -> list[dict]:
-        return evidence(((*hit[:5], len(hit.matched)) for hit in value), self.sections, self.tags)
+        return hit_evidence(value, self.sections, self.tags)

@@ -84,8 +84,9 @@ def raw_item_hash(raw: RawPosting, parser: str) -> str:
 
 
 def raw_text_hash(text: str, parser: str) -> str:
-    """:func:`raw_item_hash` of an item that ``parser`` reads from ``text`` alone (a dump's page): the text says
-    all the item says, and is hashed for less work than the item's fields (a lone surrogate as is)."""
+    """The raw hash of an item that ``parser`` reads from ``text`` alone (a dump's page), in place of its
+    :func:`raw_item_hash`: the text says all the item says and costs less to hash than the item's fields (a lone
+    surrogate is hashed as is)."""
     return hashlib.sha256(f"{parser}\x1f{text}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 

@@ -45,6 +45,8 @@ __all__ = [
     "TaxonomyError",
     "load_taxonomy",
     "tag",
+    "evidence",
+    "hit_evidence",
     "skills_in_order",
     "tag_posting",
 ]
@@ -803,6 +805,11 @@ def evidence(hits: Iterable[tuple[str, str | None, str, int, int, int]], section
         out.append({"skill": skill, "category": category, "section": section, "count": found, "first_offset": start,
                     "matched": text[start:end], "snippet": snippet(text, start, end)})
     return out
+
+
+def hit_evidence(hits: Iterable[SkillHit], sections: Mapping[str, Sequence[str]], tags: Sequence[str]) -> list[dict]:
+    """:func:`evidence` of the tagger's ``hits`` in the ``sections`` and ``tags`` it read."""
+    return evidence(((*hit[:5], len(hit.matched)) for hit in hits), sections, tags)
 
 
 def tag(sections: Mapping[str, Sequence[str]], tags: Sequence[str] = (),

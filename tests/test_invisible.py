@@ -23,8 +23,8 @@ from normalize.fit import load_profile
 from normalize.dedupe import normalize_company, posting_signature
 from normalize.salary import parse_salary
 from normalize.sections import section_key, split_sections
-from normalize.skills import SkillHit, evidence, load_taxonomy
-from normalize.text import FORMAT_CHARS, MAYBE_FORMAT_CHARS, FormatMap, clean_line, drop_format, fold
+from normalize.skills import SkillHit, hit_evidence, load_taxonomy
+from normalize.text import FORMAT_CHARS, MAYBE_FORMAT_CHARS, FormatMap, clean_line, fold
 from test_fts import _index
 
 CF = [chr(cp) for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cf"]
@@ -76,7 +76,7 @@ def test_tagging_reads_through_a_format_character_and_reports_the_span_as_writte
     hits = TAXONOMY.tag({"requirements": [line]})
     assert hits == [SkillHit("CUDA", "gpu", "requirements", 1, 2, f"CU{cf}DA"),
                     SkillHit("Git", "tool", "requirements", 1, 10, f"G{cf}it")]
-    assert [e["snippet"] for e in evidence(((*h[:5], len(h.matched)) for h in hits), {"requirements": [line]}, ())] \
+    assert [e["snippet"] for e in hit_evidence(hits, {"requirements": [line]}, ())] \
         == [line, line]
 
 

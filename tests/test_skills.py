@@ -36,7 +36,7 @@ from normalize.skills import (
     _match_text,
     _titled_match_text,
     _width_variants,
-    evidence,
+    hit_evidence,
     load_taxonomy,
     skills_in_order,
     tag,
@@ -420,7 +420,7 @@ def test_hit_evidence_offsets_count_and_snippet():
         SkillHit("Linux", "infra", "requirements", 1, 2, "Linux"),
         SkillHit("CUDA", "gpu", "requirements", 3, 10, "CUDA"),
     ]
-    assert evidence(((*h[:5], len(h.matched)) for h in hits), sections, ()) == [
+    assert hit_evidence(hits, sections, ()) == [
         {"skill": "Linux", "category": "infra", "section": "requirements", "count": 1, "first_offset": 2,
          "matched": "Linux", "snippet": "熟悉Linux"},
         {"skill": "CUDA", "category": "gpu", "section": "requirements", "count": 3, "first_offset": 10,
@@ -430,7 +430,7 @@ def test_hit_evidence_offsets_count_and_snippet():
 
 def _snippets(hits, sections, tags):
     """The snippets of ``hits`` as read (normalize.skills.evidence)."""
-    return [e["snippet"] for e in evidence(((*h[:5], len(h.matched)) for h in hits), sections, tags)]
+    return [e["snippet"] for e in hit_evidence(hits, sections, tags)]
 
 
 def test_offsets_survive_characters_that_fold_longer():
