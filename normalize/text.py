@@ -31,6 +31,7 @@ __all__ = [
     "LONE_SURROGATE",
     "find_matches",
     "replace_lone_surrogates",
+    "declared_codec",
     "zero_filled_tail",
 ]
 
@@ -42,6 +43,19 @@ class DecodeError(ValueError):
         super().__init__(detail)
         self.reason = reason
 
+
+_DECODED_AS = {"gbk": "gb18030", "gb2312": "gb18030"}
+
+
+def declared_codec(charset: str) -> str | None:
+    """The codec a declared ``charset`` is read with: Python's name for it, GBK and GB2312 read as GB18030, their
+    superset, as the WHATWG Encoding Standard decodes those labels (w3lib ≥ 2.6 names them ``gbk``, earlier
+    versions ``gb18030``); None for a charset Python does not know."""
+    try:
+        name = codecs.lookup(charset).name
+    except LookupError:
+        return None
+    return _DECODED_AS.get(name, name)
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),  # must precede UTF-16 LE: it starts with the same two bytes
@@ -93,9 +107,9 @@ def decode_bytes(data: bytes, *, declared: str | None = None) -> tuple[str, str]
     """Decode an input file or an HTTP body: returns ``(text, encoding)`` or raises :class:`DecodeError`.
 
     The order browsers follow: a BOM (UTF-8, UTF-16/32); then ``declared``, the charset the input names (HTTP
-    Content-Type, HTML ``<meta>``), when it decodes every byte; then UTF-8; then the one of GB18030 (which covers
-    GBK and GB2312) and windows-1252 (``cp1252``) whose reading is plausible text (:func:`reads_as_chinese`,
-    :func:`reads_as_western`). A :func:`zero_filled_tail` of an input without a BOM is left out.
+    Content-Type, HTML ``<meta>``; read as :func:`declared_codec`), when it decodes every byte; then UTF-8; then
+    the one of GB18030 (which covers GBK and GB2312) and windows-1252 (``cp1252``) whose reading is plausible text
+    (:func:`reads_as_chinese`, :func:`reads_as_western`). A :func:`zero_filled_tail` of an input without a BOM is left out.
     Rejected with a reason: empty input, binary data (NUL bytes or many control characters), UTF-8 mixed with
     another encoding, and bytes no candidate reads as text (``bad_encoding``); no character is ever replaced.
     """
@@ -112,11 +126,10 @@ def decode_bytes(data: bytes, *, declared: str | None = None) -> tuple[str, str]
             except UnicodeDecodeError as err:
                 raise DecodeError("bad_encoding", f"invalid {encoding} after its byte-order mark at byte {err.start + len(bom)}") from None
             return _check_not_binary(text, encoding), encoding + ("-sig" if encoding == "utf-8" else "")
-    if declared:
+    if declared and (encoding := declared_codec(declared)):
         try:
-            encoding = codecs.lookup(declared).name
             return _check_not_binary(data.decode(encoding), encoding), encoding
-        except (LookupError, UnicodeDecodeError):
+        except UnicodeDecodeError:
             pass  # a charset that does not fit the bytes: read them as if none were declared
     if b"\x00" in data[:_BINARY_SAMPLE]:
         raise DecodeError("binary", "binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)")

@@ -20,7 +20,7 @@ from crawler.web.pages.lever import LeverPage
 from crawler.reparse.pages import reparse_items
 from crawler.web.spiders.webbase import page_reader
 from normalize.models import Quarantined, RawInput, RawPosting
-from normalize.text import DecodeError, decode_bytes, sha256_hex
+from normalize.text import DecodeError, declared_codec, decode_bytes, sha256_hex
 from test_crawl import crawl, server, table, write_sources  # noqa: F401 (server: the fixture)
 
 FETCHED = "2026-11-29T04:00:00+00:00"
@@ -64,7 +64,11 @@ DECODED = [
     pytest.param(FR_LINE.encode("cp1252"), None, (FR_LINE, "cp1252"), id="french-cp1252"),
     pytest.param(DE_LINE.encode("cp1252"), None, (DE_LINE, "cp1252"), id="german-cp1252-oe-sz-reads-as-one-hanzi"),
     pytest.param(FR_TITLE.encode("cp1252"), None, (FR_TITLE, "cp1252"), id="cp1252-that-gb18030-also-decodes"),
-    pytest.param(GBK_ONLY.encode("gbk"), "gb18030", (GBK_ONLY, "gb18030"), id="declared-gbk"),
+    pytest.param(GBK_ONLY.encode("gbk"), "gb18030", (GBK_ONLY, "gb18030"), id="declared-gb18030"),
+    pytest.param(GBK_ONLY.encode("gbk"), "gbk", (GBK_ONLY, "gb18030"), id="declared-gbk-reads-as-gb18030"),
+    pytest.param(GBK_ONLY.encode("gbk"), "GB2312", (GBK_ONLY, "gb18030"), id="declared-gb2312-reads-as-gb18030"),
+    pytest.param(("\u3400" + GBK_ONLY).encode("gb18030"), "gbk", ("\u3400" + GBK_ONLY, "gb18030"),
+                 id="declared-gbk-with-a-gb18030-only-character"),
     pytest.param(FR_TITLE.encode("cp1252"), "utf-8", (FR_TITLE, "cp1252"), id="declared-utf-8-that-does-not-fit"),
     pytest.param(GBK_ONLY.encode("gbk"), "utf-8", (GBK_ONLY, "gb18030"), id="declared-utf-8-gbk-body"),
     pytest.param(FR_TITLE.encode("utf-8"), "iso8859-2", ("IngĂŠnieur logiciel", "iso8859-2"),
@@ -72,6 +76,14 @@ DECODED = [
     pytest.param(codecs.BOM_UTF8 + GBK_ONLY.encode("utf-8"), "cp1252", (GBK_ONLY, "utf-8-sig"), id="bom-wins"),
     pytest.param(FR_TITLE.encode("cp1252"), "no-such-charset", (FR_TITLE, "cp1252"), id="unknown-charset-ignored"),
 ]
+
+
+@pytest.mark.parametrize(("charset", "codec"), [
+    ("gbk", "gb18030"), ("GB2312", "gb18030"), ("cp936", "gb18030"), ("gb18030", "gb18030"), ("utf-8", "utf-8"),
+    ("UTF8", "utf-8"), ("cp1252", "cp1252"), ("big5hkscs", "big5hkscs"), ("no-such-charset", None),
+])
+def test_a_declared_charset_is_read_with_its_codec(charset, codec):
+    assert declared_codec(charset) == codec
 
 
 @pytest.mark.parametrize(("data", "declared", "expected"), DECODED)

@@ -26,7 +26,7 @@ from w3lib.encoding import html_body_declared_encoding, http_content_type_encodi
 
 from crawler.files import TOO_DEEP
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
-from normalize.text import DETECTED, DecodeError, clean_line, decode_bytes, sha256_hex
+from normalize.text import DETECTED, DecodeError, clean_line, declared_codec, decode_bytes, sha256_hex
 
 __all__ = [
     "TOO_DEEP",
@@ -124,9 +124,11 @@ class WebPage:
 
     @cached_property
     def declared_charset(self) -> str | None:
-        """The charset Content-Type names, else (an HTML page) its ``<meta>`` one, as a Python codec name."""
-        return (http_content_type_encoding(self.headers.get("content-type"))
-                or (html_body_declared_encoding(self.body) if self.html and self._text is None else None))
+        """The charset Content-Type names, else (an HTML page) its ``<meta>`` one, as the codec it is read with
+        (:func:`normalize.text.declared_codec`)."""
+        charset = (http_content_type_encoding(self.headers.get("content-type"))
+                   or (html_body_declared_encoding(self.body) if self.html and self._text is None else None))
+        return declared_codec(charset) if charset else None
 
     @property
     def text(self) -> str:
