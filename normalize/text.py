@@ -32,6 +32,7 @@ __all__ = [
     "find_matches",
     "replace_lone_surrogates",
     "declared_codec",
+    "declared_charset",
     "zero_filled_tail",
 ]
 
@@ -56,6 +57,15 @@ def declared_codec(charset: str) -> str | None:
     except LookupError:
         return None
     return _DECODED_AS.get(name, name)
+
+
+def declared_charset(content_type: str | None, html_body: bytes | None = None) -> str | None:
+    """The charset ``content_type`` names, else the ``<meta>`` one of ``html_body`` (an HTML page's bytes), as the
+    codec it is read with (:func:`declared_codec`); None when neither names one."""
+    from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding
+
+    charset = http_content_type_encoding(content_type) or (html_body_declared_encoding(html_body) if html_body else None)
+    return declared_codec(charset) if charset else None
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),  # must precede UTF-16 LE: it starts with the same two bytes

@@ -12,6 +12,7 @@ import pytest
 from conftest import run_cli
 from crawler.web.discover import (
     FetchError,
+    Fetched,
     Found,
     _check_address,
     _guarded_connect,
@@ -103,6 +104,20 @@ SNIPPETS = [
 @pytest.mark.parametrize(("url", "text", "expected"), SNIPPETS)
 def test_detect_snippets(url, text, expected):
     assert found(url, text) == expected
+
+
+@pytest.mark.parametrize(("content_type", "body", "text"), [
+    pytest.param("text/html; charset=GBK", "<p>\u3400算子 jobs.lever.co/acme</p>".encode("gb18030"),
+                 "<p>\u3400算子 jobs.lever.co/acme</p>", id="declared-gbk-with-a-gb18030-only-character"),
+    pytest.param("text/html", '<meta charset="gbk"><p>推理 jobs.lever.co/acme</p>'.encode("gbk"),
+                 '<meta charset="gbk"><p>推理 jobs.lever.co/acme</p>', id="meta-gbk"),
+    pytest.param("text/html", "<p>Ingénieur</p>".encode("cp1252"), "<p>Ingénieur</p>", id="undeclared-windows-1252"),
+    pytest.param("text/plain", b"User-agent: *\x00\nDisallow: /\xff", "User-agent: *\x00\nDisallow: /\ufffd",
+                 id="binary-as-utf-8-replaced"),
+    pytest.param("text/plain", b"", "", id="empty"),
+])
+def test_a_fetched_page_is_decoded_as_every_input(content_type, body, text):
+    assert Fetched("https://example.com/", 200, content_type, body).text == text
 
 
 def test_detect_keeps_the_evidence():

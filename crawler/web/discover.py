@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
-from w3lib.encoding import html_to_unicode
+
+from normalize.text import DecodeError, declared_charset, decode_bytes
 
 __all__ = ["Found", "FetchError", "Fetched", "detect", "fetch_page", "entry_toml", "add_entries", "discover",
            "unique_name", "user_agent", "MAX_BYTES", "TIMEOUT"]
@@ -328,7 +329,12 @@ class Fetched:
 
     @property
     def text(self) -> str:
-        return html_to_unicode(self.content_type, self.body)[1]
+        """The body as every input is decoded (:func:`normalize.text.decode_bytes`, its declared charset first); one
+        no encoding reads, as UTF-8 with its bad bytes replaced."""
+        try:
+            return decode_bytes(self.body, declared=declared_charset(self.content_type, self.body))[0]
+        except DecodeError:
+            return self.body.decode("utf-8", "replace")
 
 
 def user_agent(contact: str | None = None) -> str:

@@ -22,11 +22,11 @@ from functools import cached_property
 from typing import Any, ClassVar, Iterator, Mapping
 from urllib.parse import urlsplit
 
-from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
+from w3lib.encoding import read_bom
 
 from crawler.files import TOO_DEEP
 from normalize.models import Quarantined, RawInput, RawPosting, RawSection
-from normalize.text import DETECTED, DecodeError, clean_line, declared_codec, decode_bytes, sha256_hex
+from normalize.text import DETECTED, DecodeError, clean_line, declared_charset, decode_bytes, sha256_hex
 
 __all__ = [
     "TOO_DEEP",
@@ -125,10 +125,8 @@ class WebPage:
     @cached_property
     def declared_charset(self) -> str | None:
         """The charset Content-Type names, else (an HTML page) its ``<meta>`` one, as the codec it is read with
-        (:func:`normalize.text.declared_codec`)."""
-        charset = (http_content_type_encoding(self.headers.get("content-type"))
-                   or (html_body_declared_encoding(self.body) if self.html and self._text is None else None))
-        return declared_codec(charset) if charset else None
+        (:func:`normalize.text.declared_charset`)."""
+        return declared_charset(self.headers.get("content-type"), self.body if self.html and self._text is None else None)
 
     @property
     def text(self) -> str:
