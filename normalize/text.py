@@ -51,12 +51,15 @@ _DECODED_AS = {"gbk": "gb18030", "gb2312": "gb18030"}
 def declared_codec(charset: str) -> str | None:
     """The codec a declared ``charset`` is read with: Python's name for it, GBK and GB2312 read as GB18030, their
     superset, as the WHATWG Encoding Standard decodes those labels (w3lib ≥ 2.6 names them ``gbk``, earlier
-    versions ``gb18030``); None for a charset Python does not know."""
+    versions ``gb18030``); None for a charset Python does not know or whose codec is no text encoding (``base64``,
+    ``rot13``: a page may name anything)."""
     try:
-        name = codecs.lookup(charset).name
+        info = codecs.lookup(charset)
     except LookupError:
         return None
-    return _DECODED_AS.get(name, name)
+    if not getattr(info, "_is_text_encoding", True):
+        return None
+    return _DECODED_AS.get(info.name, info.name)
 
 
 def declared_charset(content_type: str | None, html_body: bytes | None = None) -> str | None:
@@ -64,8 +67,10 @@ def declared_charset(content_type: str | None, html_body: bytes | None = None) -
     codec it is read with (:func:`declared_codec`); None when neither names one."""
     from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding
 
-    charset = http_content_type_encoding(content_type) or (html_body_declared_encoding(html_body) if html_body else None)
+    charset = http_content_type_encoding(content_type) or (
+        html_body_declared_encoding(html_body) if html_body else None)
     return declared_codec(charset) if charset else None
+
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),  # must precede UTF-16 LE: it starts with the same two bytes
@@ -119,7 +124,8 @@ def decode_bytes(data: bytes, *, declared: str | None = None) -> tuple[str, str]
     The order browsers follow: a BOM (UTF-8, UTF-16/32); then ``declared``, the charset the input names (HTTP
     Content-Type, HTML ``<meta>``; read as :func:`declared_codec`), when it decodes every byte; then UTF-8; then
     the one of GB18030 (which covers GBK and GB2312) and windows-1252 (``cp1252``) whose reading is plausible text
-    (:func:`reads_as_chinese`, :func:`reads_as_western`). A :func:`zero_filled_tail` of an input without a BOM is left out.
+    (:func:`reads_as_chinese`, :func:`reads_as_western`). A :func:`zero_filled_tail` of an input without a BOM is
+    left out.
     Rejected with a reason: empty input, binary data (NUL bytes or many control characters), UTF-8 mixed with
     another encoding, and bytes no candidate reads as text (``bad_encoding``); no character is ever replaced.
     """
@@ -139,8 +145,8 @@ def decode_bytes(data: bytes, *, declared: str | None = None) -> tuple[str, str]
     if declared and (encoding := declared_codec(declared)):
         try:
             return _check_not_binary(data.decode(encoding), encoding), encoding
-        except UnicodeDecodeError:
-            pass  # a charset that does not fit the bytes: read them as if none were declared
+        except UnicodeError:  # the bytes do not fit it (or the codec reads nothing: ``undefined``)
+            pass  # read them as if none were declared
     if b"\x00" in data[:_BINARY_SAMPLE]:
         raise DecodeError("binary", "binary file (NUL bytes; UTF-16 without a byte-order mark is not accepted)")
     try:

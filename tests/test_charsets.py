@@ -69,6 +69,9 @@ DECODED = [
     pytest.param(GBK_ONLY.encode("gbk"), "GB2312", (GBK_ONLY, "gb18030"), id="declared-gb2312-reads-as-gb18030"),
     pytest.param(("\u3400" + GBK_ONLY).encode("gb18030"), "gbk", ("\u3400" + GBK_ONLY, "gb18030"),
                  id="declared-gbk-with-a-gb18030-only-character"),
+    pytest.param(FR_TITLE.encode("utf-8"), "base64", (FR_TITLE, "utf-8"), id="declared-base64-is-no-charset"),
+    pytest.param(FR_TITLE.encode("utf-8"), "rot13", (FR_TITLE, "utf-8"), id="declared-rot13-is-no-charset"),
+    pytest.param(FR_TITLE.encode("utf-8"), "undefined", (FR_TITLE, "utf-8"), id="declared-undefined-reads-nothing"),
     pytest.param(FR_TITLE.encode("cp1252"), "utf-8", (FR_TITLE, "cp1252"), id="declared-utf-8-that-does-not-fit"),
     pytest.param(GBK_ONLY.encode("gbk"), "utf-8", (GBK_ONLY, "gb18030"), id="declared-utf-8-gbk-body"),
     pytest.param(FR_TITLE.encode("utf-8"), "iso8859-2", ("IngĂŠnieur logiciel", "iso8859-2"),
@@ -81,6 +84,7 @@ DECODED = [
 @pytest.mark.parametrize(("charset", "codec"), [
     ("gbk", "gb18030"), ("GB2312", "gb18030"), ("cp936", "gb18030"), ("gb18030", "gb18030"), ("utf-8", "utf-8"),
     ("UTF8", "utf-8"), ("cp1252", "cp1252"), ("big5hkscs", "big5hkscs"), ("no-such-charset", None),
+    ("base64", None), ("rot13", None), ("zlib", None), ("hex", None),
 ])
 def test_a_declared_charset_is_read_with_its_codec(charset, codec):
     assert declared_codec(charset) == codec
@@ -135,6 +139,9 @@ PAGES = [
                  {"Content-Type": "application/json; charset=utf-8"},
                  ("cp1252", [FR_TITLE], "the body declares charset utf-8 but is not in it: decoded as windows-1252 "
                                         "(detected)"), id="declared-utf-8-is-windows-1252"),
+    pytest.param(GreenhousePage, greenhouse_json(FR_TITLE).encode("utf-8"),
+                 {"Content-Type": "application/json; charset=base64"}, ("utf-8", [FR_TITLE], None),
+                 id="declared-base64-is-no-charset"),
     pytest.param(JsonLdPage, gbk_html(), {"Content-Type": "text/html"}, ("gb18030", ["AI推理加速工程师"], NOTE_GB),
                  id="html-gbk-no-charset-anywhere"),
     pytest.param(JsonLdPage, gbk_html('<meta charset="gbk">'), {"Content-Type": "text/html"},

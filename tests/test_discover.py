@@ -115,6 +115,8 @@ def test_detect_snippets(url, text, expected):
     pytest.param("text/plain", b"User-agent: *\x00\nDisallow: /\xff", "User-agent: *\x00\nDisallow: /\ufffd",
                  id="binary-as-utf-8-replaced"),
     pytest.param("text/plain", b"", "", id="empty"),
+    pytest.param("text/html; charset=rot13", b"<p>jobs.lever.co/acme</p>", "<p>jobs.lever.co/acme</p>",
+                 id="declared-rot13-is-no-charset"),
 ])
 def test_a_fetched_page_is_decoded_as_every_input(content_type, body, text):
     assert Fetched("https://example.com/", 200, content_type, body).text == text

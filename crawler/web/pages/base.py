@@ -126,7 +126,8 @@ class WebPage:
     def declared_charset(self) -> str | None:
         """The charset Content-Type names, else (an HTML page) its ``<meta>`` one, as the codec it is read with
         (:func:`normalize.text.declared_charset`)."""
-        return declared_charset(self.headers.get("content-type"), self.body if self.html and self._text is None else None)
+        html_body = self.body if self.html and self._text is None else None
+        return declared_charset(self.headers.get("content-type"), html_body)
 
     @property
     def text(self) -> str:
