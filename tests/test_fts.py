@@ -178,6 +178,15 @@ def test_snippet_highlights_the_match_in_the_text_as_written():
 def test_compound_parts():
     assert fts.compound_parts("FlashAttention, vLLM", "TensorRT-LLM; PyTorch", None) == "Flash Attention v LLM Tensor RT Py Torch"
     assert fts.compound_parts("CUDA C++ Python 大模型") == ""
+    assert fts.compound_parts("9ABc xYZ 外\u200b包DeepSpeed ＤｅｅｐＳｐｅｅｄ 中vLLM中") == "A Bc x YZ Deep Speed v LLM"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="aAbBzZ09 -_.;中\u200b+#ÄäßİıﬀＣ\x00\ud800", max_size=14))
+def test_compound_parts_are_the_words_the_compound_pattern_finds(text):
+    """The Latin runs split apart first: exactly the parts of what the pattern finds in the whole text."""
+    words = fts._COMPOUND.findall(drop_format(text))
+    assert fts.compound_parts(text) == " ".join(dict.fromkeys(p for w in words for p in fts._PART.findall(w)))
 
 
 def test_delete_insert_and_set_skills(tmp_path):

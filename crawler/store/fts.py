@@ -66,6 +66,9 @@ _SPECIAL = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}{MAYBE_FORMAT_CHARS}" +
 # A Latin word with a lower-to-upper case change inside (PyTorch, FlashAttention, vLLM, TensorRT).
 _COMPOUND = re.compile(r"[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# Bytes to spaces but ASCII letters and digits: the Latin runs of a text, split at C speed (a regex over the
+# whole text backtracked through every lower-case word).
+_LATIN_RUNS = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
 _TOKEN = re.compile(r"[\w+#]")  # a character unicode61 keeps in a token (roughly: letters, digits, + #)
 # Datasette's escape_fts splitting: whitespace, keeping "quoted phrases" whole.
 _TERMS = re.compile(r'(-?)("[^"]*"|[^\s"]+)')
@@ -104,8 +107,10 @@ def compound_parts(*texts: str | None) -> str:
     seen: dict[str, None] = {}
     for text in texts:
         if text:
-            for word in _COMPOUND.findall(drop_format(text)):
-                seen.update(dict.fromkeys(_PART.findall(word)))
+            for run in drop_format(text).encode("ascii", "replace").translate(_LATIN_RUNS).split():
+                if not (run[1:].islower() or run.isupper()):  # else no case change inside (Java, CUDA, cuda)
+                    for word in _COMPOUND.findall(run.decode()):
+                        seen.update(dict.fromkeys(_PART.findall(word)))
     return " ".join(seen)
 
 
