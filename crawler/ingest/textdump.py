@@ -22,10 +22,12 @@ starts (crawler/run/runner.py, crawler/ingest/ledger.py); the spider never reads
 (source → parser version) tell the writer whose complete parses to record; ``unchanged`` (from the
 run: source → ledger) lets the table spider skip unchanged blocks of rows.
 
-Each posting read gets its :func:`~normalize.posting.raw_item_hash` under its source's parser. ``known`` (from the
-run: source → posting key → the stored ``raw_hash``) names the postings stored as read: one read again with the
-same hash (the row of yesterday's snapshot, unchanged today) is seen again without being parsed: such postings
-leave an input as :class:`~normalize.models.SeenPostings` items (stat ``jobcrawl/postings_seen_unparsed``).
+Each posting read gets its raw hash under its source's parser: a dump page's made from its text by the page
+object (:func:`~normalize.posting.raw_text_hash`), any other's from its fields
+(:func:`~normalize.posting.raw_item_hash`). ``known`` (from the run: source → posting key → the stored ``raw_hash``)
+names the postings stored as read: one read again with the same hash (the row of yesterday's snapshot, unchanged
+today) is seen again without being parsed: such postings leave an input as :class:`~normalize.models.SeenPostings`
+items (stat ``jobcrawl/postings_seen_unparsed``).
 """
 
 from __future__ import annotations
