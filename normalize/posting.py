@@ -29,6 +29,7 @@ from .salary import (dollar_of, parse_salary, parse_salary_compare, parse_salary
                      salary_from_text)
 from .fields import parse_company_info, parse_experience_education, parse_location
 from .sections import clean_bullet, section_key, split_sections
+from .skills import TAGS_SECTION
 from .text import clean_line, clean_text, sha256_hex
 
 INSIGHT_HEADINGS = {
@@ -128,7 +129,9 @@ def level_for(score: int | None) -> str | None:
 def normalize_sections(raw_sections: list[RawSection], description: str | None) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Sections keyed canonically, bullets cleaned: the free description split at its inline headings
     first (``岗位职责：1.…``), then the explicit sections; bullets of a key found in both are merged in
-    that order. Headings are kept as written (the first one seen per key)."""
+    that order. Headings are kept as written (the first one seen per key). A heading outside the vocabulary is its
+    own key, but one written ``tags`` is keyed ``tags (section)``: ``tags`` names the posting's tags where skills are
+    found (normalize.skills.TAGS_SECTION)."""
     sections: dict[str, list[str]] = {}
     headings: dict[str, str] = {}
 
@@ -144,6 +147,8 @@ def normalize_sections(raw_sections: list[RawSection], description: str | None) 
     for block in raw_sections:
         key = section_key(block.heading) if block.heading else "about"
         key = key or clean_line(block.heading)
+        if key == TAGS_SECTION:
+            key = f"{TAGS_SECTION} (section)"
         add(key, clean_line(block.heading), [b for b in (clean_bullet(line) for line in block.lines) if b])
     return sections, headings
 

@@ -40,6 +40,7 @@ from normalize.skills import (
     load_taxonomy,
     skills_in_order,
     tag,
+    tag_posting,
 )
 from normalize.text import fold
 
@@ -993,3 +994,26 @@ def test_title_cased_keys_match_only_at_word_starts():
     text = "tests and designs"  # es, sign, ... inside words
     assert taxonomy._titled.find_matches_as_indexes(_ascii_title(text)) == []
     assert taxonomy._longest.find_matches_as_indexes(text) != []
+
+
+@pytest.mark.parametrize(("heading", "key"), [
+    ("tags", "tags (section)"),  # the posting's own tags are section "tags"
+    ("Tags", "Tags"),
+    ("任职要求", "requirements"),
+])
+def test_a_jd_section_headed_tags_is_not_read_as_the_postings_tags(heading, key):
+    from normalize.models import RawPosting, RawSection
+    from normalize.posting import normalize_posting
+
+    raw = RawPosting(source="textdump", source_id="t#0", locator="t", fetched_at="2026-12-01T00:00:00Z",
+                     as_of="2026-12-01T00:00:00Z", company="示例", title="推理工程师", tags=["Python"],
+                     sections=[RawSection(heading=heading, lines=["熟悉CUDA与Python"])])
+    posting = tag_posting(normalize_posting(raw), load_taxonomy())
+    assert posting.sections == {key: ["熟悉CUDA与Python"]}
+    assert posting.section_headings == {key: heading}
+    assert [(e["skill"], e["section"], e["count"], e["snippet"])
+            for e in hit_evidence(posting.skill_evidence, posting.sections, posting.tags)] == [
+        ("Python", "tags", 1, "Python"),
+        ("CUDA", key, 1, "熟悉CUDA与Python"),
+        ("Python", key, 1, "熟悉CUDA与Python"),
+    ]
