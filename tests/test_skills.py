@@ -1017,3 +1017,27 @@ def test_a_jd_section_headed_tags_is_not_read_as_the_postings_tags(heading, key)
         ("CUDA", key, 1, "熟悉CUDA与Python"),
         ("Python", key, 1, "熟悉CUDA与Python"),
     ]
+
+
+_HEADINGS = st.sampled_from(["tags", "Tags", "tags (section)", "任职要求", "岗位职责", "about", "", "其他", "1"])
+_LINES = st.lists(st.sampled_from(["熟悉CUDA与Python", "PyTorch", "C++ 编程", "了解 vLLM、TensorRT", "沟通能力", "go"]),
+                  max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tags=st.lists(st.sampled_from(["Python", "CUDA", "大模型", "Go"]), max_size=3),
+       blocks=st.lists(st.tuples(_HEADINGS, _LINES), max_size=4))
+def test_evidence_read_back_from_a_normalized_posting_is_what_the_tagger_found(tags, blocks):
+    """Whatever its headings, a posting's skill evidence rendered from its sections and tags (as every reader
+    renders it) names the text the tagger matched, in the section it found it in."""
+    from normalize.models import RawPosting, RawSection
+    from normalize.posting import normalize_posting
+
+    raw = RawPosting(source="textdump", source_id="t#0", locator="t", fetched_at="2026-12-01T00:00:00Z",
+                     as_of="2026-12-01T00:00:00Z", company="示例", title="工程师", tags=tags,
+                     sections=[RawSection(heading=h, lines=lines) for h, lines in blocks])
+    posting = tag_posting(normalize_posting(raw), load_taxonomy())
+    read = hit_evidence(posting.skill_evidence, posting.sections, posting.tags)
+    assert [(e["skill"], e["section"], e["matched"]) for e in read] == [
+        (h.skill, h.section, h.matched) for h in posting.skill_evidence]
+    assert len({(h.skill, h.section) for h in posting.skill_evidence}) == len(posting.skill_evidence)
