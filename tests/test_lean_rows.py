@@ -39,7 +39,7 @@ def assert_evidence_read_back(cases) -> int:
     for sections, tags in cases:
         sections = {key: [lines] if isinstance(lines, str) else list(lines) for key, lines in sections.items()}
         if tags and "tags" in sections:
-            continue  # a section named like the tags block: the store reads it as the tags
+            continue  # a section keyed like the tags block: normalize_sections never makes one ("tags (section)")
         hits = TAXONOMY.tag(sections, tags)
         rows = [dict(zip(PS_COLS, row)) for row in skill_rows(1, hits)]
         assert evidence_records(rows, sections, list(tags), CATEGORIES) == tagged_evidence(sections, tags)
