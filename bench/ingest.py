@@ -13,7 +13,7 @@ of ``--per-file`` postings each, then in fresh processes:
 3. ``jobcrawl ingest`` of the folder (every stage, both cores, dedupe and scoring included);
 4. the same ingest again: nothing changed;
 5. the plain loop again: its ratio is to the mean of its two runs, which bracket the ingest (the shared machine's
-   load drifts: one run of the loop alone moved by 10 % from one bench to the next).
+   load drifts over a bench).
 
 Prints postings/s (wall clock, whole command), the CPU time of all its processes per posting and its
 ratios to the plain loop's and the reference's (the figures that do not move with the shared machine's load), peak RSS of
