@@ -996,19 +996,24 @@ def test_title_cased_keys_match_only_at_word_starts():
     assert taxonomy._longest.find_matches_as_indexes(text) != []
 
 
+def _normalized_and_tagged(tags: list[str], blocks: list[tuple[str, list[str]]]):
+    """A raw posting of ``tags`` and JD ``blocks`` (heading, lines), normalized and tagged."""
+    from normalize.models import RawPosting, RawSection
+    from normalize.posting import normalize_posting
+
+    raw = RawPosting(source="textdump", source_id="t#0", locator="t", fetched_at="2026-12-01T00:00:00Z",
+                     as_of="2026-12-01T00:00:00Z", company="示例", title="推理工程师", tags=tags,
+                     sections=[RawSection(heading=h, lines=lines) for h, lines in blocks])
+    return tag_posting(normalize_posting(raw), load_taxonomy())
+
+
 @pytest.mark.parametrize(("heading", "key"), [
     ("tags", "tags (section)"),  # the posting's own tags are section "tags"
     ("Tags", "Tags"),
     ("任职要求", "requirements"),
 ])
 def test_a_jd_section_headed_tags_is_not_read_as_the_postings_tags(heading, key):
-    from normalize.models import RawPosting, RawSection
-    from normalize.posting import normalize_posting
-
-    raw = RawPosting(source="textdump", source_id="t#0", locator="t", fetched_at="2026-12-01T00:00:00Z",
-                     as_of="2026-12-01T00:00:00Z", company="示例", title="推理工程师", tags=["Python"],
-                     sections=[RawSection(heading=heading, lines=["熟悉CUDA与Python"])])
-    posting = tag_posting(normalize_posting(raw), load_taxonomy())
+    posting = _normalized_and_tagged(["Python"], [(heading, ["熟悉CUDA与Python"])])
     assert posting.sections == {key: ["熟悉CUDA与Python"]}
     assert posting.section_headings == {key: heading}
     assert [(e["skill"], e["section"], e["count"], e["snippet"])
@@ -1030,13 +1035,7 @@ _LINES = st.lists(st.sampled_from(["熟悉CUDA与Python", "PyTorch", "C++ 编程
 def test_evidence_read_back_from_a_normalized_posting_is_what_the_tagger_found(tags, blocks):
     """Whatever its headings, a posting's skill evidence rendered from its sections and tags (as every reader
     renders it) names the text the tagger matched, in the section it found it in."""
-    from normalize.models import RawPosting, RawSection
-    from normalize.posting import normalize_posting
-
-    raw = RawPosting(source="textdump", source_id="t#0", locator="t", fetched_at="2026-12-01T00:00:00Z",
-                     as_of="2026-12-01T00:00:00Z", company="示例", title="工程师", tags=tags,
-                     sections=[RawSection(heading=h, lines=lines) for h, lines in blocks])
-    posting = tag_posting(normalize_posting(raw), load_taxonomy())
+    posting = _normalized_and_tagged(tags, blocks)
     read = hit_evidence(posting.skill_evidence, posting.sections, posting.tags)
     assert [(e["skill"], e["section"], e["matched"]) for e in read] == [
         (h.skill, h.section, h.matched) for h in posting.skill_evidence]

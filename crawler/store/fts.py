@@ -66,8 +66,7 @@ _SPECIAL = re.compile(f"[{SEP}{BREAK}{''.join(HIGHLIGHT)}{MAYBE_FORMAT_CHARS}" +
 # A Latin word with a lower-to-upper case change inside (PyTorch, FlashAttention, vLLM, TensorRT).
 _COMPOUND = re.compile(r"[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-# Bytes to spaces but ASCII letters and digits: the Latin runs of a text, split at C speed (a regex over the
-# whole text backtracked through every lower-case word).
+# Every byte but ASCII letters and digits to a space: a text's Latin runs, split without a regex.
 _LATIN_RUNS = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
 _TOKEN = re.compile(r"[\w+#]")  # a character unicode61 keeps in a token (roughly: letters, digits, + #)
 # Datasette's escape_fts splitting: whitespace, keeping "quoted phrases" whole.
