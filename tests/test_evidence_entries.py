@@ -59,6 +59,20 @@ def test_entries_whose_hashes_collide_stay_apart(conn, monkeypatch):
     assert evidence.expand(conn, [s for _, s in stored], [{}] * 2) == [{"pay": [BONUS, LEAVE]}, {"pay": [LEAVE]}]
 
 
+@pytest.mark.parametrize("a, b", [
+    (["months", "13薪", 13, 1], ["months", "13薪", 13.0, 1]),   # an int is not its float
+    (["months", "13薪", 13, 1], ["months", "13薪", 13, True]),  # nor a boolean
+    (["cap", "g", 0.0, 1], ["cap", "g", -0.0, 1]),             # 0.0 is not -0.0
+    (["stack", ["CUDA"], 2], ["stack", ["CUDA "], 2]),
+    ({"": {"k": 1}}, {"": {"k": "1"}}),
+])
+def test_entries_equal_in_python_but_not_as_json_stay_apart(conn, a, b):
+    stored = evidence.intern_rows(conn, [(1, {"pay": [a, b, a]}), (2, {"pay": [b]})], 1)
+    assert conn.execute("SELECT count(*) FROM evidence_entries").fetchone() == (2,)
+    assert evidence.expand(conn, [s for _, s in stored], [{}] * 2) == [{"pay": [a, b, a]}, {"pay": [b]}]
+    assert [type(v) for v in evidence.expand(conn, [stored[1][1]], [{}])[0]["pay"][0]] == [type(v) for v in b]
+
+
 @pytest.mark.parametrize("stored, packed", [
     pytest.param(None, {}, id="none"),
     pytest.param('{"pay":[["year_end_bonus","benefits","年终奖",3]]}', {"pay": [BONUS]}, id="inline-entry-kept"),

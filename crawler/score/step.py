@@ -72,7 +72,7 @@ class Rules(NamedTuple):
 
 
 class Scored(NamedTuple):
-    evals: list[list]
+    evals: list[tuple]
     unchanged: int
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from normalize.evaluation import POSTING_FIELDS
 from normalize.models import Evaluation
-from normalize.score import SCORER
 
 from crawler.store import evidence, extra
 from crawler.store.rows import EVAL_COLS, evaluation_values, scorer_stored, stored_columns
@@ -34,10 +33,6 @@ FACT_COLUMNS = {
 }
 SCORE_COLS = [*EVAL_COLS, "completeness", "inputs_digest"]
 """Columns of our evaluations' rows (:func:`evaluation_row`)."""
-RENDERED = ("summary", "notes", "explanations", "signals")
-"""Columns a ``jobcrawl-v1`` row leaves empty: read back, :func:`normalize.score.render_evaluation` makes them from
-its scores, evidence and posting (crawler/store/read.py)."""
-_RENDERED_AT = [SCORE_COLS.index(c) for c in RENDERED]
 _SELECT = (f"SELECT p.id, {', '.join(f'[{c}]' for c in FACT_COLUMNS.values())} FROM postings p {app_join()}")
 _KEY = ("posting_id", "scorer")
 _INSERT_EVAL = (f"INSERT INTO evaluations ({stored_columns(SCORE_COLS)}) VALUES ({', '.join('?' * len(SCORE_COLS))})"
@@ -81,20 +76,15 @@ def posting_fields(row: tuple) -> dict[str, Any]:
     return {c: row[i] for c, i in _POSTING_AT}
 
 
-def evaluation_row(row: tuple, ev: Evaluation, computed_at: str, digest: int) -> list[Any]:
+def evaluation_row(row: tuple, ev: Evaluation, computed_at: str, digest: int) -> tuple:
     """Our evaluation of the posting ``row`` (of :func:`read_range`) as one ``evaluations`` row (:data:`SCORE_COLS`:
-    evidence and signals compact, the evidence without the values equal to the posting's, its completeness and
-    input digest); ``jobcrawl-v1``'s without the :data:`RENDERED` sentences and levels (generated from its numbers),
-    a fit's levels as it gives them (none)."""
-    row = [row[0], *evaluation_values(ev, computed_at, ev.levels.get("overall"), posting_fields(row)),
-           ev.completeness, digest]
-    if ev.scorer == SCORER:
-        for i in _RENDERED_AT:
-            row[i] = None
-    return row
+    :func:`~crawler.store.rows.evaluation_values`, the evidence without the values equal to the posting's, then its
+    completeness and input digest); a fit's levels as it gives them (none)."""
+    return (row[0], *evaluation_values(ev, computed_at, ev.levels.get("overall"), posting_fields(row)),
+            ev.completeness, digest)
 
 
-def write_evaluations(conn: sqlite3.Connection, evals: list[list]) -> None:
+def write_evaluations(conn: sqlite3.Connection, evals: list[tuple]) -> None:
     """Store the evaluations of ``evals`` (rows of :func:`evaluation_row`), each replacing the scorer's earlier one of
     its posting in place: an update, which the score trigger compares, not a delete and an insert, which it would
     follow twice (REPLACE fires the delete triggers where recursive triggers are on, as sqlite_utils sets them)."""

@@ -56,7 +56,16 @@ def intern_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]], at: int
     """``rows`` with their item ``at`` — packed evidence (a mapping, or its JSON text) — replaced by the stored form,
     every entry not yet stored added to ``evidence_entries``."""
     rows = list(rows)
-    texts = [None if ev is None else {dim: [dumps(e) for e in items] if isinstance(items, list) else items
+    text_of: dict[str, str] = {}  # repr → JSON text: an entry repeated in the batch is written as JSON once
+
+    def text(entry: Any) -> str:
+        key = repr(entry)  # equal reprs, equal JSON texts (for the plain values evidence holds)
+        found = text_of.get(key)
+        if found is None:
+            found = text_of[key] = dumps(entry)
+        return found
+
+    texts = [None if ev is None else {dim: [text(e) for e in items] if isinstance(items, list) else items
                                       for dim, items in ev.items()}
              for ev in (json.loads(r[at]) if isinstance(r[at], str) else r[at] for r in rows)]
     ids = entries.ids_of(conn, TABLE, {t for ev in texts if ev for items in ev.values() if isinstance(items, list)

@@ -143,13 +143,16 @@ def evaluation_values(ev: Evaluation, computed_at: str, overall_level: str | Non
     compact (normalize/evaluation.py), the evidence as packed entries the writer stores once each
     (crawler/store/evidence.py: ``intern_rows``) without the values equal to ``posting``'s (its columns of
     ``POSTING_FIELDS``), the scorer as :func:`scorer_stored` and ``computed_at`` as :func:`time_stored` make them;
-    ours (``jobcrawl-v1``) without levels (generated from its numbers)."""
-    levels = ((None,) * len(LEVEL_COLS) if ev.scorer == SCORER
-              else (overall_level, *(ev.levels.get(d) for d in DIMENSIONS)))
+    ours (``jobcrawl-v1``) without levels, summary, notes, explanations and signals: they are rendered from its
+    numbers and evidence when read (``normalize.score.render_evaluation``, crawler/store/read.py)."""
+    ours = ev.scorer == SCORER
+    levels = (None,) * len(LEVEL_COLS) if ours else (overall_level, *(ev.levels.get(d) for d in DIMENSIONS))
+    summary, notes, explanations, signals = (None,) * 4 if ours else (
+        ev.summary, dumps(ev.notes), dumps(ev.explanations), dumps(pack_signals(ev.signals)))
     return (
         scorer_stored(ev.scorer), ev.overall, ev.pay, ev.growth, ev.worklife, ev.mission, *levels,
-        ev.summary, dumps(ev.notes), dumps(ev.explanations), pack_evidence(ev.evidence, posting), dumps(ev.problems),
-        time_stored(computed_at), dumps(pack_signals(ev.signals)),
+        summary, notes, explanations, pack_evidence(ev.evidence, posting), dumps(ev.problems),
+        time_stored(computed_at), signals,
     )
 
 
