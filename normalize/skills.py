@@ -359,7 +359,8 @@ def _kinds(doc: Mapping) -> dict[str, str]:
 
 
 class Taxonomy:
-    """The parsed taxonomy: ``skills`` in file order, ``version`` (content hash), and the matcher."""
+    """The parsed taxonomy: ``skills`` in file order, ``version`` (content hash), and the matcher (built when first
+    used: a malformed file fails when loaded)."""
 
     def __init__(self, data: bytes, origin: str = "<bytes>") -> None:
         self.version = hashlib.sha256(data).hexdigest()[:16]
@@ -397,13 +398,25 @@ class Taxonomy:
         unused = set(guards) - used_guards
         if unused:
             raise TaxonomyError(f"guards never used: {sorted(unused)}")
+        for folded, alias in self._aliases.items():
+            if _ASTRAL.search(folded):
+                raise TaxonomyError(f"alias {folded!r} of {self.skills[alias.skill].name!r}: only BMP characters")
+        self._longest: ahocorasick_rs.AhoCorasick | None = None  # the matcher: built on first use (:meth:`prepare`)
+
+    def prepare(self) -> Taxonomy:
+        """Build the matcher now (tagging builds it on first use; a process that never tags never builds it);
+        returns the taxonomy."""
+        if self._longest is None:
+            self._build_matcher()
+        return self
+
+    def _build_matcher(self) -> None:
+        """The tables and automata :meth:`_hits` reads, ``_longest`` set last (a matcher in use is whole)."""
         # One-letter aliases (C, R) would hit at every c and r of English text: a regex finds only the
         # free-standing ones (one-letter aliases therefore never take a version digit).
         letters: dict[str, tuple] = {}
         keys: dict[str, tuple] = {}
         for folded, alias in self._aliases.items():
-            if _ASTRAL.search(folded):
-                raise TaxonomyError(f"alias {folded!r} of {self.skills[alias.skill].name!r}: only BMP characters")
             value = (alias.skill, alias.check_left, alias.check_right, alias.trailing_digit, alias.guard)
             for key in {folded} | _width_variants(folded):
                 if key != folded and key in self._aliases:
@@ -438,11 +451,11 @@ class Taxonomy:
         self._word_run = re.compile(f"[{word}]*")
         self._one_line = not any("\n" in key for key in keys)
         self._longest_key = max(map(len, keys), default=1)
-        self._longest = ahocorasick_rs.AhoCorasick(list(keys), matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
         # The same keys ASCII-title-cased, for text ASCII-title-cased (:func:`_ascii_title`): a key starting with a
         # letter then cannot match inside a Latin word, where the boundary check would reject it anyway.
         self._titled = ahocorasick_rs.AhoCorasick([_ascii_title(key) for key in keys],
                                                   matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+        self._longest = ahocorasick_rs.AhoCorasick(list(keys), matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
 
     def _add_skill(self, category: str, entry: Mapping, guards: Mapping[str, _Guard],
                    used_guards: set[str], variants: list[tuple[str, _Alias]]) -> None:
@@ -559,8 +572,9 @@ class Taxonomy:
         the leftmost-longest choice among the candidates (occurrences of aliases) that pass the
         boundary, URL and guard checks.
         """
+        hits = self._hits(text)
         skill_of = self._skill_of
-        return [(start, end, skill_of[key]) for key, start, end in self._hits(text)]
+        return [(start, end, skill_of[key]) for key, start, end in hits]
 
     def _hits(self, text: str, titled: bool | None = None) -> list[tuple[int, int, int]]:
         """:meth:`scan` as ``(key, start, end)``.
@@ -576,6 +590,7 @@ class Taxonomy:
         candidate's start). ``titled``: read the text ASCII-title-cased, with the keys so cased, so that no
         key starting with a letter matches inside a Latin word (default: :func:`_latin_prose`).
         """
+        self.prepare()
         if (where := FormatMap(text)).visible is not text:
             # Format characters (CU\u200bDA) are read as nothing: hits in the text without them, spans in ``text``.
             return [(key, where.start(start), where.end(end)) for key, start, end in self._hits(where.visible, titled)]

@@ -519,6 +519,19 @@ def test_load_is_cached_and_version_is_a_content_hash(tmp_path):
     assert Taxonomy(copy.read_bytes()).version != load_taxonomy().version
 
 
+def test_the_matcher_is_built_when_first_used_and_tags_the_same_as_one_built_at_once():
+    """A process that never tags (the writer, scoring, an unchanged re-run) does not build the automata."""
+    packaged = (ROOT / "normalize" / "data" / "skills.toml").read_bytes()
+    lazy, ready = Taxonomy(packaged), Taxonomy(packaged).prepare()
+    assert lazy._longest is None and ready._longest is not None
+    assert lazy.skill("CUDA") == ready.skill("CUDA") and lazy.rows() == ready.rows()
+    assert lazy._longest is None
+    sections = {"requirements": ["熟悉CUDA、TensorRT与C++", "Experience with vLLM and C"]}
+    assert lazy.tag(sections, ["PyTorch"]) == ready.tag(sections, ["PyTorch"]) != []
+    assert lazy.scan("CUDA and R") == ready.scan("CUDA and R") != []
+    assert lazy.prepare() is lazy and lazy._longest is not None
+
+
 def test_custom_taxonomy_is_used_for_tagging():
     taxonomy = Taxonomy('[skills]\nlanguage = [{ name = "Zig", zh = ["Zig语言"] }]\n'.encode())
     assert skills_in_order(tag({"about": ["Zig语言与Rust"]}, taxonomy=taxonomy)) == ["Zig"]
@@ -548,6 +561,8 @@ def test_custom_taxonomy_is_used_for_tagging():
         pytest.param('[kinds]\nsoft = ["chat"]', "unknown category", id="kind-of-an-unknown-category"),
         pytest.param('[kinds]\nsoft = ["soft"]\ndomain = ["soft"]', "is in soft and domain", id="category-of-two-kinds"),
         pytest.param('[kinds]\nsoft = ["soft"]', "no kind for the categories", id="category-without-a-kind"),
+        pytest.param('[skills]\nlanguage = [{ name = "X", en = ["x\U0001F600"] }]', "only BMP characters",
+                     id="alias-outside-the-bmp"),
     ],
 )
 def test_malformed_taxonomy_is_rejected(toml, message):
@@ -904,7 +919,7 @@ def test_lone_surrogate_either_way(titled):
 
 def test_keys_starting_with_a_letter_or_digit_check_their_left_boundary():
     """The scanner skips the rest of a Latin word after a rejection: it relies on this."""
-    taxonomy = load_taxonomy()
+    taxonomy = load_taxonomy().prepare()
     assert all(taxonomy._values[index][1] == (key[0] in _WORD) for key, index in taxonomy._key_index.items())
 
 
@@ -990,7 +1005,7 @@ def test_titled_match_text_property(text):
 
 def test_title_cased_keys_match_only_at_word_starts():
     """No alias inside a Latin word reaches the checks: the automaton does not report it."""
-    taxonomy = load_taxonomy()
+    taxonomy = load_taxonomy().prepare()
     text = "tests and designs"  # es, sign, ... inside words
     assert taxonomy._titled.find_matches_as_indexes(_ascii_title(text)) == []
     assert taxonomy._longest.find_matches_as_indexes(text) != []
