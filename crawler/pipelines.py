@@ -7,20 +7,23 @@ of those it handles (the project's models) as attributes; the rules are in norma
   kept (the employer is hidden: 猎聘 and BOSS confidential searches), counted in ``jobcrawl/field/company/missing``.
   Lone UTF-16 surrogates (``\\ud800`` cut from its pair) are replaced by U+FFFD, counted in
   ``jobcrawl/repaired/lone_surrogates`` and named in the run report; the raw input keeps them as written.
-- **Normalize** raw postings into :class:`Posting` (``normalize.posting``); a posting that fails is quarantined.
+- **Normalize** raw postings into :class:`Posting` (``normalize.posting``).
 - **Skills** tagged against the taxonomy (``normalize.skills``), with evidence per section.
 - **Store**: items become plain rows (crawler/store/rows.py; a :class:`SeenPostings`, read again as stored, only
   rows that they were seen), handed in batches to the run's sink
   (crawler/run/sinks.py). Each posting's dedupe key (fingerprint, identity, MinHash signature) is made here, a batch
-  at a time in the worker processes, so the dedupe step after the run does only the corpus's work.
+  at a time in the worker processes, so the dedupe step after the run does only the corpus's work. A raw posting
+  any stage raised on (a bug meeting odd data; Scrapy drops it) is kept here as a quarantine row with the error, and
+  a posting whose row cannot be made as one with its own: the run goes on, the posting is not lost.
 """
 
 from __future__ import annotations
 
 import json
 
-from itemadapter import ItemAdapter
+from itemadapter import ItemAdapter, is_item
 from pydantic import BaseModel
+from scrapy import signals
 
 from crawler.files import quote_name, read_taxonomy
 from crawler.report import handed_report
@@ -39,6 +42,13 @@ def item_where(adapter) -> str:
     (quoted when it holds a newline or another character that is not printable)."""
     position = adapter.get("position")
     return quote_name(f"{adapter.get('locator')}") + ("" if position is None else f"#{position}")
+
+
+def quarantined(item: RawPosting | Posting, reason: str, detail: str, text: str) -> Quarantined:
+    """The quarantine record of a posting, raw or normalized: where it came from, why, the text at fault."""
+    return Quarantined(source=item.source, locator=item.locator, position=item.position,
+                       input_sha256=item.input_sha256, reason=reason, detail=detail, text=text,
+                       fetched_at=item.fetched_at if isinstance(item, RawPosting) else item.last_seen)
 
 
 OPTIONAL_FIELDS = ("company", "posted", "salary", "location", "category", "work_mode", "employment_type")
@@ -178,12 +188,7 @@ class ValidatePipeline:
 
     def quarantined(self, item: RawPosting, reason: str, detail: str, text: str) -> Quarantined:
         self.stats.inc_value(f"jobcrawl/invalid/{reason}")
-        adapter = ItemAdapter(item)
-        return Quarantined(
-            source=adapter["source"], locator=adapter["locator"], position=adapter["position"],
-            input_sha256=adapter.get("input_sha256"), reason=reason, detail=detail, text=text,
-            fetched_at=adapter["fetched_at"],
-        )
+        return quarantined(item, reason, detail, text)
 
 
 class NormalizePipeline:
@@ -203,17 +208,7 @@ class NormalizePipeline:
     def process_item(self, item, spider=None):
         if not isinstance(item, RawPosting):
             return item
-        try:
-            posting = normalize_posting(item, as_of_source=self.as_of_source, tz=self.tz)
-        except Exception as err:  # keep the run going: the posting is kept in quarantine with the reason
-            self.stats.inc_value("jobcrawl/normalize_error")
-            adapter = ItemAdapter(item)
-            return Quarantined(
-                source=adapter["source"], locator=adapter["locator"], position=adapter["position"],
-                input_sha256=adapter.get("input_sha256"), reason="normalize_error",
-                detail=f"normalize error: {type(err).__name__}: {err}", text=item.model_dump_json(),
-                fetched_at=adapter["fetched_at"],
-            )
+        posting = normalize_posting(item, as_of_source=self.as_of_source, tz=self.tz)
         for problem in posting.problems:
             self.stats.inc_value("jobcrawl/quality/" + problem.split(":")[0].split(" stated")[0])
         if posting.salary.status != "missing":
@@ -259,7 +254,9 @@ class StorePipeline:
     def from_crawler(cls, crawler):
         s = crawler.settings
         run_id = s.get("JOBCRAWL_RUN_ID")
-        return cls(crawler, s.get("JOBCRAWL_DB"), int(run_id) if run_id else None, s.getint("JOBCRAWL_BATCH_SIZE"))
+        pipeline = cls(crawler, s.get("JOBCRAWL_DB"), int(run_id) if run_id else None, s.getint("JOBCRAWL_BATCH_SIZE"))
+        crawler.signals.connect(pipeline.item_failed, signal=signals.item_error)
+        return pipeline
 
     def open_spider(self, spider=None):
         # The file spiders name the parser versions under which complete parses are recorded (crawler/ingest/ledger.py).
@@ -284,6 +281,19 @@ class StorePipeline:
             self.report.problems.append(f"{item_where(ItemAdapter(item))}: {item.detail}")
             self.batch.quarantine.append(quarantine_row(item))
         return item
+
+    def item_failed(self, item, response, spider, failure) -> None:
+        """An item a stage raised on, which Scrapy drops (``item`` as the spider emitted it): a raw posting is kept
+        as a quarantine row with the error (``pipeline_error``: `jobcrawl reparse` reads it again once the bug is
+        fixed); another item is named in the run's errors (the run is partial)."""
+        error = f"{failure.type.__name__}: {failure.getErrorMessage()}"
+        if isinstance(item, RawPosting):
+            self.crawler.stats.inc_value("jobcrawl/pipeline_error")
+            self.process_item(quarantined(item, "pipeline_error", f"pipeline error: {error}", item.model_dump_json()))
+            return
+        self.crawler.stats.inc_value("jobcrawl/errors")
+        where = item_where(ItemAdapter(item)) if is_item(item) else "?"
+        self.report.errors.append(f"{where}: {error}; this {type(item).__name__} was not stored")
 
     def flush(self) -> None:
         postings, self.postings = self.postings, []
@@ -310,11 +320,8 @@ class StorePipeline:
             try:
                 rows.extend(self.rows([posting]))
             except Exception as err:
-                item = Quarantined(source=posting.source, locator=posting.locator, position=posting.position,
-                                   input_sha256=posting.input_sha256, reason="store_error",
-                                   detail=f"store error: {type(err).__name__}: {err}", text=posting.model_dump_json(),
-                                   fetched_at=posting.last_seen)
-                self.process_item(item)
+                self.process_item(quarantined(posting, "store_error", f"store error: {type(err).__name__}: {err}",
+                                              posting.model_dump_json()))
         return rows
 
     def close_spider(self, spider=None):

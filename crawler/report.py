@@ -57,7 +57,8 @@ class CrawlReport:
     repaired: list[str] = field(default_factory=list)
     """One line per input or posting stored after a repair (lone surrogates replaced, an undeclared charset detected …)."""
     errors: list[str] = field(default_factory=list)
-    """One line per posting a pipeline raised on (and other errors that are not a failed request)."""
+    """One line per item a pipeline raised on that is not a posting (a posting is quarantined), and other errors
+    that are not a failed request."""
     request_errors: list[str] = field(default_factory=list)
     """One line per request that failed for good: ``URL: reason``."""
     notes: list[str] = field(default_factory=list)
@@ -89,7 +90,7 @@ class CrawlReport:
 
     @property
     def error_count(self) -> int:
-        """Failed requests, postings lost to a pipeline error, inputs a reparse could not read, spider exceptions."""
+        """Failed requests, items lost to a pipeline error, inputs a reparse could not read, spider exceptions."""
         return len(self.errors) + len(self.request_errors) + sum(
             int(v) for k, v in self.stats.items() if k.startswith("spider_exceptions/"))
 

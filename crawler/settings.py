@@ -18,8 +18,7 @@ COMMANDS_MODULE = "crawler.commands"   # `scrapy crawl` checks spider arguments 
 # one-posting files). Our callbacks return no value (tests/test_crawl_units.py checks them once).
 WARN_ON_GENERATOR_RETURN_VALUE = False
 
-# A posting a pipeline raised on is named and counted, not only logged (crawler/extensions.py).
-EXTENSIONS = {"crawler.extensions.ItemErrors": 0, "crawler.extensions.QuietLog": 0,
+EXTENSIONS = {"crawler.extensions.QuietLog": 0,
               "crawler.web.killsafe.JobdirGuard": 0}  # a JOBDIR left by a killed crawl is discarded, not resumed
 # False: an error is one log line without its traceback, a failed request only the run's line per
 # source (crawler.extensions.QuietLog); the CLI sets it false unless -v.

@@ -35,13 +35,14 @@ class ScorerDyingAtStart:
 
 
 class RaisingOnSeed000:
-    """An engine pipeline that raises on the posting of seed 000, as an unforeseen bug would."""
+    """An engine pipeline that raises on the posting of seed 000 (raw or normalized, whichever stage it stands
+    after), as an unforeseen bug would."""
 
     @classmethod
     def from_crawler(cls, crawler):
         return cls()
 
     def process_item(self, item, spider=None):
-        if type(item).__name__ == "RawPosting" and item.locator.startswith("000_"):
+        if type(item).__name__ in ("RawPosting", "Posting") and item.locator.startswith("000_"):
             raise ValueError("an unforeseen bug")
         return item

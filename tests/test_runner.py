@@ -32,9 +32,10 @@ if __name__ == "__main__":
     db, workers, extra, steps_min, read_min, *paths = sys.argv[1:]
     crawler.procs.DEDUPE_APART_MIN, crawler.procs.READ_APART_MIN_BYTES = int(steps_min), int(read_min)
     settings = {"LOG_LEVEL": "CRITICAL"}
-    if extra:  # one more pipeline, before normalize
+    if extra:  # one more pipeline: "module.Class@order" (default 150: before normalize)
         from crawler.settings import ITEM_PIPELINES
-        settings["ITEM_PIPELINES"] = {**ITEM_PIPELINES, extra: 150}
+        name, _, order = extra.partition("@")
+        settings["ITEM_PIPELINES"] = {**ITEM_PIPELINES, name: int(order or 150)}
     job = Job(TextdumpSpider, "ingest", {}, {"inputs": resolve_inputs(paths), "as_of": parse_as_of(%r, None)})
     result = run_job(job, db, settings=settings, workers=int(workers))
     print(json.dumps({"status": result.status, "counts": result.counts, "steps": result.steps,
@@ -87,13 +88,23 @@ def test_a_pipeline_that_cannot_be_built_fails_the_run(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_pipeline_that_raises_is_named_and_the_run_partial(tmp_path, workers):
-    # Scrapy drops an item a pipeline raised on and only logs it: the run says which posting was not stored.
-    result = ingest(tmp_path / "jobs.db", workers, SEEDS, extra="stage_doubles.RaisingOnSeed000")
-    assert (result["status"], result["counts"]["new"], result["counts"]["errors"]) == ("partial", 1, 1)
-    assert result["errors"] == ["000_7c4373297891d5ca.txt#0: ValueError: an unforeseen bug; this RawPosting was not stored"]
-    assert [r["company"] for r in export_records(tmp_path / "jobs.db")] == ["初速度"]  # seed 003's
+@pytest.mark.parametrize("workers, order", [(1, 150), (2, 150), (1, 400)],
+                         ids=["before-normalize", "before-normalize-in-workers", "after-skills"])
+def test_a_pipeline_that_raises_keeps_the_posting_in_quarantine_and_the_run_partial(tmp_path, workers, order):
+    # Scrapy drops an item a pipeline raised on and only logs it: the store stage keeps the raw posting (as the
+    # spider emitted it, whichever stage raised) as a quarantine row.
+    db = tmp_path / "jobs.db"
+    result = ingest(db, workers, SEEDS, extra=f"stage_doubles.RaisingOnSeed000@{order}")
+    assert (result["status"], result["counts"]["new"], result["counts"]["quarantined"], result["counts"]["errors"]
+            ) == ("partial", 1, 3, 0)  # the folder's profile.toml and sources.toml are no postings either
+    assert result["errors"] == []
+    assert [r["company"] for r in export_records(db)] == ["初速度"]  # seed 003's
+    conn = sqlite3.connect(db)
+    (locator, position, reason, detail, text), = conn.execute(
+        "SELECT locator, position, reason, detail, text FROM quarantine WHERE reason != 'no_posting'").fetchall()
+    assert (locator, position, reason, detail) == ("000_7c4373297891d5ca.txt", 0, "pipeline_error",
+                                                  "pipeline error: ValueError: an unforeseen bug")
+    assert json.loads(text)["title"] == "AI算子开发工程师" and "skills" not in json.loads(text)
 
 
 @pytest.mark.slow
