@@ -44,7 +44,7 @@ def item_where(adapter) -> str:
     return quote_name(f"{adapter.get('locator')}") + ("" if position is None else f"#{position}")
 
 
-def quarantined(item: RawPosting | Posting, reason: str, detail: str, text: str) -> Quarantined:
+def quarantine_record(item: RawPosting | Posting, reason: str, detail: str, text: str) -> Quarantined:
     """The quarantine record of a posting, raw or normalized: where it came from, why, the text at fault."""
     return Quarantined(source=item.source, locator=item.locator, position=item.position,
                        input_sha256=item.input_sha256, reason=reason, detail=detail, text=text,
@@ -188,7 +188,7 @@ class ValidatePipeline:
 
     def quarantined(self, item: RawPosting, reason: str, detail: str, text: str) -> Quarantined:
         self.stats.inc_value(f"jobcrawl/invalid/{reason}")
-        return quarantined(item, reason, detail, text)
+        return quarantine_record(item, reason, detail, text)
 
 
 class NormalizePipeline:
@@ -289,7 +289,8 @@ class StorePipeline:
         error = f"{failure.type.__name__}: {failure.getErrorMessage()}"
         if isinstance(item, RawPosting):
             self.crawler.stats.inc_value("jobcrawl/pipeline_error")
-            self.process_item(quarantined(item, "pipeline_error", f"pipeline error: {error}", item.model_dump_json()))
+            self.process_item(quarantine_record(item, "pipeline_error", f"pipeline error: {error}",
+                                                item.model_dump_json()))
             return
         self.crawler.stats.inc_value("jobcrawl/errors")
         where = item_where(ItemAdapter(item)) if is_item(item) else "?"
@@ -320,8 +321,8 @@ class StorePipeline:
             try:
                 rows.extend(self.rows([posting]))
             except Exception as err:
-                self.process_item(quarantined(posting, "store_error", f"store error: {type(err).__name__}: {err}",
-                                              posting.model_dump_json()))
+                self.process_item(quarantine_record(posting, "store_error", f"store error: {type(err).__name__}: {err}",
+                                                    posting.model_dump_json()))
         return rows
 
     def close_spider(self, spider=None):
