@@ -119,6 +119,12 @@ def _clipped(value: object, budget: list[int]) -> object:
     return value
 
 
+def clipped_json(item: RawPosting) -> str:
+    """The JSON a quarantine row keeps of a raw posting that holds too much text: :func:`_clipped` to
+    :data:`QUARANTINE_TEXT_CHARS` (the raw input keeps it whole)."""
+    return json.dumps(_clipped(item.model_dump(), [QUARANTINE_TEXT_CHARS]), ensure_ascii=False)
+
+
 def _has_description(item: RawPosting) -> bool:
     return bool((item.description or "").strip()) or any(line.strip() for block in item.sections for line in block.lines)
 
@@ -175,8 +181,7 @@ class ValidatePipeline:
         strings = _strings([getattr(item, name) for name in _SAID])
         too_long = self.oversized(item, strings)  # before anything copies its text
         if too_long:
-            clipped = _clipped(item.model_dump(), [QUARANTINE_TEXT_CHARS])
-            return self.quarantined(item, "invalid", too_long, json.dumps(clipped, ensure_ascii=False))
+            return self.quarantined(item, "invalid", too_long, clipped_json(item))
         item = self.repaired(item, strings)
         for name in OPTIONAL_FIELDS:
             if not getattr(item, name):
@@ -285,12 +290,15 @@ class StorePipeline:
     def item_failed(self, item, response, spider, failure) -> None:
         """An item a stage raised on, which Scrapy drops (``item`` as the spider emitted it): a raw posting is kept
         as a quarantine row with the error (``pipeline_error``: `jobcrawl reparse` reads it again once the bug is
-        fixed); another item is named in the run's errors (the run is partial)."""
+        fixed), its text clipped as the validator clips it when it holds more than :data:`MAX_POSTING_CHARS`
+        characters (the stage that raised may be the validator); another item is named in the run's errors (the
+        run is partial)."""
         error = f"{failure.type.__name__}: {failure.getErrorMessage()}"
         if isinstance(item, RawPosting):
             self.crawler.stats.inc_value("jobcrawl/pipeline_error")
-            self.process_item(quarantine_record(item, "pipeline_error", f"pipeline error: {error}",
-                                                item.model_dump_json()))
+            text = clipped_json(item) if _chars([getattr(item, name) for name in _SAID]) > MAX_POSTING_CHARS \
+                else item.model_dump_json()
+            self.process_item(quarantine_record(item, "pipeline_error", f"pipeline error: {error}", text))
             return
         self.crawler.stats.inc_value("jobcrawl/errors")
         where = item_where(ItemAdapter(item)) if is_item(item) else "?"

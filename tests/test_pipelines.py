@@ -16,7 +16,8 @@ from crawler.store import fts
 from crawler.store.rows import POSTING_COLS, Batch, posting_row, scorer_stored
 from crawler.files import ConfigFileError
 from crawler.ingest.appdump import parse_dump
-from crawler.pipelines import MAX_POSTING_CHARS, NormalizePipeline, SkillsPipeline, StorePipeline, ValidatePipeline, _chars
+from crawler.pipelines import (MAX_POSTING_CHARS, QUARANTINE_TEXT_CHARS, NormalizePipeline, SkillsPipeline, StorePipeline,
+                               ValidatePipeline, _chars)
 from crawler.report import REPORT_SETTING, CrawlReport, handed_report
 from crawler.settings import ITEM_PIPELINES
 from crawler.run.sinks import attach
@@ -251,6 +252,39 @@ def test_store_quarantines_a_posting_whose_row_cannot_be_made_and_keeps_the_rest
          "store error: ValueError: Port could not be cast to integer value as alert(3)")]
     assert handed_report(crawler).problems == [
         "000_7c4373297891d5ca.txt#1: store error: ValueError: Port could not be cast to integer value as alert(3)"]
+
+
+@pytest.mark.parametrize("description, clipped", [("", False), ("y" * (MAX_POSTING_CHARS - SEED_CHARS + 1), True)],
+                         ids=["whole", "too-much-text"])
+def test_a_posting_a_stage_raised_on_is_quarantined_its_text_clipped_when_too_long(description, clipped):
+    """Scrapy's item_error: the raw posting becomes a quarantine row (the stage that raised may be the validator,
+    before anything capped it); another item is named in the run's errors."""
+    from scrapy import signals
+    from twisted.python.failure import Failure
+
+    crawler = crawler_with(JOBCRAWL_BATCH_SIZE=10)
+    attach(crawler, sink := ListSink())
+    store = StorePipeline.from_crawler(crawler)
+    store.open_spider()
+    item = raw_posting(description=description)
+    crawler.signals.send_catch_log(signals.item_error, item=item, response=None, spider=None,
+                                   failure=Failure(ValueError("an unforeseen bug")))
+    other = RawInput(source="textdump", locator="a.txt", sha256="0" * 64, size=1, fetched_at=AS_OF_UTC, as_of=AS_OF_UTC)
+    crawler.signals.send_catch_log(signals.item_error, item=other, response=None, spider=None,
+                                   failure=Failure(KeyError("x")))
+    store.close_spider()
+    (row,), = [b.quarantine for b in sink.batches]
+    assert row[:6] == ("textdump", "000_7c4373297891d5ca.txt", 0, item.input_sha256, "pipeline_error",
+                       "pipeline error: ValueError: an unforeseen bug")
+    text = row[6]
+    if clipped:
+        assert len(text) < 2 * QUARANTINE_TEXT_CHARS
+        assert json.loads(text)["description"] == "y" * 4096 + f"… [{len(description):,} characters]"
+    else:
+        assert text == item.model_dump_json()
+    report = handed_report(crawler)
+    assert report.errors == ["a.txt: KeyError: 'x'; this RawInput was not stored"]
+    assert report.problems == ["000_7c4373297891d5ca.txt#0: pipeline error: ValueError: an unforeseen bug"]
 
 
 def test_a_number_sqlite_cannot_store_is_quarantined_with_its_posting_not_its_batch(monkeypatch):
