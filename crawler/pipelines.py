@@ -27,7 +27,7 @@ from scrapy import signals
 
 from crawler.files import quote_name, read_taxonomy
 from crawler.report import handed_report
-from crawler.run.sinks import WriterSink, attached
+from crawler.run.sinks import WriterSink, attached, progress_of
 from crawler.store.dedupe import key_values
 from crawler.store.rows import Batch, input_row, posting_row, quarantine_row, seen_rows
 from normalize.dedupe import posting_signatures
@@ -131,7 +131,7 @@ def _has_description(item: RawPosting) -> bool:
 
 class ValidatePipeline:
     def __init__(self, stats, max_title: int, repaired_log: list[str]):
-        self.stats = stats
+        self.count = stats.inc_value  # bound once: Scrapy's stats wrap each attribute look-up
         self.max_title = max_title
         self.repaired_log = repaired_log
 
@@ -170,7 +170,7 @@ class ValidatePipeline:
         except UnicodeEncodeError:
             pass
         data, found = replace_lone_surrogates(item.model_dump())
-        self.stats.inc_value("jobcrawl/repaired/lone_surrogates", found)
+        self.count("jobcrawl/repaired/lone_surrogates", found)
         self.repaired_log.append(f"{item_where(ItemAdapter(item))}: {found} lone UTF-16 surrogate{'s' * (found > 1)} "
                                  "(a broken escape such as \\ud800) replaced by U+FFFD")
         return RawPosting.model_validate(data)
@@ -185,14 +185,14 @@ class ValidatePipeline:
         item = self.repaired(item, strings)
         for name in OPTIONAL_FIELDS:
             if not getattr(item, name):
-                self.stats.inc_value(f"jobcrawl/field/{name}/missing")
+                self.count(f"jobcrawl/field/{name}/missing")
         problem = self.problem(item)
         if problem is None:
             return item
         return self.quarantined(item, *problem, item.model_dump_json())
 
     def quarantined(self, item: RawPosting, reason: str, detail: str, text: str) -> Quarantined:
-        self.stats.inc_value(f"jobcrawl/invalid/{reason}")
+        self.count(f"jobcrawl/invalid/{reason}")
         return quarantine_record(item, reason, detail, text)
 
 
@@ -201,7 +201,7 @@ class NormalizePipeline:
     ``JOBCRAWL_TZ``: the sources' time zone (default: Asia/Shanghai for Chinese postings, else UTC)."""
 
     def __init__(self, stats, as_of_source: str = "fetched", tz: str | None = None):
-        self.stats = stats
+        self.count = stats.inc_value
         self.as_of_source = as_of_source
         self.tz = tz
 
@@ -215,15 +215,15 @@ class NormalizePipeline:
             return item
         posting = normalize_posting(item, as_of_source=self.as_of_source, tz=self.tz)
         for problem in posting.problems:
-            self.stats.inc_value("jobcrawl/quality/" + problem.split(":")[0].split(" stated")[0])
+            self.count("jobcrawl/quality/" + problem.split(":")[0].split(" stated")[0])
         if posting.salary.status != "missing":
-            self.stats.inc_value(f"jobcrawl/salary/{posting.salary.status}")
+            self.count(f"jobcrawl/salary/{posting.salary.status}")
         return posting
 
 
 class SkillsPipeline:
     def __init__(self, stats, taxonomy_path: str | None):
-        self.stats = stats
+        self.count = stats.inc_value
         self.taxonomy = read_taxonomy(taxonomy_path)  # a FIFO or a huge file is refused unread
 
     @classmethod
@@ -235,14 +235,18 @@ class SkillsPipeline:
             return item
         tag_posting(item, self.taxonomy)
         if not item.skills:
-            self.stats.inc_value("jobcrawl/skills/none")
+            self.count("jobcrawl/skills/none")
         return item
+
+
+def _no_progress(**counts: int) -> None:
+    pass
 
 
 class StorePipeline:
     """Batches of ``batch_size`` postings (with the raw inputs and quarantine rows met meanwhile) go to the
     sink the run attached to the crawler (crawler/run/sinks.py); without one, to a writer of its own on
-    ``JOBCRAWL_DB``."""
+    ``JOBCRAWL_DB``. Each posting and raw input taken is counted in the run's progress, given with the sink."""
 
     def __init__(self, crawler, db_path: str | None, run_id: int | None, batch_size: int):
         self.crawler = crawler
@@ -250,6 +254,7 @@ class StorePipeline:
         self.db_path = db_path
         self.run_id, self.batch_size = run_id, batch_size
         self.sink = None
+        self.progress = _no_progress
         self.own_sink = False
         self.batch = Batch(run_id)
         self.postings: list[Posting] = []  # of the batch: rows once their dedupe keys are made
@@ -267,13 +272,14 @@ class StorePipeline:
         # The file spiders name the parser versions under which complete parses are recorded (crawler/ingest/ledger.py).
         self.parsers = dict(getattr(self.crawler.spider, "parsers", None) or {})
         self.batch = Batch(self.run_id, parsers=self.parsers)
-        self.sink = attached(self.crawler)
+        self.sink, self.progress = attached(self.crawler), progress_of(self.crawler) or _no_progress
         if self.sink is None:
             self.sink, self.own_sink = WriterSink(self.db_path, migrate=True), True
 
     def process_item(self, item, spider=None):
         if isinstance(item, Posting):
             self.postings.append(item)
+            self.progress(postings=1)
             if len(self.postings) >= self.batch_size:
                 self.flush()
         elif isinstance(item, SeenPostings):
@@ -282,6 +288,7 @@ class StorePipeline:
                 self.flush()
         elif isinstance(item, RawInput):
             self.batch.inputs.append(input_row(item))
+            self.progress(nbytes=item.size or 0)
         elif isinstance(item, Quarantined):
             self.report.problems.append(f"{item_where(ItemAdapter(item))}: {item.detail}")
             self.batch.quarantine.append(quarantine_row(item))

@@ -37,9 +37,20 @@ if __name__ == "__main__":
         name, _, order = extra.partition("@")
         settings["ITEM_PIPELINES"] = {**ITEM_PIPELINES, name: int(order or 150)}
     job = Job(TextdumpSpider, "ingest", {}, {"inputs": resolve_inputs(paths), "as_of": parse_as_of(%r, None)})
-    result = run_job(job, db, settings=settings, workers=int(workers))
+    read = {"inputs": 0, "postings": 0, "nbytes": 0}
+
+    class Reading:  # what the run's progress hears while reading, summed
+        def start(self, *args, **kwargs): pass
+        def finish(self, *args, **kwargs): pass
+        def close(self): pass
+        def advance(self, **counts):
+            for key, value in counts.items():
+                read[key] += value
+
+    result = run_job(job, db, settings=settings, workers=int(workers), progress=Reading())
     print(json.dumps({"status": result.status, "counts": result.counts, "steps": result.steps,
-                      "stage_failed": result.crawl.stage_failed, "errors": result.errors, "workers": result.workers}))
+                      "stage_failed": result.crawl.stage_failed, "errors": result.errors, "workers": result.workers,
+                      "read": read}))
 """ % AS_OF
 
 
@@ -65,6 +76,16 @@ def without_ids(records: list[dict]) -> dict[str, dict]:
         r["dedupe_matched"] = key_of.get(r.get("dedupe_matched"))
         out[r["key"]] = r
     return out
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_progress_counts_each_file_posting_and_byte_read(tmp_path, workers):
+    paths = [SEEDS, FIXTURES / "reposts"]
+    files = [p for folder in paths for p in folder.iterdir() if p.is_file()]  # every file is an input (a .toml too)
+    result = ingest(tmp_path / "jobs.db", workers, *paths)
+    assert result["workers"] == workers
+    assert result["read"] == {"inputs": len(files), "postings": result["counts"]["new"],
+                              "nbytes": sum(p.stat().st_size for p in files)}
 
 
 @pytest.mark.slow

@@ -35,15 +35,16 @@ def _crawl_failed(failure, report: CrawlReport) -> None:
 
 def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, *,
                 on_response: Callable[[int], None] | None = None,
-                on_item: Callable[[Any], None] | None = None,
+                on_stored: Callable[..., None] | None = None,
                 on_started: Callable[[CrawlerProcess], None] | None = None,
                 install_signal_handlers: bool = True, sink=None) -> list[CrawlReport]:
     """Crawl every run at once in this process, to the end (blocking); return each crawl's report, in order.
 
     Each crawler has the project settings, then ``overrides``, then its own settings. A Twisted
     reactor cannot be restarted: call this once per process. ``on_response`` is called with 1 for each
-    input read: a response, or a file of an ingest (:data:`~crawler.ingest.textdump.input_read`); ``on_item`` with
-    each item through the pipelines (progress); ``on_started`` gets the process before the reactor
+    input read: a response, or a file of an ingest (:data:`~crawler.ingest.textdump.input_read`); ``on_stored`` by
+    the store stage, with ``postings=1`` for each posting it takes and ``nbytes=`` the size of each raw input
+    (progress; with a ``sink``); ``on_started`` gets the process before the reactor
     starts (a worker uses it to stop the crawl on its parent's word); ``sink``: where every crawler's store stage
     sends its rows (crawler/run/sinks.py; None: each opens a writer of its own).
     """
@@ -56,14 +57,12 @@ def run_spiders(runs: list[SpiderRun], overrides: dict[str, Any] | None = None, 
         report = CrawlReport()
         crawler.settings.set(REPORT_SETTING, report, priority=CRAWL_PRIORITY)
         if sink is not None:
-            attach(crawler, sink)
+            attach(crawler, sink, on_stored)
         for key, value in run.settings.items():
             crawler.settings.set(key, value, priority=CRAWL_PRIORITY)
         if on_response is not None:
             for signal in (signals.response_received, input_read):
                 crawler.signals.connect(lambda **_: on_response(1), signal=signal, weak=False)
-        if on_item is not None:
-            crawler.signals.connect(lambda item, **_: on_item(item), signal=signals.item_scraped, weak=False)
         process.crawl(crawler, **run.kwargs).addErrback(_crawl_failed, report)
         crawlers.append((crawler, report))
     if on_started is not None:

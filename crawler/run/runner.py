@@ -189,7 +189,7 @@ def _run_inline(jobs: list[Job], run_ids: list[int], db: str, overrides: dict[st
 
     sink = WriterSink(db)
     reports = run_spiders(_spider_runs(list(enumerate(jobs)), run_ids), overrides, sink=sink,
-                          on_response=responded, on_item=lambda item: progress.advance(**_item_counts(item)))
+                          on_response=responded, on_stored=progress.advance)
     try:
         sink.close()
     except Exception as err:  # the writer failed: what it did not store is missing
@@ -238,7 +238,7 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
         threading.Thread(target=control, name="jobcrawl-control", daemon=True).start()
 
     try:
-        reports = run_spiders(_spider_runs(entries, run_ids), overrides, sink=sink, on_response=progress.tick, on_item=progress.item, on_started=listen,
+        reports = run_spiders(_spider_runs(entries, run_ids), overrides, sink=sink, on_response=progress.tick, on_stored=progress.advance, on_started=listen,
                               install_signal_handlers=False)
         progress.flush()
         try:
@@ -255,17 +255,6 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
         raise
 
 
-def _item_counts(item) -> dict[str, int]:
-    """What an item through the pipelines adds to the progress: a posting, or the bytes of a raw input."""
-    from normalize.models import Posting, RawInput
-
-    if isinstance(item, Posting):
-        return {"postings": 1}
-    if isinstance(item, RawInput):
-        return {"nbytes": item.size or 0}
-    return {}
-
-
 class _Ticker:
     """Counts responses, postings and input bytes in a worker; sends them to the parent at most every 0.25 s."""
 
@@ -274,11 +263,10 @@ class _Ticker:
         self.counts = {"inputs": 0, "postings": 0, "nbytes": 0}
 
     def tick(self, inputs: int) -> None:
-        self.counts["inputs"] += inputs
-        self._maybe_flush()
+        self.advance(inputs=inputs)
 
-    def item(self, item) -> None:
-        for key, value in _item_counts(item).items():
+    def advance(self, **counts: int) -> None:
+        for key, value in counts.items():
             self.counts[key] += value
         self._maybe_flush()
 

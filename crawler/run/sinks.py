@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Protocol
+from typing import Callable, Protocol
 
 from crawler.store.rows import Batch
 
@@ -23,14 +23,20 @@ class Sink(Protocol):
         """Wait until every batch handed over is stored (or sent); raise the first failure."""
 
 
-def attach(crawler, sink: "Sink") -> None:
-    """Give ``crawler``'s store stage ``sink`` (before its crawl starts)."""
-    crawler.jobcrawl_sink = sink
+def attach(crawler, sink: "Sink", progress: Callable[..., None] | None = None) -> None:
+    """Give ``crawler``'s store stage ``sink`` (before its crawl starts), and ``progress``, which it calls with the
+    postings (``postings=1``) and raw inputs (``nbytes=``, their size) it takes."""
+    crawler.jobcrawl_sink, crawler.jobcrawl_progress = sink, progress
 
 
 def attached(crawler) -> "Sink | None":
     """The sink given to ``crawler`` by its run, or None (the store stage then opens a writer of its own)."""
     return getattr(crawler, "jobcrawl_sink", None)
+
+
+def progress_of(crawler) -> Callable[..., None] | None:
+    """The progress callback given to ``crawler`` with its sink (:func:`attach`), or None."""
+    return getattr(crawler, "jobcrawl_progress", None)
 
 
 class SinkFailed(RuntimeError):
