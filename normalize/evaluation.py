@@ -20,7 +20,8 @@ so every stored evaluation reads back as it was written.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 SHAPES: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     # rule: (keys after "rule", in order; values left out when equal to these)
@@ -63,27 +64,42 @@ POSTING_FIELDS = tuple(dict.fromkeys(field for _, field in FROM_POSTING.values()
 schema.sql reads them back the same way)."""
 _LEAVE_OUT = {rule: (stored, field) for stored, (rule, field) in FROM_POSTING.items()}
 WORD_KEYS = ("rule", "matched", "section", "snippet", "points")
-_ENTRY_KEYS = {rule: ("rule", *keys) for rule, (keys, _) in SHAPES.items()}  # an entry of the shape, key by key
+_PLAIN = (str, int, float, bool, type(None))
 
 
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON (0 is not 0.0, 1 is not true)."""
-    if type(a) is type(b) and type(b) in (str, int, float) and b == b:  # one plain type: JSON-equal iff equal
-        return a == b and (type(b) is not float or b != 0 or str(a) == str(b))  # 0.0 is not -0.0
+    kind = type(b)
+    if type(a) is kind:
+        if kind in _PLAIN and b == b:  # one plain type: JSON-equal iff equal
+            return a == b and (kind is not float or b != 0 or str(a) == str(b))  # 0.0 is not -0.0
+        if kind is list:
+            return len(a) == len(b) and all(map(_same, a, b))
+        if kind is dict and all(type(k) is str for k in a) and all(type(k) is str for k in b):
+            return list(a) == list(b) and all(map(_same, a.values(), b.values()))
     return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
 
 
+_PLANS = {rule: (("rule", *keys), tuple(fixed.items()), tuple(k for k in keys if k not in fixed), keys)
+          for rule, (keys, fixed) in SHAPES.items()}
+"""Per rule of :data:`SHAPES`: its entry's keys in order, the fixed values, the keys packed when they hold them, all
+keys."""
+
+
 def _pack_entry(entry: Any) -> Any:
-    if not isinstance(entry, dict) or list(entry) == [""]:
+    if not isinstance(entry, dict) or len(entry) == 1 and "" in entry:
         return {"": entry}
     rule = entry.get("rule")
-    if isinstance(rule, str) and rule in SHAPES:
-        keys, fixed = SHAPES[rule]
-        if tuple(entry) == _ENTRY_KEYS[rule]:
-            if all(_same(entry[k], v) for k, v in fixed.items()):
-                values = [entry[k] for k in keys if k not in fixed]
+    plan = _PLANS.get(rule) if isinstance(rule, str) else None
+    if plan is not None:
+        entry_keys, fixed, free, keys = plan
+        if tuple(entry) == entry_keys:
+            for k, v in fixed:
+                if not _same(entry[k], v):
+                    values = [entry[k] for k in keys]
+                    break
             else:
-                values = [entry[k] for k in keys]
+                values = [entry[k] for k in free]
             return [rule, *values] if values else rule
     elif isinstance(rule, str) and tuple(entry) == WORD_KEYS and isinstance(entry["snippet"], str) \
             and isinstance(entry["matched"], str):

@@ -479,6 +479,15 @@ POSTING = PostingFacts(title="算法工程师", company="某公司", city="杭�
                        currency="CNY", monthly_min=30000, monthly_max=30000, skills=("CUDA",))
 
 
+@pytest.mark.parametrize("market, kwargs, digest", [
+    pytest.param(True, {}, 3881571519056777009, id="ours"),
+    pytest.param(False, {"version": "fit/1", "extra": {"a": [1, 2]}}, -1795240589150139446, id="a-fit-with-its-profile"),
+])
+def test_score_inputs_are_the_digests_stored_by_earlier_versions(market, kwargs, digest):
+    """A stored evaluation whose inputs did not change is not scored again after an upgrade."""
+    assert score_inputs(POSTING, Market.build(PEERS) if market else None, INFO, **kwargs) == digest
+
+
 @pytest.mark.parametrize("change, same", [
     pytest.param(lambda: (POSTING, Market.build(PEERS), INFO, SCORER), True, id="nothing-changed"),
     pytest.param(lambda: (POSTING, Market.build(PEERS + [("后端", "北京", "CNY", 9000.0)]), INFO, SCORER), True,

@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter
@@ -306,11 +307,16 @@ def score_inputs(facts: PostingFacts, market: Market | None, taxonomy_info: Mapp
     facts of its skills, the market figures it reads (``market``: None for a scorer that reads none), the
     scorer's ``version`` and ``extra`` (e.g. a profile). Equal digests, equal evaluations. The rules read
     no clock; a rule that reads a posting's age must add it (in whole weeks) to the inputs."""
-    parts = [version, [getattr(facts, name) for name in _FACT_FIELDS],
-             [[s, taxonomy_info.get(s)] for s in facts.skills],
-             _market_inputs(facts, market) if market is not None else None, extra]
-    text = json.dumps(parts, ensure_ascii=False, default=_plain, separators=(",", ":"))
+    # The JSON of [version, facts, [[skill, its info], …], market figures, extra], each skill's part made once.
+    skills = ",".join([_skill_json(s, taxonomy_info.get(s)) for s in facts.skills])
+    text = (f"[{_JSON(version)},{_JSON([getattr(facts, name) for name in _FACT_FIELDS])},[{skills}],"
+            f"{_JSON(_market_inputs(facts, market) if market is not None else None)},{_JSON(extra)}]")
     return digest_int(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+
+
+@lru_cache(maxsize=8192)
+def _skill_json(skill: str, info: SkillInfo | None) -> str:
+    return _JSON([skill, info])
 
 
 def digest_int(sha256: bytes) -> int:
@@ -327,3 +333,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     raise TypeError(f"{type(value).__name__} in score inputs")
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, default=_plain, separators=(",", ":")).encode
