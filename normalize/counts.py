@@ -47,24 +47,38 @@ def parse_count(text: str | None) -> tuple[int | None, bool]:
     match = _COUNT.search(_normalize(text).casefold())
     if not match:
         return None, False
-    value = Decimal(match["num"].replace(",", "")) * _UNIT.get(match["unit"] or "", 1)
-    if value != value.to_integral_value() or value > MAX_COUNT:
+    num, unit = match["num"], _UNIT.get(match["unit"] or "", 1)
+    if "." in num:
+        value = Decimal(num) * unit
+        if value != value.to_integral_value():
+            return None, False
+        value = int(value)
+    else:
+        value = int(num.replace(",", "")) * unit
+    if value > MAX_COUNT:
         return None, False
-    return int(value), bool(match["pre"] or match["plus"])
+    return value, bool(match["pre"] or match["plus"])
+
+
+_DIGIT = re.compile(r"\d")
 
 
 def _split_block(lines: list[str] | None) -> tuple[str | None, str | None, list[str]]:
     """The block's label (first line with neither digit nor ``·``), its count line as written (first line
     with one) and that line's parts, NFKC-normalized."""
-    label = raw = None
+    label = raw = normalized = None
     for line in lines or []:
         if not isinstance(line, str) or len(line) > MAX_COUNT_TEXT or not line.strip():
             continue
-        if re.search(r"\d", _normalize(line)) or _SEPARATOR.search(line):
-            raw = raw or line
-        else:
-            label = label or clean_line(line)
-    parts = [part for part in _SEPARATOR.split(_normalize(raw)) if part] if raw else []
+        if raw is not None and label:
+            break
+        line_normalized = _normalize(line)
+        if _DIGIT.search(line_normalized) or _SEPARATOR.search(line):
+            if raw is None:
+                raw, normalized = line, line_normalized
+        elif not label:
+            label = clean_line(line)
+    parts = [part for part in _SEPARATOR.split(normalized) if part] if raw else []
     return label, raw, parts
 
 
@@ -90,7 +104,7 @@ def parse_market(lines: list[str] | None) -> Activity:
     fields: dict = {}
     names: list[str] = []
     for part in parts:
-        if "open_jobs" not in fields and _OPEN.search(part) and re.search(r"\d", part):
+        if "open_jobs" not in fields and _OPEN.search(part) and _DIGIT.search(part):
             fields["open_jobs"], fields["open_jobs_approx"] = parse_count(part)
         else:
             names.append(part)

@@ -112,6 +112,10 @@ _OPEN = "【[〔〖「<《("
 _CLOSE = "】]〕〗」>》)"
 _SYMBOLS = "●•■◆▪◇○◎★☆➢➤▶►▸✓✔√‣⁃\uf06c\uf076\uf0a7\uf0b7\uf0d8\uf0fc"
 _CN_NUM = "一二三四五六七八九十"
+_MARKS = f"-*·–—{_SYMBOLS}"
+"""A bullet's marks (``_BULLET``'s first branch): a line that begins with one loses its run of them and the spaces
+after."""
+_MARKS_RE = re.escape(_MARKS)
 _SENT_END = set("。；;！!？?:：，,")
 
 
@@ -152,15 +156,23 @@ def section_key(heading: str) -> str | None:
 
 
 _BULLET = re.compile(
-    rf"^\s*(?:[-*·–—{_SYMBOLS}]+|\d{{1,2}}\s*(?:[、)）]|[.．](?!\d))|[(（]\d{{1,2}}[)）]|[①-⑳⑴-⒇⒈-⒛]"
+    rf"^\s*(?:[{_MARKS_RE}]+|\d{{1,2}}\s*(?:[、)）]|[.．](?!\d))|[(（]\d{{1,2}}[)）]|[①-⑳⑴-⒇⒈-⒛]"
     rf"|[{_CN_NUM}]{{1,3}}、|[(（][{_CN_NUM}]{{1,3}}[)）])\s*"
 )
+
+
+_BULLET_START = re.compile(rf"[\s\d{_MARKS_RE}(（①-⑳⑴-⒇⒈-⒛{_CN_NUM}]")
+"""The characters a match of ``_BULLET`` can begin with: a line that begins otherwise has no marker."""
 
 
 def clean_bullet(line: str) -> str:
     """A bullet's text without its marker (``- ``, ``1.``, ``1、``, ``(1)``, ``①``, ``•``, ``一、``)."""
     line = clean_line(line)
-    return _BULLET.sub("", line, count=1).strip() if line else line
+    if not (line and _BULLET_START.match(line)):
+        return line.strip()
+    if line[0] in _MARKS:
+        return line.lstrip(_MARKS).strip()
+    return _BULLET.sub("", line, count=1).strip()
 
 
 # --------------------------------------------------------------------------- headings in running text

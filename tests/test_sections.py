@@ -143,6 +143,12 @@ CLEAN_BULLET = [
     P("• 熟悉CUDA", "熟悉CUDA", id="bullet"),
     P("一、熟悉CUDA", "熟悉CUDA", id="chinese-numeral"),
     P("2.5K以上", "2.5K以上", id="decimal-kept"),
+    P("--  Python", "Python", id="run-of-dashes"),
+    P("•- 熟悉CUDA", "熟悉CUDA", id="run-of-marks"),
+    P("- 1、熟悉CUDA", "1、熟悉CUDA", id="mark-then-number-kept"),
+    P("·\u3000熟悉CUDA", "熟悉CUDA", id="mark-then-ideographic-space"),
+    P("熟悉CUDA", "熟悉CUDA", id="no-marker"),
+    P("五年以上经验", "五年以上经验", id="chinese-numeral-without-mark-kept"),
 ]
 
 
