@@ -96,7 +96,8 @@ INPUT_COLS = ("source", "locator", "sha256", "size", "encoding", "text", "body",
 COMPRESS_ABOVE = 512
 """A raw input's text longer than this many characters is stored Zstandard-compressed (``text_zstd``), not as
 text (a single posting's text shrinks to about half; a shorter one hardly)."""
-ZSTD_LEVEL = 6
+ZSTD_LEVEL = 3
+"""The Zstandard level of raw inputs: the format's default."""
 QUARANTINE_COLS = ("source", "locator", "position", "input_sha256", "reason", "detail", "text")
 
 
