@@ -63,22 +63,29 @@ def _days(opened: str, closed: str) -> float:
     return (china_time(closed) - china_time(opened)).total_seconds() / 86400
 
 
-def velocity(jobs: Iterable[tuple[int, str, str | None]], keys: Iterable[tuple[str, str, int]]) -> list[dict]:
-    """Rows of ``velocity_weekly`` (fields :data:`VELOCITY_FIELDS`) from ``jobs`` ``(job, opened_at, closed_at or
-    None)`` and ``keys`` ``(scope, key, job)``: per scope, key and week in which a job of the key opened or closed, the
-    jobs opened and closed, those open at the week's end, and the median days from opening to closing of those closed
-    (one decimal; None when none closed). Ordered by scope, key, week."""
-    timeline = {job: (week_of(opened), closed and week_of(closed), closed and _days(opened, closed))
-                for job, opened, closed in jobs}
+def job_kinds(jobs: Iterable[tuple[int, str, str | None]]) -> tuple[dict[int, int], list[tuple]]:
+    """Each of ``jobs`` ``(job, opened_at, closed_at or None)`` → its kind, and per kind its timeline: (the week it
+    opened, the week it closed or None, the days from opening to closing or None). Jobs of one kind count alike."""
+    kinds: dict[tuple, int] = {}
+    kind_of = {job: kinds.setdefault((week_of(opened), closed and week_of(closed), closed and _days(opened, closed)),
+                                     len(kinds))
+               for job, opened, closed in jobs}
+    return kind_of, list(kinds)
+
+
+def velocity(timelines: list[tuple], counts: Iterable[tuple[str, str, int, int]]) -> list[dict]:
+    """Rows of ``velocity_weekly`` (fields :data:`VELOCITY_FIELDS`) from the jobs' timelines by kind
+    (:func:`job_kinds`) and ``counts`` ``(scope, key, kind, jobs)``, how many jobs of each kind a key has: per scope,
+    key and week in which a job of the key opened or closed, the jobs opened and closed, those open at the week's
+    end, and the median days from opening to closing of those closed (one decimal; None when none closed). Ordered
+    by scope, key, week."""
     weeks: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(lambda: [0, []]))
-    for scope, key, job in keys:
-        if job not in timeline:
-            continue
-        opened_week, closed_week, days = timeline[job]
+    for scope, key, kind, n in counts:
+        opened_week, closed_week, days = timelines[kind]
         cells = weeks[scope, key]
-        cells[opened_week][0] += 1
+        cells[opened_week][0] += n
         if closed_week:
-            cells[closed_week][1].append(days)
+            cells[closed_week][1].extend([days] * n)
     rows = []
     for (scope, key), cells in sorted(weeks.items()):
         open_now = 0

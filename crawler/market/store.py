@@ -4,6 +4,7 @@ replaced and read, what it was computed from, and the monthly pay quartiles (:da
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -77,9 +78,12 @@ def jobs(conn: sqlite3.Connection) -> sqlite3.Cursor:
     return conn.execute(JOBS_SQL)
 
 
-def posting_skills(conn: sqlite3.Connection) -> sqlite3.Cursor:
-    """``(posting_id, skill)`` of every skill found in a posting, once a posting."""
-    return conn.execute("SELECT DISTINCT posting_id, skill FROM posting_skills")
+def skill_kinds(conn: sqlite3.Connection, kind_of: Mapping[int, int]) -> sqlite3.Cursor:
+    """``(skill, kind, jobs)``: how many of the jobs ``kind_of`` (posting id → its kind) of each kind have each skill."""
+    return conn.execute(
+        "WITH k AS (SELECT CAST(key AS INTEGER) AS posting_id, value AS kind FROM json_each(?))"
+        " SELECT ps.skill, k.kind, count(DISTINCT ps.posting_id) FROM k JOIN posting_skills ps"
+        " ON ps.posting_id = k.posting_id GROUP BY ps.skill, k.kind", (json.dumps(kind_of),))
 
 
 def basis(conn: sqlite3.Connection) -> str:

@@ -4,26 +4,25 @@ changed (its basis, in ``meta``)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections import Counter
+from itertools import chain
 
 from crawler.market import store
-from normalize.market import every_week, velocity, week_of
+from normalize.market import every_week, job_kinds, velocity, week_of
 
 
 def compute(conn: sqlite3.Connection) -> list[dict]:
-    """The rows of ``velocity_weekly`` from the database as it is. The jobs are held once; their keys (a few a job
-    and one per skill: millions at 100,000 postings) are streamed, never listed."""
+    """The rows of ``velocity_weekly`` from the database as it is. The jobs are held once; their skills (one row
+    per job and skill: millions at 100,000 postings) are counted by the database, per skill and kind of job."""
     jobs = store.jobs(conn).fetchall()
-
-    def keys() -> Iterator[tuple[str, str, int]]:
-        for posting_id, _, _, company, city, category in jobs:
-            for scope, key in (("company", company), ("city", city), ("category", category)):
-                if key is not None:
-                    yield scope, key, posting_id
-        for posting_id, skill in store.posting_skills(conn):
-            yield "skill", skill, posting_id
-
-    return velocity((job[:3] for job in jobs), keys())
+    kind_of, timelines = job_kinds(job[:3] for job in jobs)
+    counted: Counter[tuple[str, str, int]] = Counter()
+    for posting_id, _, _, company, city, category in jobs:
+        for scope, key in (("company", company), ("city", city), ("category", category)):
+            if key is not None:
+                counted[scope, key, kind_of[posting_id]] += 1
+    skills = (("skill", skill, kind, n) for skill, kind, n in store.skill_kinds(conn, kind_of))
+    return velocity(timelines, chain(((*k, n) for k, n in counted.items()), skills))
 
 
 def refresh(conn: sqlite3.Connection, *, force: bool = False) -> int | None:
