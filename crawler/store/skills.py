@@ -48,8 +48,10 @@ def insert_skill_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     """Store ``posting_skills`` rows (:data:`PS_COLS`; the section as its code, crawler/store/codes.py), replacing a
     posting's row of the same skill and section."""
     if rows:
-        conn.executemany(_INSERT_PS, [(pid, skill, coded(section, SECTION_CODES), *rest)
-                                      for pid, skill, section, *rest in rows])
+        codes = SECTION_CODES
+        conn.executemany(_INSERT_PS, [
+            (pid, skill, codes[section] if section in codes else coded(section, codes), seq, count, first, length)
+            for pid, skill, section, seq, count, first, length in rows])
 
 
 def stored_version(db: sqlite_utils.Database) -> str | None:
