@@ -481,7 +481,8 @@ POSTING = PostingFacts(title="算法工程师", company="某公司", city="杭�
 
 @pytest.mark.parametrize("market, kwargs, digest", [
     pytest.param(True, {}, 3881571519056777009, id="ours"),
-    pytest.param(False, {"version": "fit/1", "extra": {"a": [1, 2]}}, -1795240589150139446, id="a-fit-with-its-profile"),
+    pytest.param(False, {"version": "fit/1", "extra": {"a": [1, 2]}}, -1795240589150139446,
+                 id="a-fit-with-its-profile"),
 ])
 def test_score_inputs_are_the_digests_stored_by_earlier_versions(market, kwargs, digest):
     """A stored evaluation whose inputs did not change is not scored again after an upgrade."""

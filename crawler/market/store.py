@@ -79,7 +79,8 @@ def jobs(conn: sqlite3.Connection) -> sqlite3.Cursor:
 
 
 def skill_kinds(conn: sqlite3.Connection, kind_of: Mapping[int, int]) -> sqlite3.Cursor:
-    """``(skill, kind, jobs)``: how many of the jobs ``kind_of`` (posting id → its kind) of each kind have each skill."""
+    """``(skill, kind, jobs)``: how many of the jobs ``kind_of`` (posting id → its kind) of each kind have each
+    skill."""
     return conn.execute(
         "WITH k AS (SELECT CAST(key AS INTEGER) AS posting_id, value AS kind FROM json_each(?))"
         " SELECT ps.skill, k.kind, count(DISTINCT ps.posting_id) FROM k JOIN posting_skills ps"

@@ -238,8 +238,8 @@ def _worker(conn, entries: list[tuple[int, Job]], run_ids: list[int], overrides:
         threading.Thread(target=control, name="jobcrawl-control", daemon=True).start()
 
     try:
-        reports = run_spiders(_spider_runs(entries, run_ids), overrides, sink=sink, on_response=progress.tick, on_stored=progress.advance, on_started=listen,
-                              install_signal_handlers=False)
+        reports = run_spiders(_spider_runs(entries, run_ids), overrides, sink=sink, on_response=progress.tick,
+                              on_stored=progress.advance, on_started=listen, install_signal_handlers=False)
         progress.flush()
         try:
             sink.close()
