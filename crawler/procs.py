@@ -49,12 +49,26 @@ def run_reporting(conn, func: Callable[..., Any], args: tuple) -> None:
     """Body of a helper process: run ``func(*args)`` and send ``("ok", result)`` or ``("error", traceback)``
     on ``conn``, then close it."""
     settle_gc()
+    _return_freed_blocks()
     try:
         conn.send(("ok", func(*args)))
     except BaseException:  # re-raised in the parent, with this traceback
         conn.send(("error", traceback.format_exc()))
     finally:
         conn.close()
+
+
+def _return_freed_blocks(threshold: int = 2**20) -> None:
+    """Serve every allocation of ``threshold`` bytes or more from a mapping of its own, returned to the system when
+    freed. glibc's default threshold rises to the size of each large block freed (up to 32 MB), after which such
+    blocks come from the heap and stay resident once freed: the dedupe planner's band-table runs, made and merged
+    away by the dozen, would grow its peak with every one."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).mallopt(-3, threshold)  # M_MMAP_THRESHOLD; a fixed value ends the rising
+    except (AttributeError, OSError):  # not glibc
+        pass
 
 
 class Child:
