@@ -1,10 +1,11 @@
-"""The fields only the app's dumps fill (salary signal, company activity, market) live in ``app_market``: one row a
-posting that states any of them, read back by the export, the scoring facts and the watches as they were. Values a
+"""The fields only the app's dumps fill (salary signal, company activity, market, AI-insight lists) live in
+``app_market``: one row a posting that states any of them, read back by the export, the scoring facts and the watches as they were. Values a
 row would repeat are stored once: ``source_id`` where it is the url, ``input_sha256`` where it is its raw input's,
 a dedupe key's url where it is the posting's (its fingerprint and identity as 16-byte blobs)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -26,11 +27,15 @@ COMPANY = ("这家公司招聘很活跃", "约 1900 个在招 · 其中人工智
 MARKET = ("选择面较广", "杭州 · 人工智能 · 约 190 个在招", "杭州", "人工智能", 190, 1, None)
 NO_SIGNAL = (None,) * 8
 NO_COUNTS = (None, None, None, None, None, 0, None)
+LISTS = ({"pros": 6, "cons": 1, "role": 9, "strategy": 8, "interview": 8},)
+"""The seed's AI-insight lists: items per list (:func:`app_rows` reads the JSON so)."""
 CASES = [
-    pytest.param({}, SIGNAL + COMPANY + MARKET, id="the-seed"),
-    pytest.param({"market": []}, SIGNAL + COMPANY + NO_COUNTS, id="no-market-lines"),
-    pytest.param({"evaluation": None, "market": []}, NO_SIGNAL + COMPANY + NO_COUNTS, id="company-lines-only"),
-    pytest.param({"evaluation": None, "company_activity": [], "market": []}, None, id="none-of-them"),
+    pytest.param({}, SIGNAL + COMPANY + MARKET + LISTS, id="the-seed"),
+    pytest.param({"market": []}, SIGNAL + COMPANY + NO_COUNTS + LISTS, id="no-market-lines"),
+    pytest.param({"evaluation": None, "market": []}, NO_SIGNAL + COMPANY + NO_COUNTS + LISTS, id="company-lines-only"),
+    pytest.param({"evaluation": None, "company_activity": [], "market": []}, NO_SIGNAL + NO_COUNTS + NO_COUNTS + LISTS,
+                 id="insight-lists-only"),
+    pytest.param({"evaluation": None, "company_activity": [], "market": [], "insights": []}, None, id="none-of-them"),
 ]
 APP_FIELDS = ("company_activity", "market")
 
@@ -45,7 +50,12 @@ def store(db, *postings) -> None:
 
 def app_rows(path) -> list[tuple]:
     with sqlite3.connect(path) as conn:
-        return conn.execute("SELECT * FROM app_market ORDER BY posting_id").fetchall()
+        return [_lists_counted(row) for row in conn.execute("SELECT * FROM app_market ORDER BY posting_id")]
+
+
+def _lists_counted(row: tuple) -> tuple:
+    """A row whose last column is the insights JSON, with items per list in its place."""
+    return *row[:-1], {key: len(items) for key, items in json.loads(row[-1]).items()}
 
 
 @pytest.mark.parametrize("changes, stored", CASES)
@@ -75,7 +85,7 @@ def test_a_new_version_replaces_its_row(tmp_path, changes, stored):
     assert app_rows(tmp_path / "jobs.db") == ([] if stored is None else [(1, *stored)])
     assert db.conn.execute("SELECT version FROM postings").fetchall() == [(2,)]
     store(db, posting({}))
-    assert app_rows(tmp_path / "jobs.db") == [(1, *SIGNAL, *COMPANY, *MARKET)]
+    assert app_rows(tmp_path / "jobs.db") == [(1, *SIGNAL, *COMPANY, *MARKET, *LISTS)]
 
 
 @pytest.mark.parametrize("changes, stored", CASES)
@@ -96,11 +106,40 @@ def test_scoring_and_watches_read_the_values(tmp_path, changes, stored):
 def test_the_migration_moves_the_values_of_an_old_database(tmp_path):
     path = made_by("6e4c4bc", tmp_path)
     with sqlite3.connect(path) as conn:
-        before = conn.execute(f"SELECT id, {', '.join(APP_COLS)} FROM postings ORDER BY id").fetchall()
+        before = [_lists_counted(row) for row in
+                  conn.execute(f"SELECT id, {', '.join(APP_COLS)} FROM postings ORDER BY id")]
     db = open_db(path)
     assert app_rows(path) == before
     assert [(r["id"], r["company_activity"]["open_jobs"], r["market"]["open_jobs"], r["salary"]["signal"]["max"])
             for r in iter_export(db)] == [(1, 1900, 190, 50000.0), (2, 73, 10, 45000.0)]
+
+
+def test_migration_0063_moves_the_insight_lists_into_app_market(tmp_path):
+    """At 0062 the lists were a postings column: a posting with lists gets them in its app_market row, made for it
+    where it had none; a posting without lists reads none."""
+    import sqlite_utils
+
+    from crawler.store.migrations import migrations
+
+    path = tmp_path / "jobs.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="0063_insights_in_app_market")
+    lists = '{"pros":["- 团队强"],"cons":["- 加班"]}'
+    db.conn.executemany("INSERT INTO postings (id, key, insights) VALUES (?, ?, ?)",
+                        [(1, "a", lists), (2, "b", lists), (3, "c", "{}"), (4, "d", None), (5, "e", "{}")])
+    db.conn.executemany("INSERT INTO app_market (posting_id, market_label, company_activity_open_jobs_approx,"
+                        " market_open_jobs_approx) VALUES (?, '选择面较广', 0, 1)", [(1,), (3,)])
+    db.conn.commit()
+    db.close()
+    db = open_db(path)
+    assert db.conn.execute("SELECT posting_id, market_label, company_activity_open_jobs_approx, market_open_jobs_approx,"
+                           " insights FROM app_market ORDER BY posting_id").fetchall() == [
+        (1, "选择面较广", 0, 1, lists), (2, None, 0, 0, lists), (3, "选择面较广", 0, 1, "{}")]
+    assert [(r["id"], r["insights"], r["market"]["label"], r["market"]["open_jobs_approx"]) for r in iter_export(db)] == [
+        (1, {"pros": ["- 团队强"], "cons": ["- 加班"]}, "选择面较广", True),
+        (2, {"pros": ["- 团队强"], "cons": ["- 加班"]}, None, False),
+        (3, {}, "选择面较广", True), (4, {}, None, False), (5, {}, None, False)]
+    assert "insights" not in {row[1] for row in db.conn.execute("PRAGMA table_info(postings)")}
 
 
 URL = "https://www.zhipin.com/job_detail/86188f0694867fdb1nJy3d-5FlRY.html"

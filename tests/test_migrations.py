@@ -58,8 +58,8 @@ def test_every_migration_brings_an_old_database_to_the_schema_of_a_new_one(old_d
     assert applied == ["m001_initial"] + [m.name for m in migrations._migrations]
     assert conn.execute("SELECT title, company, salary_max FROM postings ORDER BY id").fetchall() == [
         ("AI算子开发工程师", "吉利汽车", 43000.0), ("模型训练优化开发工程师", "初速度", 35000.0)]
-    # m011: the first schema's insights table became the JSON column
-    insights = {pid: json.loads(text) for pid, text in conn.execute("SELECT id, insights FROM postings")}
+    # m011: the first schema's insights table became the JSON column, which 0063 moved to app_market
+    insights = {pid: json.loads(text) for pid, text in conn.execute("SELECT posting_id, insights FROM app_market")}
     assert {pid: {key: len(items) for key, items in v.items()} for pid, v in insights.items()} == INSIGHT_COUNTS
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()

@@ -1263,3 +1263,19 @@ def m0062(db: sqlite_utils.Database) -> None:
                  " FROM posting_skills_0062 ORDER BY posting_id, skill, section")
     conn.execute("DROP TABLE posting_skills_0062")
     conn.execute("CREATE INDEX idx_posting_skills_skill_posting_id ON posting_skills (skill, posting_id)")
+
+
+@migration("0063_insights_in_app_market")
+def m0063(db: sqlite_utils.Database) -> None:
+    """``postings.insights`` (the app's AI-insight lists, JSON) moves to ``app_market.insights``: only the app's dumps
+    have them, and in the middle of a ``postings`` row their kilobytes stood between every read and the columns after
+    them. A posting with lists and no ``app_market`` row gets one (its other columns as a posting without a row reads
+    them). The views and triggers that name ``postings`` are dropped first (:func:`upgrade` makes them again)."""
+    conn = db.conn
+    _drop_views_and_triggers(conn, "postings")
+    conn.execute("ALTER TABLE app_market ADD COLUMN insights TEXT")
+    conn.execute("INSERT INTO app_market (posting_id, company_activity_open_jobs_approx, market_open_jobs_approx)"
+                 " SELECT id, 0, 0 FROM postings WHERE insights IS NOT NULL AND insights != '{}'"
+                 " AND id NOT IN (SELECT posting_id FROM app_market)")
+    conn.execute("UPDATE app_market SET insights = (SELECT p.insights FROM postings p WHERE p.id = app_market.posting_id)")
+    conn.execute("ALTER TABLE postings DROP COLUMN insights")

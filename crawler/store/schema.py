@@ -4,8 +4,8 @@ The schema is ``schema.sql`` (a new database is made from it; :mod:`crawler.stor
 to it). The ``postings`` columns are the flattening of :class:`normalize.models.Posting` (nested models
 become prefixed columns: ``salary.min`` → ``salary_min``), so the pydantic field descriptions document
 them; ``columns.yaml`` describes every other column (:func:`column_descriptions`, used by Datasette's
-metadata). Sections and evaluations live in child tables; the AI-insight lists are one JSON column; the fields
-only the app's dumps fill (:data:`APP_FIELDS`) are the columns of ``app_market``, one row a posting that has any.
+metadata). Sections and evaluations live in child tables; the fields only the app's dumps fill (:data:`APP_FIELDS`)
+are the columns of ``app_market``, one row a posting that has any.
 
 The schema is never derived from the models: a model field that needs a column gets it in ``schema.sql``
 and a new migration (``ALTER TABLE … ADD COLUMN``); tests/test_migrations.py fails while a model column
@@ -78,9 +78,9 @@ def model_columns(model: type[BaseModel], prefix: str = "", skip: frozenset[str]
 
 
 MODEL_COLUMNS = list(model_columns(Posting, skip=frozenset(CHILD_FIELDS)))
-APP_FIELDS = (("salary", "signal"), ("company_activity",), ("market",))
-"""Posting fields only the app's dumps fill (its salary signal, the company's and the market's open postings):
-their columns live in ``app_market``."""
+APP_FIELDS = (("salary", "signal"), ("company_activity",), ("market",), ("insights",))
+"""Posting fields only the app's dumps fill (its salary signal, the company's and the market's open postings, its
+AI-insight lists as JSON): their columns live in ``app_market``."""
 APP_COLUMNS = [c for c in MODEL_COLUMNS if any(c[1][:len(f)] == f for f in APP_FIELDS)]
 POSTING_COLUMNS = [c for c in MODEL_COLUMNS if c not in APP_COLUMNS]
 """The model's columns in ``postings``."""

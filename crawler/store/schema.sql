@@ -148,7 +148,6 @@ CREATE TABLE postings (
     salary_vs_median TEXT,
     salary_compare_scope TEXT,
     description TEXT,
-    insights TEXT,
     extra TEXT,
     problems TEXT,
     content_hash_stored TEXT,
@@ -200,8 +199,8 @@ CREATE INDEX idx_postings_city_work_mode_salary_monthly_max ON postings (city, w
 CREATE INDEX idx_postings_id ON postings (id);
 CREATE INDEX idx_postings_last_seen_closed_at ON postings (last_seen, closed_at);
 
--- What only the app's dumps state of a posting (normalize.models.Posting: salary.signal, company_activity, market),
--- one row a posting that states any of it; a posting without a row reads crawler.store.schema.APP_EMPTY.
+-- What only the app's dumps state of a posting (normalize.models.Posting: salary.signal, company_activity, market,
+-- insights), one row a posting that states any of it; a posting without a row reads crawler.store.schema.APP_EMPTY.
 CREATE TABLE app_market (
     posting_id INTEGER PRIMARY KEY REFERENCES postings (id),
     salary_signal_raw TEXT,
@@ -225,7 +224,8 @@ CREATE TABLE app_market (
     market_category TEXT,
     market_open_jobs INTEGER,
     market_open_jobs_approx INTEGER,
-    market_open_in_category INTEGER
+    market_open_in_category INTEGER,
+    insights TEXT
 );
 
 -- key and heading are the texts of key_stored and heading_stored: the canonical keys and the most common headings as
