@@ -63,19 +63,25 @@ def _days(opened: str, closed: str) -> float:
     return (china_time(closed) - china_time(opened)).total_seconds() / 86400
 
 
-def job_kinds(jobs: Iterable[tuple[int, str, str | None]]) -> tuple[dict[int, int], list[tuple]]:
-    """Each of ``jobs`` ``(job, opened_at, closed_at or None)`` → its kind, and per kind its timeline: (the week it
-    opened, the week it closed or None, the days from opening to closing or None). Jobs of one kind count alike."""
-    kinds: dict[tuple, int] = {}
-    kind_of = {job: kinds.setdefault((week_of(opened), closed and week_of(closed), closed and _days(opened, closed)),
-                                     len(kinds))
-               for job, opened, closed in jobs}
-    return kind_of, list(kinds)
+class Kinds:
+    """Jobs of one kind count alike: :meth:`of` numbers each job's timeline, (the week it opened, the week it closed
+    or None, the days from opening to closing or None); :attr:`timelines` lists them by number."""
+
+    def __init__(self) -> None:
+        self._number: dict[tuple, int] = {}
+
+    def of(self, opened: str, closed: str | None) -> int:
+        timeline = (week_of(opened), closed and week_of(closed), closed and _days(opened, closed))
+        return self._number.setdefault(timeline, len(self._number))
+
+    @property
+    def timelines(self) -> list[tuple]:
+        return list(self._number)
 
 
 def velocity(timelines: list[tuple], counts: Iterable[tuple[str, str, int, int]]) -> list[dict]:
     """Rows of ``velocity_weekly`` (fields :data:`VELOCITY_FIELDS`) from the jobs' timelines by kind
-    (:func:`job_kinds`) and ``counts`` ``(scope, key, kind, jobs)``, how many jobs of each kind a key has: per scope,
+    (:attr:`Kinds.timelines`) and ``counts`` ``(scope, key, kind, jobs)``, how many jobs of each kind a key has: per scope,
     key and week in which a job of the key opened or closed, the jobs opened and closed, those open at the week's
     end, and the median days from opening to closing of those closed (one decimal; None when none closed). Ordered
     by scope, key, week."""

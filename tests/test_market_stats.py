@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 from conftest import run_cli
 from crawler.cli import main
-from crawler.market import store, velocity
-from normalize.market import every_week, job_kinds, median, next_week, velocity as weekly, week_monday, week_of
+from crawler.market import velocity
+from normalize.market import Kinds, every_week, median, next_week, velocity as weekly, week_monday, week_of
 from normalize.shown import aligned
 
 # ISO weeks of November 2026 (China time): W45 Mon 11-02 … Sun 11-08, W46 11-09 … 11-15, W47 11-16 … 11-22.
@@ -182,11 +182,12 @@ def test_velocity_weekly_counts_each_job_once_per_week_in_china_time(timeline, s
 
 
 def test_jobs_of_one_kind_count_alike():
-    kind_of, timelines = job_kinds([(1, "2026-11-02T02:00:00+00:00", None),  # Monday 10:00 in China: W45
-                                    (2, "2026-11-03T00:00:00+00:00", "2026-11-13T00:00:00+00:00"),
-                                    (3, "2026-11-09T00:00:00+00:00", None),
-                                    (4, "2026-11-08T15:00:00+00:00", None)])  # Sunday 23:00 in China: W45 still
-    assert kind_of == {1: 0, 2: 1, 3: 2, 4: 0}
+    kinds = Kinds()
+    assert [kinds.of("2026-11-02T02:00:00+00:00", None),  # Monday 10:00 in China: W45
+            kinds.of("2026-11-03T00:00:00+00:00", "2026-11-13T00:00:00+00:00"),
+            kinds.of("2026-11-09T00:00:00+00:00", None),
+            kinds.of("2026-11-08T15:00:00+00:00", None)] == [0, 1, 2, 0]  # Sunday 23:00 in China: W45 still
+    timelines = kinds.timelines
     assert timelines == [("2026-W45", None, None), ("2026-W45", "2026-W46", 10.0), ("2026-W46", None, None)]
     rows = weekly(timelines, [("skill", "CUDA", 0, 2), ("skill", "CUDA", 1, 1), ("skill", "CUDA", 2, 1),
                               ("city", "杭州", 0, 2)])

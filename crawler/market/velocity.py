@@ -8,21 +8,22 @@ from collections import Counter
 from itertools import chain
 
 from crawler.market import store
-from normalize.market import every_week, job_kinds, velocity, week_of
+from normalize.market import Kinds, every_week, velocity, week_of
 
 
 def compute(conn: sqlite3.Connection) -> list[dict]:
-    """The rows of ``velocity_weekly`` from the database as it is. The jobs are held once; their skills (one row
-    per job and skill: millions at 100,000 postings) are counted by the database, per skill and kind of job."""
-    jobs = store.jobs(conn).fetchall()
-    kind_of, timelines = job_kinds(job[:3] for job in jobs)
+    """The rows of ``velocity_weekly`` from the database as it is. The jobs are read as a stream and counted per key
+    and kind of job (:class:`~normalize.market.Kinds`); their skills (one row per job and skill: millions at 100,000
+    postings) are counted by the database, per skill and kind."""
+    kinds, kind_of = Kinds(), {}
     counted: Counter[tuple[str, str, int]] = Counter()
-    for posting_id, _, _, company, city, category in jobs:
+    for posting_id, opened, closed, company, city, category in store.jobs(conn):
+        kind = kind_of[posting_id] = kinds.of(opened, closed)
         for scope, key in (("company", company), ("city", city), ("category", category)):
             if key is not None:
-                counted[scope, key, kind_of[posting_id]] += 1
+                counted[scope, key, kind] += 1
     skills = (("skill", skill, kind, n) for skill, kind, n in store.skill_kinds(conn, kind_of))
-    return velocity(timelines, chain(((*k, n) for k, n in counted.items()), skills))
+    return velocity(kinds.timelines, chain(((*k, n) for k, n in counted.items()), skills))
 
 
 def refresh(conn: sqlite3.Connection, *, force: bool = False) -> int | None:
