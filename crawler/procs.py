@@ -9,8 +9,8 @@ for the fork server's imports and taxonomy; a spawned helper imports its own; fi
 - **reading** (Scrapy engines with the whole pipeline chain): one process per shard, up to ``workers``, for a
   crawl or for an ingest of more than :data:`READ_APART_MIN_BYTES` of files; the one writer stays here;
 - **dedupe**: planned in a process of its own while this one scores, from :data:`DEDUPE_APART_MIN` postings;
-- **scoring**: up to :data:`MAX_SCORING` processes from :data:`SCORE_POOL_MIN` active postings, or from
-  :data:`SCORE_POOL_BESIDE_MIN` while the dedupe is planned beside it (then they yield the CPU to it).
+- **scoring**: up to :data:`MAX_SCORING` processes from :data:`SCORE_POOL_MIN` active postings; beside the dedupe's
+  planner they yield the CPU to it.
 
 The run's phase lines name the processes of a phase that used more than this one.
 """
@@ -154,7 +154,6 @@ def call_in_fresh_process(func: Callable[..., Any], *args: Any, name: str = "job
 READ_APART_MIN_BYTES = 8 * 2**20
 DEDUPE_APART_MIN = 5_000
 SCORE_POOL_MIN = 5_000
-SCORE_POOL_BESIDE_MIN = 20_000
 MAX_SCORING = 2
 SCORING_NICENESS = 10
 
@@ -183,15 +182,15 @@ class Corpus:
     niceness: int = 0
 
 
-def scoring(workers: int | None, active: int, *, beside_dedupe: bool = False) -> int:
+def scoring(workers: int | None, active: int) -> int:
     """Scoring processes for ``active`` postings (1: this process)."""
     n = min(workers or default_workers(), MAX_SCORING)
-    return n if n > 1 and active >= (SCORE_POOL_BESIDE_MIN if beside_dedupe else SCORE_POOL_MIN) else 1
+    return n if n > 1 and active >= SCORE_POOL_MIN else 1
 
 
 def corpus(workers: int | None, postings: int, active: int) -> Corpus:
     """The corpus steps' processes for a database of ``postings`` (``active`` of them open)."""
     if (workers or default_workers()) <= 1 or postings < DEDUPE_APART_MIN:
         return Corpus(scoring=scoring(workers, active))
-    pool = scoring(workers, active, beside_dedupe=True)
+    pool = scoring(workers, active)
     return Corpus(dedupe_apart=True, scoring=pool, niceness=SCORING_NICENESS if pool > 1 else 0)

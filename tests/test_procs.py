@@ -113,8 +113,8 @@ def test_when_reading_starts_worker_processes(workers, input_bytes, shards, expe
 @pytest.mark.parametrize("workers, postings, active, expected", [
     pytest.param(1, 90_000, 90_000, (False, 1, 0), id="one-worker-all-here"),
     pytest.param(2, 4_999, 4_999, (False, 1, 0), id="small-corpus-here"),
-    pytest.param(2, 5_000, 5_000, (True, 1, 0), id="dedupe-apart-scoring-here"),
-    pytest.param(2, 30_000, 19_999, (True, 1, 0), id="few-active-scoring-here"),
+    pytest.param(2, 5_000, 5_000, (True, 2, 10), id="dedupe-apart-scoring-in-two-yielding-workers"),
+    pytest.param(2, 30_000, 4_999, (True, 1, 0), id="few-active-scoring-here"),
     pytest.param(2, 30_000, 20_000, (True, 2, 10), id="scoring-in-two-yielding-workers"),
     pytest.param(8, 30_000, 20_000, (True, 2, 10), id="scoring-at-most-two"),
 ])
