@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -69,6 +70,14 @@ def test_a_helper_process_returns_the_large_blocks_it_frees_to_the_system(tmp_pa
     grown = tmp_path / "grown"
     call_in_fresh_process(exec, _CHURN.replace("OUT", repr(str(grown))))
     assert int(grown.read_text()) < 4
+
+
+def test_the_dedupe_planner_reads_without_sqlite_utils_or_the_models(seeded_db, tmp_path):
+    path = tmp_path / "jobs.db"
+    shutil.copy(seeded_db, path)
+    plan, imported = call_in_fresh_process(eval, f"(__import__('crawler.dedupe.step').dedupe.step.plan_at({str(path)!r}),"
+                                                 " sorted({'sqlite_utils', 'pydantic'} & set(__import__('sys').modules)))")
+    assert (plan.pending, imported) == ((0, 0), [])
 
 
 def test_an_exception_in_the_child_is_raised_with_its_traceback():

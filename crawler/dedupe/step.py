@@ -21,13 +21,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sqlite_utils
 
 from crawler.store import dedupe as store
 from normalize.dedupe import REASONS, SIGNATURE_VERSION, Clusterer, CommonShingles, common_shingles, \
     posting_signatures, record_from_posting
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 BATCH = 1000
 FLUSH_ROWS = 5000
@@ -115,8 +118,15 @@ def plan(conn) -> Plan | None:
 
 
 def plan_at(path: str) -> Plan | None:
-    """:func:`plan` on the database file at ``path`` (in a fresh process, see ``crawler.run.steps.after_run``)."""
-    return _on_file(path, lambda db: plan(db.conn))
+    """:func:`plan` on a read-only connection to the database file at ``path`` (in a fresh process, see
+    ``crawler.run.steps.after_run``: it imports neither sqlite_utils nor the models)."""
+    from crawler.store import connect_readonly
+
+    conn = connect_readonly(path)
+    try:
+        return plan(conn)
+    finally:
+        conn.close()
 
 
 def apply(conn, planned: Plan) -> dict[str, int] | None:

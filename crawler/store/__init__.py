@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from crawler.store import fts
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 class ReadOnlyDatabase(sqlite3.OperationalError):
@@ -79,6 +81,8 @@ def connect(path: str | Path, *, page_size: int | None = None) -> sqlite_utils.D
     such as the dedupe step's own process: the schema module imports the pydantic models (about 11 MB)
     it does not need.
     """
+    import sqlite_utils
+
     db = sqlite_utils.Database(path)
     if page_size is not None:
         db.execute(f"PRAGMA page_size = {int(page_size)}")
