@@ -81,7 +81,8 @@ class Kinds:
 
 def velocity(timelines: list[tuple], counts: Iterable[tuple[str, str, int, int]]) -> list[dict]:
     """Rows of ``velocity_weekly`` (fields :data:`VELOCITY_FIELDS`) from the jobs' timelines by kind
-    (:attr:`Kinds.timelines`) and ``counts`` ``(scope, key, kind, jobs)``, how many jobs of each kind a key has: per scope,
+    (:attr:`Kinds.timelines`) and ``counts`` ``(scope, key, kind, jobs)``, how many jobs of each kind a key has: per
+    scope,
     key and week in which a job of the key opened or closed, the jobs opened and closed, those open at the week's
     end, and the median days from opening to closing of those closed (one decimal; None when none closed). Ordered
     by scope, key, week."""

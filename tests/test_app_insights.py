@@ -1,7 +1,8 @@
 """The fields only the app's dumps fill (salary signal, company activity, market, AI-insight lists) live in
-``app_market``: one row a posting that states any of them, read back by the export, the scoring facts and the watches as they were. Values a
-row would repeat are stored once: ``source_id`` where it is the url, ``input_sha256`` where it is its raw input's,
-a dedupe key's url where it is the posting's (its fingerprint and identity as 16-byte blobs)."""
+``app_market``: one row a posting that states any of them, read back by the export, the scoring facts and the
+watches as they were. Values a row would repeat are stored once: ``source_id`` where it is the url,
+``input_sha256`` where it is its raw input's, a dedupe key's url where it is the posting's (its fingerprint and
+identity as 16-byte blobs)."""
 
 from __future__ import annotations
 
@@ -132,10 +133,12 @@ def test_migration_0063_moves_the_insight_lists_into_app_market(tmp_path):
     db.conn.commit()
     db.close()
     db = open_db(path)
-    assert db.conn.execute("SELECT posting_id, market_label, company_activity_open_jobs_approx, market_open_jobs_approx,"
-                           " insights FROM app_market ORDER BY posting_id").fetchall() == [
+    assert db.conn.execute("SELECT posting_id, market_label, company_activity_open_jobs_approx,"
+                           " market_open_jobs_approx, insights FROM app_market ORDER BY posting_id").fetchall() == [
         (1, "选择面较广", 0, 1, lists), (2, None, 0, 0, lists), (3, "选择面较广", 0, 1, "{}")]
-    assert [(r["id"], r["insights"], r["market"]["label"], r["market"]["open_jobs_approx"]) for r in iter_export(db)] == [
+    exported = [(r["id"], r["insights"], r["market"]["label"], r["market"]["open_jobs_approx"])
+                for r in iter_export(db)]
+    assert exported == [
         (1, {"pros": ["- 团队强"], "cons": ["- 加班"]}, "选择面较广", True),
         (2, {"pros": ["- 团队强"], "cons": ["- 加班"]}, None, False),
         (3, {}, "选择面较广", True), (4, {}, None, False), (5, {}, None, False)]

@@ -75,8 +75,9 @@ def test_a_helper_process_returns_the_large_blocks_it_frees_to_the_system(tmp_pa
 def test_the_dedupe_planner_reads_without_sqlite_utils_or_the_models(seeded_db, tmp_path):
     path = tmp_path / "jobs.db"
     shutil.copy(seeded_db, path)
-    plan, imported = call_in_fresh_process(eval, f"(__import__('crawler.dedupe.step').dedupe.step.plan_at({str(path)!r}),"
-                                                 " sorted({'sqlite_utils', 'pydantic'} & set(__import__('sys').modules)))")
+    expression = (f"(__import__('crawler.dedupe.step').dedupe.step.plan_at({str(path)!r}),"
+                  " sorted({'sqlite_utils', 'pydantic'} & set(__import__('sys').modules)))")
+    plan, imported = call_in_fresh_process(eval, expression)
     assert (plan.pending, imported) == ((0, 0), [])
 
 

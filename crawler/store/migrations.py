@@ -1277,5 +1277,6 @@ def m0063(db: sqlite_utils.Database) -> None:
     conn.execute("INSERT INTO app_market (posting_id, company_activity_open_jobs_approx, market_open_jobs_approx)"
                  " SELECT id, 0, 0 FROM postings WHERE insights IS NOT NULL AND insights != '{}'"
                  " AND id NOT IN (SELECT posting_id FROM app_market)")
-    conn.execute("UPDATE app_market SET insights = (SELECT p.insights FROM postings p WHERE p.id = app_market.posting_id)")
+    conn.execute("UPDATE app_market SET insights ="
+                 " (SELECT p.insights FROM postings p WHERE p.id = app_market.posting_id)")
     conn.execute("ALTER TABLE postings DROP COLUMN insights")
